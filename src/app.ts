@@ -1,0 +1,31 @@
+/**
+ * The Express application: routes, body limits, the error envelope. No I/O happens here at
+ * import time; everything comes from the AppContext.
+ */
+import express, { type Express } from 'express';
+import type { AppContext } from './context.js';
+import { errorMiddleware, notFoundHandler } from './http/errorMiddleware.js';
+import { healthRoutes } from './http/health.js';
+
+export function createApp(ctx: AppContext): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple'); // flat string values only: `a[b]=c` is not turned into objects
+  app.set('etag', false);
+
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      ctx.metrics.httpRequests.inc({ route, status: String(res.statusCode) });
+      ctx.metrics.httpDuration.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  });
+
+  app.use(healthRoutes(ctx, async () => 'none'));
+
+  app.use(notFoundHandler);
+  app.use(errorMiddleware(ctx.logger, ctx.config.queryTimeoutMs));
+  return app;
+}

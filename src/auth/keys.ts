@@ -1,0 +1,60 @@
+/**
+ * API keys. A key is 32 random bytes (base64url); only its SHA-256 is stored, with a short
+ * prefix for telling keys apart in listings. SHA-256 rather than a slow password hash because
+ * generated keys carry 256 bits of entropy (nothing to brute-force) and every request checks one.
+ * Bootstrap keys from the environment must be at least 16 characters (config.ts).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Scope } from '../config.js';
+
+export const SCOPES: readonly Scope[] = ['query', 'ingest', 'admin'];
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  created_at: Date;
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export function generateKey(): string {
+  return 'lq_' + randomBytes(32).toString('base64url');
+}
+
+export class ApiKeyRepository {
+  constructor(private readonly knex: Knex) {}
+
+  /** Stores a key (hashed) and returns its record; the key itself is not kept. */
+  async create(name: string, key: string, scopes: Scope[]): Promise<ApiKeyRecord> {
+    const [row] = await this.knex('api_keys')
+      .insert({ name, key_hash: hashKey(key), prefix: key.slice(0, 6), scopes })
+      .returning(['id', 'name', 'prefix', 'scopes', 'created_at']);
+    return row;
+  }
+
+  /** Registers a bootstrap key, or updates the scopes of one already registered. */
+  async upsert(name: string, key: string, scopes: Scope[]): Promise<void> {
+    await this.knex('api_keys')
+      .insert({ name, key_hash: hashKey(key), prefix: key.slice(0, 6), scopes })
+      .onConflict('key_hash')
+      .merge(['name', 'scopes']);
+  }
+
+  async findByKey(key: string): Promise<ApiKeyRecord | undefined> {
+    return this.knex('api_keys').where({ key_hash: hashKey(key) }).first(['id', 'name', 'prefix', 'scopes', 'created_at']);
+  }
+
+  list(): Promise<ApiKeyRecord[]> {
+    return this.knex('api_keys').select(['id', 'name', 'prefix', 'scopes', 'created_at']).orderBy('created_at');
+  }
+
+  /** True when a key was deleted. */
+  async delete(id: string): Promise<boolean> {
+    return (await this.knex('api_keys').where({ id }).delete()) > 0;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Configuration, parsed and validated once at start-up. Nothing else reads process.env.
+ * A bad value fails start with one line that names the variable and what to change.
+ */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Unset: the embedded Postgres (PGlite) under `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  /** Unset: an in-process cache. */
+  readonly redisUrl: string | undefined;
+  readonly queryTimeoutMs: number;
+  /** Pool size of the service's connections to Postgres. */
+  readonly dbPoolSize: number;
+  /** How long a request waits for a free connection before answering 503. */
+  readonly dbConnectTimeoutMs: number;
+  /** Bootstrap keys: registered (hashed) at start with the given scopes. */
+  readonly bootstrapKeys: ReadonlyArray<{ name: string; key: string; scopes: Scope[] }>;
+  /** Days of log partitions kept per source unless the source says otherwise. */
+  readonly retentionDays: number;
+  /** Load demo events on first start (default: only on the embedded database). */
+  readonly loadDemoData: boolean;
+  /** Cache warming: how often the warmer looks for due keys (cron expression, seconds field allowed). */
+  readonly warmingTick: string;
+  /** Multiplies every endpoint's warming period; tests shorten it. */
+  readonly warmingScale: number;
+  readonly logLevel: string;
+}
+
+export type Scope = 'query' | 'ingest' | 'admin';
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = nonEmpty(env.DATABASE_URL);
+  if (databaseUrl !== undefined) requireUrl('DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']);
+  const redisUrl = nonEmpty(env.REDIS_URL);
+  if (redisUrl !== undefined) requireUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']);
+
+  return {
+    port: integer(env, 'PORT', 4000, 0, 65535),
+    host: nonEmpty(env.HOST) ?? '0.0.0.0',
+    databaseUrl,
+    dataDir: nonEmpty(env.DATA_DIR) ?? './data',
+    redisUrl,
+    queryTimeoutMs: integer(env, 'QUERY_TIMEOUT_MS', 15000, 100, 3_600_000),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
+    dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 120_000),
+    bootstrapKeys: bootstrapKeys(env),
+    retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
+    loadDemoData: boolean(env, 'LOAD_DEMO_DATA', databaseUrl === undefined),
+    warmingTick: nonEmpty(env.WARMING_TICK) ?? '*/5 * * * * *',
+    warmingScale: number(env, 'WARMING_SCALE', 1, 0.0001, 1000),
+    logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
+  };
+}
+
+function bootstrapKeys(env: Env): Config['bootstrapKeys'] {
+  const all: Scope[] = ['admin', 'query', 'ingest'];
+  const specs: Array<[string, Scope[]]> = [
+    ['ADMIN_API_KEY', all],
+    ['QUERY_API_KEY', ['query']],
+    ['INGEST_API_KEY', ['ingest']],
+    ['LOGFLARE_PRIVATE_ACCESS_TOKEN', all],
+    ['LOGFLARE_PUBLIC_ACCESS_TOKEN', ['ingest', 'query']],
+  ];
+  const keys: Array<{ name: string; key: string; scopes: Scope[] }> = [];
+  for (const [name, scopes] of specs) {
+    const key = nonEmpty(env[name]);
+    if (key === undefined) continue;
+    if (key.length < 16) throw new ConfigError(`${name} must be at least 16 characters long`);
+    keys.push({ name: name.toLowerCase(), key, scopes });
+  }
+  return keys;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const v = value?.trim();
+  return v ? v : undefined;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function number(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min || n > max) throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env[name])?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function requireUrl(name: string, value: string, protocols: string[]): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+}

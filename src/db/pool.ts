@@ -1,0 +1,48 @@
+import pg from 'pg';
+import knexFactory, { type Knex } from 'knex';
+import type { Logger } from '../logger.js';
+
+export interface Database {
+  /** Raw pool for log queries and ingest (prepared statements, COPY-like bulk writes). */
+  readonly pool: pg.Pool;
+  /** Query builder for the service's own tables. */
+  readonly knex: Knex;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  url: string;
+  poolSize: number;
+  connectTimeoutMs: number;
+  logger: Logger;
+}
+
+export function openDatabase({ url, poolSize, connectTimeoutMs, logger }: DatabaseOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    application_name: 'logquery',
+  });
+  // An idle client losing its connection (database restart) must not crash the process:
+  // the pool drops it and the next request gets a fresh connection.
+  pool.on('error', (err) => logger.warn({ err: err.message }, 'idle database connection lost'));
+
+  const knex = knexFactory({
+    client: 'pg',
+    connection: { connectionString: url, application_name: 'logquery-admin' },
+    pool: { min: 0, max: Math.max(2, Math.ceil(poolSize / 4)) },
+    acquireConnectionTimeout: connectTimeoutMs,
+  });
+
+  return {
+    pool,
+    knex,
+    url,
+    async close() {
+      await Promise.allSettled([pool.end(), knex.destroy()]);
+    },
+  };
+}

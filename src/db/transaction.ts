@@ -1,0 +1,28 @@
+import type pg from 'pg';
+import type { Knex } from 'knex';
+
+/**
+ * Runs `work` in one transaction on a client of the raw pool. Used where service-table
+ * writes and log-table DDL or bulk writes must commit together (knex cannot share a pg client).
+ */
+export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Runs a knex-built statement on a pg client (so it can join that client's transaction). */
+export async function runBuilt<R extends pg.QueryResultRow = any>(client: pg.PoolClient, builder: Knex.QueryBuilder | Knex.Raw): Promise<R[]> {
+  const { sql, bindings } = builder.toSQL().toNative();
+  const result = await client.query<R>(sql, bindings as unknown[]);
+  return result.rows;
+}

@@ -1,0 +1,64 @@
+import type { Knex } from 'knex';
+import { isUuid } from '../sources/repository.js';
+
+export interface ParameterDeclaration {
+  name: string;
+  required: boolean;
+  allowed_values?: string[] | null;
+  description?: string;
+}
+
+export interface EndpointRecord {
+  id: string;
+  name: string;
+  description: string;
+  query: string;
+  parameters: ParameterDeclaration[];
+  max_rows: number;
+  cache_duration_seconds: number;
+  cache_warming_seconds: number | null;
+  sandboxable: boolean;
+  redact_pii: boolean;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type EndpointFields = Omit<EndpointRecord, 'id' | 'version' | 'created_at' | 'updated_at'>;
+
+/** The `endpoints` table. Every update bumps `version`, which is part of every cache key. */
+export class EndpointRepository {
+  constructor(private readonly knex: Knex) {}
+
+  list(): Promise<EndpointRecord[]> {
+    return this.knex<EndpointRecord>('endpoints').select('*').orderBy('name');
+  }
+
+  /** A UUID selects by id, any other string by name. */
+  find(idOrName: string): Promise<EndpointRecord | undefined> {
+    return this.knex<EndpointRecord>('endpoints').where(isUuid(idOrName) ? 'id' : 'name', idOrName).first();
+  }
+
+  async insert(fields: EndpointFields): Promise<EndpointRecord> {
+    const [row] = await this.knex('endpoints').insert(toRow(fields)).returning('*');
+    return row;
+  }
+
+  async update(id: string, fields: Partial<EndpointFields>): Promise<EndpointRecord | undefined> {
+    const [row] = await this.knex('endpoints')
+      .where({ id })
+      .update({ ...toRow(fields), version: this.knex.raw('version + 1'), updated_at: this.knex.fn.now() })
+      .returning('*');
+    return row;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.knex('endpoints').where({ id }).delete()) > 0;
+  }
+}
+
+function toRow(fields: Partial<EndpointFields>): Record<string, unknown> {
+  const row: Record<string, unknown> = { ...fields };
+  if (fields.parameters) row.parameters = JSON.stringify(fields.parameters);
+  return row;
+}

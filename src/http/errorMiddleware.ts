@@ -1,0 +1,39 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { AppError, BadRequestError, InternalError, NotFoundError, PayloadTooLargeError, QueryTimeoutError, UnavailableError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+/** Postgres/pg errors that mean "the database is not there", not "the request is wrong". */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004']);
+
+/** Maps any thrown value to an AppError. Unknown errors become 500 with no detail leaked. */
+export function toAppError(err: unknown, queryTimeoutMs: number): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as { code?: string; type?: string; status?: number; message?: string; limit?: number };
+  // body-parser / raw-body errors carry an HTTP status and a type.
+  if (e.type === 'entity.too.large') return new PayloadTooLargeError(e.limit ?? 0);
+  if (e.type === 'entity.parse.failed') return new BadRequestError('The request body is not valid JSON.');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new BadRequestError('Unsupported content encoding or charset.');
+  if (e.type === 'request.aborted') return new BadRequestError('The request was aborted.');
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return new BadRequestError(e.message ?? 'Bad request.');
+  if (e.code === '57014') return new QueryTimeoutError(queryTimeoutMs);
+  if ((e.code && UNAVAILABLE_CODES.has(e.code)) || /timeout exceeded when trying to connect|Connection terminated/i.test(e.message ?? '')) {
+    return new UnavailableError();
+  }
+  return new InternalError();
+}
+
+export function errorMiddleware(logger: Logger, queryTimeoutMs: number): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const appError = toAppError(err, queryTimeoutMs);
+    if (appError.httpStatus >= 500) {
+      // The log gets the cause; the client gets the envelope without SQL, stacks or URLs.
+      logger.error({ err, method: req.method, path: req.path }, 'request failed');
+    }
+    if (res.headersSent) return void res.end();
+    res.status(appError.httpStatus).json(appError.toBody());
+  };
+}
+
+export const notFoundHandler: RequestHandler = (req) => {
+  throw new NotFoundError(`No route for ${req.method} ${req.path}.`);
+};

@@ -1,0 +1,71 @@
+/**
+ * `npm start`: configuration, database (embedded when none is configured), migrations,
+ * sources, seeds, background jobs, HTTP. SIGTERM/SIGINT: stop accepting, finish in-flight
+ * requests, close pools, exit 0. A configuration or start-up error exits 1 with one line.
+ */
+import type { Server } from 'node:http';
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { createContext } from './context.js';
+import { createApp } from './app.js';
+import { seedEndpointsAndDemoData } from './seed.js';
+import { startBackgroundJobs } from './jobs.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) exitWith(`configuration error: ${err.message}`);
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+
+  let ctx;
+  try {
+    ctx = await createContext(config, logger);
+  } catch (err) {
+    exitWith(`cannot start: ${describeStartError(err, config.databaseUrl)}`);
+  }
+  await seedEndpointsAndDemoData(ctx);
+  const jobs = startBackgroundJobs(ctx);
+  const app = createApp(ctx);
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host, () => resolve(s));
+    s.once('error', reject);
+  }).catch((err: NodeJS.ErrnoException) => exitWith(`cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}`));
+  logger.info({ port: config.port }, 'logquery is serving');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: finishing in-flight requests');
+    jobs.stop();
+    const closed = new Promise((resolve) => server.close(resolve));
+    server.closeIdleConnections();
+    await closed;
+    await ctx.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+function describeStartError(err: unknown, databaseUrl: string | undefined): string {
+  const e = err as NodeJS.ErrnoException & { code?: string };
+  if (databaseUrl && ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EAI_AGAIN', '3D000', '28P01', '28000'].includes(e.code ?? '')) {
+    const safe = new URL(databaseUrl);
+    return `DATABASE_URL ${safe.hostname}:${safe.port || 5432}${safe.pathname} is unreachable (${e.code}: ${e.message.split('\n')[0]})`;
+  }
+  return (e.message ?? String(err)).split('\n')[0]!;
+}
+
+function exitWith(line: string): never {
+  process.stderr.write(line + '\n');
+  process.exit(1);
+}
+
+void main();

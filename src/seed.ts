@@ -1,0 +1,38 @@
+import type { AppContext } from './context.js';
+import { EndpointRepository } from './endpoints/repository.js';
+import { normaliseEvents } from './ingest/normalise.js';
+import { SEEDED_ENDPOINTS } from '../seeds/endpoints.js';
+import { demoEvents } from '../seeds/demo-events.js';
+
+/**
+ * Creates the two seeded endpoints where missing (an operator's later changes are kept), and
+ * on first start of an instance configured for it, loads the demo events.
+ */
+export async function seedEndpointsAndDemoData(ctx: AppContext): Promise<void> {
+  const endpoints = new EndpointRepository(ctx.db.knex);
+  for (const fields of SEEDED_ENDPOINTS) {
+    if (await endpoints.find(fields.name)) continue;
+    try {
+      await endpoints.insert(fields);
+    } catch (err) {
+      if ((err as { code?: string }).code !== '23505') throw err; // another replica seeded it first
+    }
+  }
+  if (ctx.config.loadDemoData) await loadDemoDataOnce(ctx);
+}
+
+async function loadDemoDataOnce(ctx: AppContext): Promise<void> {
+  const edge = await ctx.sources.get('cloudflare.logs.prod');
+  const { rows } = await ctx.db.pool.query(`SELECT EXISTS (SELECT 1 FROM logs."${edge.table_name}") AS any`);
+  if (rows[0].any) return;
+  const nowMs = Date.now();
+  let total = 0;
+  for (const [sourceName, events] of demoEvents(nowMs)) {
+    const source = await ctx.sources.get(sourceName);
+    const batch = normaliseEvents(events, { nowMs, retentionDays: source.retention_days });
+    if (batch.errors.length) throw new Error(`demo events of ${sourceName} are invalid: ${batch.errors[0]!.message}`);
+    await ctx.writer.write(source, batch.rows, batch.fields);
+    total += batch.rows.length;
+  }
+  ctx.logger.info({ events: total }, 'loaded demo events');
+}

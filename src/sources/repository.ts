@@ -1,0 +1,56 @@
+import type { Knex } from 'knex';
+import type { FieldMap } from './schema.js';
+
+export interface SourceRecord {
+  id: string;
+  name: string;
+  table_name: string;
+  retention_days: number;
+  schema: FieldMap;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID_RE.test(value);
+}
+
+export class SourceRepository {
+  constructor(private readonly knex: Knex) {}
+
+  list(): Promise<SourceRecord[]> {
+    return this.knex<SourceRecord>('sources').select('*').orderBy('name');
+  }
+
+  async find(idOrName: string): Promise<SourceRecord | undefined> {
+    const column = isUuid(idOrName) ? 'id' : 'name';
+    return this.knex<SourceRecord>('sources').where(column, idOrName).first();
+  }
+
+  insertQuery(row: { name: string; table_name: string; retention_days: number }): Knex.QueryBuilder {
+    return this.knex('sources').insert(row).returning('*');
+  }
+
+  async update(id: string, patch: Partial<Pick<SourceRecord, 'name' | 'retention_days'>>): Promise<SourceRecord | undefined> {
+    const [row] = await this.knex<SourceRecord>('sources')
+      .where({ id })
+      .update({ ...patch, updated_at: this.knex.fn.now() as unknown as Date })
+      .returning('*');
+    return row;
+  }
+
+  deleteQuery(id: string): Knex.QueryBuilder {
+    return this.knex('sources').where({ id }).delete();
+  }
+
+  /** The row, locked until the caller's transaction ends (schema merges must not lose fields). */
+  lockQuery(id: string): Knex.QueryBuilder {
+    return this.knex('sources').where({ id }).forUpdate().select('*');
+  }
+
+  saveSchemaQuery(id: string, schema: FieldMap): Knex.QueryBuilder {
+    return this.knex('sources').where({ id }).update({ schema: JSON.stringify(schema), updated_at: this.knex.fn.now() });
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The inferred schema of a log source, in BigQuery terms.
+ *
+ * Ingest stores every JSON object as a one-element array (BigQuery's repeated record shape),
+ * so `metadata` is `[{"request": [{"path": "/rest/v1"}]}]`. The schema remembers, per field,
+ * whether a record was always written from a single object (`single: true`): then the
+ * translator may read `metadata->0->'request'->0->>'path'` instead of unnesting, which is
+ * 4–10× faster (DESIGN.md), and still gives the same rows.
+ */
+import { fieldName } from '../ingest/shape.js';
+
+export type ScalarType = 'STRING' | 'INT64' | 'FLOAT64' | 'BOOL' | 'TIMESTAMP';
+export type FieldType = ScalarType | 'RECORD';
+
+export interface FieldSchema {
+  readonly type: FieldType;
+  /** An array in BigQuery terms. Records are always repeated in the stored shape. */
+  readonly repeated: boolean;
+  /** RECORD only: every value ever ingested was a single JSON object (stored as a one-element array). */
+  readonly single?: boolean;
+  /** RECORD only: its fields. */
+  readonly fields?: Readonly<Record<string, FieldSchema>>;
+}
+
+/** Fields of a source below the top level columns, keyed by name (e.g. `metadata`). */
+export type FieldMap = Readonly<Record<string, FieldSchema>>;
+
+/** Physical columns every log table has; everything else of an event is under `body`. */
+export const FIXED_COLUMNS = {
+  id: { type: 'STRING', repeated: false },
+  timestamp: { type: 'TIMESTAMP', repeated: false },
+  event_message: { type: 'STRING', repeated: false },
+  project: { type: 'STRING', repeated: false },
+} as const satisfies Record<string, FieldSchema>;
+
+export type FixedColumn = keyof typeof FIXED_COLUMNS;
+
+/** Columns holding jsonb in the stored BigQuery shape: `metadata` is its own column, other top-level fields live in `body`. */
+export const METADATA_COLUMN = 'metadata';
+export const BODY_COLUMN = 'body';
+
+/**
+ * What the translator needs to know about a source: the name queries use, the table to read,
+ * and the schema of its JSON fields (top-level fields other than the fixed columns, including `metadata`).
+ */
+export interface SourceTable {
+  /** Name used in queries, e.g. `cloudflare.logs.prod`. */
+  readonly name: string;
+  /** Schema-qualified, already safe identifier pair, e.g. { schema: 'logs', table: 'cloudflare_logs_prod' }. */
+  readonly schema: string;
+  readonly table: string;
+  /** Inferred schema of the JSON fields, keyed by top-level field name (`metadata`, and others stored in `body`). */
+  readonly fields: FieldMap;
+}
+
+export type SourceLookup = (name: string) => SourceTable | undefined;
+
+/** The type of a JSON value as ingest sees it. */
+export function inferField(value: unknown): FieldSchema | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (Array.isArray(value)) {
+    let element: FieldSchema | undefined;
+    for (const item of value) element = mergeField(element, inferField(item));
+    if (!element) return { type: 'STRING', repeated: true };
+    if (element.type === 'RECORD') return { type: 'RECORD', repeated: true, single: false, fields: element.fields ?? {} };
+    return { type: element.type, repeated: true };
+  }
+  switch (typeof value) {
+    case 'string': return { type: 'STRING', repeated: false };
+    case 'boolean': return { type: 'BOOL', repeated: false };
+    case 'number': return { type: Number.isInteger(value) ? 'INT64' : 'FLOAT64', repeated: false };
+    case 'object': {
+      const fields: Record<string, FieldSchema> = {};
+      for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+        const f = inferField(v);
+        if (f) fields[fieldName(k)] = mergeField(fields[fieldName(k)], f)!;
+      }
+      return { type: 'RECORD', repeated: true, single: true, fields };
+    }
+    default: return undefined;
+  }
+}
+
+/** Widen two observations of one field into one: INT64+FLOAT64 → FLOAT64, scalar clashes → STRING. */
+export function mergeField(a: FieldSchema | undefined, b: FieldSchema | undefined): FieldSchema | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  if (a.type === 'RECORD' && b.type === 'RECORD') {
+    return {
+      type: 'RECORD',
+      repeated: true,
+      single: Boolean(a.single && b.single),
+      fields: mergeFieldMaps(a.fields ?? {}, b.fields ?? {}),
+    };
+  }
+  if (a.type === 'RECORD' || b.type === 'RECORD') return a.type === 'RECORD' ? a : b; // a record wins over a stray scalar
+  const repeated = a.repeated || b.repeated;
+  if (a.type === b.type) return a.repeated === repeated ? a : { type: a.type, repeated };
+  const numeric = new Set<FieldType>(['INT64', 'FLOAT64']);
+  if (numeric.has(a.type) && numeric.has(b.type)) return { type: 'FLOAT64', repeated };
+  return { type: 'STRING', repeated };
+}
+
+export function mergeFieldMaps(a: FieldMap, b: FieldMap): FieldMap {
+  const out: Record<string, FieldSchema> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = mergeField(out[k], v)!;
+  return out;
+}
+
+/** True when merging `b` into `a` changes nothing (so ingest can skip the schema write). */
+export function fieldMapCovers(a: FieldMap, b: FieldMap): boolean {
+  return JSON.stringify(mergeFieldMaps(a, b)) === JSON.stringify(a);
+}
+
+/** Table name for a source name: `cloudflare.logs.prod` → `cloudflare_logs_prod`, `postgREST.logs.prod` → `postgrest_logs_prod`. */
+export function tableNameForSource(name: string): string {
+  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '') || 'source';
+  const prefixed = /^[a-z_]/.test(base) ? base : `s_${base}`;
+  return prefixed.slice(0, 48);
+}

@@ -1,0 +1,182 @@
+import type { Knex } from 'knex';
+import type pg from 'pg';
+import type { Database } from '../db/pool.js';
+import { runBuilt, withTransaction } from '../db/transaction.js';
+import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { createLogTable, dropExpiredPartitions, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
+import { DEFAULT_SOURCES } from './defaults.js';
+import { SourceRepository, type SourceRecord } from './repository.js';
+import { fieldMapCovers, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from './schema.js';
+
+const NAME_RE = /^[A-Za-z0-9_.-]{1,200}$/;
+const DAY_MS = 86_400_000;
+/** Partitions kept ready ahead of today, so ingest rarely creates one on the hot path. */
+export const PARTITION_DAYS_AHEAD = 2;
+
+/**
+ * Sources: their rows, their log tables, and an in-memory catalog the translator reads
+ * synchronously. The catalog reloads after every change made here and on a timer, so a
+ * change made by another replica is seen within seconds.
+ */
+export class SourceService {
+  private byName = new Map<string, SourceRecord>();
+  private byId = new Map<string, SourceRecord>();
+  /** Changes whenever any source or schema changes; part of the translation cache key. */
+  catalogVersion = 0;
+
+  readonly repository: SourceRepository;
+
+  private readonly knex: Knex;
+  private readonly pool: pg.Pool;
+
+  constructor(db: Database, private readonly defaultRetentionDays: number) {
+    this.knex = db.knex;
+    this.pool = db.pool;
+    this.repository = new SourceRepository(db.knex);
+  }
+
+  readonly lookup: SourceLookup = (name) => {
+    const record = this.byName.get(name);
+    return record ? toSourceTable(record) : undefined;
+  };
+
+  async reload(): Promise<void> {
+    const rows = await this.repository.list();
+    const signature = JSON.stringify(rows.map((r) => [r.id, r.name, r.updated_at]));
+    if (signature === this.signature) return;
+    this.signature = signature;
+    this.byName = new Map(rows.map((r) => [r.name, r]));
+    this.byId = new Map(rows.map((r) => [r.id, r]));
+    this.catalogVersion++;
+  }
+  private signature = '';
+
+  list(): SourceRecord[] {
+    return [...this.byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** By UUID or name, from the catalog; reloads once on a miss (another replica may have created it). */
+  async get(idOrName: string): Promise<SourceRecord> {
+    const found = this.byId.get(idOrName) ?? this.byName.get(idOrName);
+    if (found) return found;
+    await this.reload();
+    const again = this.byId.get(idOrName) ?? this.byName.get(idOrName);
+    if (!again) throw new NotFoundError(`No source named or with id "${idOrName}".`, [{ domain: 'sources', reason: 'notFound', message: 'unknown source', location: 'source' }]);
+    return again;
+  }
+
+  async create(input: { name: unknown; retention_days?: unknown }): Promise<SourceRecord> {
+    const name = validateName(input.name);
+    const retention = validateRetention(input.retention_days ?? this.defaultRetentionDays);
+    if (await this.repository.find(name)) throw new ConflictError(`A source named "${name}" already exists.`);
+    const record = await withTransaction(this.pool, async (client) => {
+      const table = await freeTableName(client, name);
+      const [row] = await runBuilt<SourceRecord>(client, this.repository.insertQuery({ name, table_name: table, retention_days: retention }));
+      await createLogTable(client, table);
+      await ensurePartitions(client, table, Date.now() - DAY_MS, Date.now() + PARTITION_DAYS_AHEAD * DAY_MS);
+      return row;
+    }).catch((err: { code?: string }) => {
+      if (err.code === '23505') throw new ConflictError(`A source named "${name}" already exists.`);
+      throw err;
+    });
+    await this.reload();
+    return record;
+  }
+
+  async update(idOrName: string, input: { name?: unknown; retention_days?: unknown }): Promise<SourceRecord> {
+    const source = await this.get(idOrName);
+    const patch: Partial<Pick<SourceRecord, 'name' | 'retention_days'>> = {};
+    if (input.name !== undefined) patch.name = validateName(input.name);
+    if (input.retention_days !== undefined) patch.retention_days = validateRetention(input.retention_days);
+    const row = await this.repository.update(source.id, patch).catch((err: { code?: string }) => {
+      if (err.code === '23505') throw new ConflictError(`A source named "${String(patch.name)}" already exists.`);
+      throw err;
+    });
+    await this.reload();
+    return row!;
+  }
+
+  async delete(idOrName: string): Promise<void> {
+    const source = await this.get(idOrName);
+    await withTransaction(this.pool, async (client) => {
+      await runBuilt(client, this.repository.deleteQuery(source.id));
+      await dropLogTable(client, source.table_name);
+    });
+    await this.reload();
+  }
+
+  /** Creates the nine sources of the original stack where missing. */
+  async ensureDefaults(): Promise<void> {
+    await this.reload();
+    for (const { name } of DEFAULT_SOURCES) {
+      if (this.byName.has(name)) continue;
+      try {
+        await this.create({ name });
+      } catch (err) {
+        if (!(err instanceof ConflictError)) throw err; // another replica created it first
+      }
+    }
+  }
+
+  /**
+   * Merges newly seen fields into a source's schema inside the caller's transaction, under a
+   * row lock so that two concurrent batches do not lose each other's fields.
+   * Returns true when the schema changed.
+   */
+  async mergeSchema(client: pg.PoolClient, sourceId: string, seen: FieldMap): Promise<boolean> {
+    const cached = this.byId.get(sourceId);
+    if (cached && fieldMapCovers(cached.schema, seen)) return false;
+    const [row] = await runBuilt<SourceRecord>(client, this.repository.lockQuery(sourceId));
+    if (!row) throw new NotFoundError('The source was deleted while the batch was written.');
+    if (fieldMapCovers(row.schema, seen)) return false;
+    await runBuilt(client, this.repository.saveSchemaQuery(sourceId, mergeFieldMaps(row.schema, seen)));
+    return true;
+  }
+
+  /** Background upkeep: partitions ahead for every source, and retention. */
+  async runPartitionUpkeep(nowMs = Date.now()): Promise<{ created: number; dropped: string[] }> {
+    await this.reload();
+    let created = 0;
+    const dropped: string[] = [];
+    for (const source of this.byName.values()) {
+      created += (await ensurePartitions(this.pool, source.table_name, nowMs, nowMs + PARTITION_DAYS_AHEAD * DAY_MS)).length;
+      dropped.push(...(await dropExpiredPartitions(this.pool, source.table_name, source.retention_days, nowMs)));
+    }
+    return { created, dropped };
+  }
+}
+
+/** A table name for a new source that no source row or existing table uses yet. */
+async function freeTableName(client: pg.PoolClient, name: string): Promise<string> {
+  const base = tableNameForSource(name);
+  for (let i = 0; ; i++) {
+    const candidate = i === 0 ? base : `${base}_${i}`;
+    const { rows } = await client.query(
+      'SELECT EXISTS (SELECT 1 FROM sources WHERE table_name = $1) OR to_regclass($2) IS NOT NULL AS taken',
+      [candidate, `${LOG_SCHEMA}."${candidate}"`],
+    );
+    if (!rows[0].taken) return candidate;
+  }
+}
+
+export function toSourceTable(record: SourceRecord): SourceTable {
+  return { name: record.name, schema: LOG_SCHEMA, table: record.table_name, fields: record.schema };
+}
+
+function validateName(value: unknown): string {
+  if (typeof value !== 'string' || !NAME_RE.test(value)) {
+    throw new UnprocessableError('A source name must be 1 to 200 characters of letters, digits, "_", "." or "-".', [
+      { domain: 'sources', reason: 'invalidName', message: 'invalid name', location: 'name' },
+    ]);
+  }
+  return value;
+}
+
+function validateRetention(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 3650) {
+    throw new UnprocessableError('retention_days must be a whole number of days from 1 to 3650.', [
+      { domain: 'sources', reason: 'invalidRetention', message: 'invalid retention', location: 'retention_days' },
+    ]);
+  }
+  return value;
+}

@@ -1,0 +1,118 @@
+/**
+ * Log tables: schema `logs`, one table per source, `PARTITION BY RANGE ("timestamp")`, one
+ * partition a day named `<table>_pYYYYMMDD`. Partitions are created ahead by a background job
+ * and on demand at ingest; partitions entirely older than a source's retention are dropped.
+ *
+ * Table names come from `tableNameForSource` (lowercase, [a-z0-9_]) and are quoted anyway.
+ */
+import type pg from 'pg';
+
+export const LOG_SCHEMA = 'logs';
+const DAY_MS = 86_400_000;
+
+type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+
+export function quoteIdent(name: string): string {
+  return '"' + name.replace(/"/g, '""') + '"';
+}
+
+export function qualifiedTable(table: string): string {
+  return `${quoteIdent(LOG_SCHEMA)}.${quoteIdent(table)}`;
+}
+
+/** Creates the partitioned table of a source and its indexes. Idempotent. */
+export async function createLogTable(db: Queryable, table: string): Promise<void> {
+  const t = qualifiedTable(table);
+  await db.query(`
+    CREATE TABLE IF NOT EXISTS ${t} (
+      id text NOT NULL,
+      "timestamp" timestamptz NOT NULL,
+      event_message text,
+      project text,
+      metadata jsonb,
+      body jsonb
+    ) PARTITION BY RANGE ("timestamp")`);
+  await db.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(table + '_timestamp_idx')} ON ${t} ("timestamp" DESC)`);
+  await db.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(table + '_project_timestamp_idx')} ON ${t} (project, "timestamp" DESC)`);
+  await db.query(`GRANT SELECT ON ${t} TO logquery_reader`);
+}
+
+export async function dropLogTable(db: Queryable, table: string): Promise<void> {
+  await db.query(`DROP TABLE IF EXISTS ${qualifiedTable(table)} CASCADE`);
+}
+
+/** UTC day start (ms) of a moment. */
+export function dayStart(ms: number): number {
+  return Math.floor(ms / DAY_MS) * DAY_MS;
+}
+
+export function partitionName(table: string, dayMs: number): string {
+  return `${table}_p${new Date(dayMs).toISOString().slice(0, 10).replace(/-/g, '')}`;
+}
+
+/**
+ * Makes sure a partition exists for every UTC day from `fromMs` to `toMs` inclusive.
+ * Concurrent callers (ingest on several replicas) may race on one day: the loser's
+ * "already exists" error is the outcome it wanted, so it is ignored.
+ */
+export async function ensurePartitions(db: Queryable, table: string, fromMs: number, toMs: number): Promise<string[]> {
+  const created: string[] = [];
+  for (let day = dayStart(fromMs); day <= dayStart(toMs); day += DAY_MS) {
+    const name = partitionName(table, day);
+    const from = new Date(day).toISOString();
+    const to = new Date(day + DAY_MS).toISOString();
+    try {
+      await db.query(
+        `CREATE TABLE IF NOT EXISTS ${qualifiedTable(name)} PARTITION OF ${qualifiedTable(table)} FOR VALUES FROM ('${from}') TO ('${to}')`,
+      );
+      created.push(name);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+  }
+  return created;
+}
+
+function isAlreadyExists(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  // 42P07 duplicate_table; 23505 unique_violation on pg_type when two sessions race; 42P17 overlap after a race
+  return code === '42P07' || code === '23505' || code === '42P17';
+}
+
+export interface PartitionInfo {
+  name: string;
+  /** Day start (ms since epoch, UTC) the partition covers. */
+  dayMs: number;
+}
+
+export async function listPartitions(db: Queryable, table: string): Promise<PartitionInfo[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT c.relname AS name
+       FROM pg_inherits i
+       JOIN pg_class c ON c.oid = i.inhrelid
+       JOIN pg_class p ON p.oid = i.inhparent
+       JOIN pg_namespace n ON n.oid = p.relnamespace
+      WHERE n.nspname = $1 AND p.relname = $2
+      ORDER BY c.relname`,
+    [LOG_SCHEMA, table],
+  );
+  const out: PartitionInfo[] = [];
+  for (const { name } of rows) {
+    const m = /_p(\d{4})(\d{2})(\d{2})$/.exec(name);
+    if (m) out.push({ name, dayMs: Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) });
+  }
+  return out;
+}
+
+/** Drops partitions whose whole day is older than `retentionDays` before `nowMs`. Returns the dropped names. */
+export async function dropExpiredPartitions(db: Queryable, table: string, retentionDays: number, nowMs = Date.now()): Promise<string[]> {
+  const cutoff = dayStart(nowMs) - retentionDays * DAY_MS;
+  const dropped: string[] = [];
+  for (const p of await listPartitions(db, table)) {
+    if (p.dayMs + DAY_MS <= cutoff) {
+      await db.query(`DROP TABLE IF EXISTS ${qualifiedTable(p.name)}`);
+      dropped.push(p.name);
+    }
+  }
+  return dropped;
+}

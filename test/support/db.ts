@@ -1,0 +1,90 @@
+/**
+ * Each test run gets a fresh database on the real Postgres (DEVELOPERS.md): created before the
+ * first test, migrated, given the nine sources, and dropped after the last one.
+ *
+ *   const { pool } = await testDatabase();
+ *   await insertEvents('cloudflare.logs.prod', [{ event_message: 'hi', project: 'p1' }]);
+ */
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createContext, type AppContext } from '../../src/context.js';
+import { createLogger } from '../../src/logger.js';
+import { normaliseEvents } from '../../src/ingest/normalise.js';
+import type { SourceLookup } from '../../src/sources/schema.js';
+
+/** The cluster where test databases are created (trust auth on this machine and in CI). */
+export const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+let created: Promise<{ url: string; name: string }> | undefined;
+let context: Promise<AppContext> | undefined;
+
+export function databaseUrl(admin: string, name: string): string {
+  const url = new URL(admin);
+  url.pathname = '/' + name;
+  return url.toString();
+}
+
+/** Creates an empty database with a unique name; the caller (or dropTestDatabases) drops it. */
+export async function createEmptyDatabase(prefix = 'lq_test'): Promise<{ url: string; name: string }> {
+  const name = `${prefix}_${process.pid}_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6)}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  createdNames.push(name);
+  return { url: databaseUrl(ADMIN_URL, name), name };
+}
+const createdNames: string[] = [];
+
+export async function dropDatabase(name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Configuration for a service instance on the test database. */
+export function testConfig(url: string, env: Record<string, string> = {}): Config {
+  return loadConfig({ DATABASE_URL: url, LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'silent', ...env });
+}
+
+/** The shared, migrated test database with the nine sources. */
+export async function testDatabase(): Promise<{ pool: pg.Pool; url: string; context: AppContext }> {
+  const ctx = await testContext();
+  return { pool: ctx.db.pool, url: ctx.db.url, context: ctx };
+}
+
+/** One AppContext on the shared test database (no HTTP server; tests make their own app). */
+export function testContext(): Promise<AppContext> {
+  created ??= createEmptyDatabase();
+  context ??= created.then(({ url }) => createContext(testConfig(url), createLogger('silent')));
+  return context;
+}
+
+/** Stores events exactly as ingest does (stored shape, schema merged). Timestamps default to now. */
+export async function insertEvents(sourceName: string, events: object[]): Promise<void> {
+  const ctx = await testContext();
+  const source = await ctx.sources.get(sourceName);
+  const batch = normaliseEvents(events, { nowMs: Date.now(), retentionDays: source.retention_days });
+  if (batch.errors.length) throw new Error(`invalid test events: ${JSON.stringify(batch.errors)}`);
+  await ctx.writer.write(source, batch.rows, batch.fields);
+}
+
+/** The live source catalog of the test database. */
+export async function loadSources(): Promise<SourceLookup> {
+  const ctx = await testContext();
+  await ctx.sources.reload();
+  return ctx.sources.lookup;
+}
+
+/** Root hook: close the shared context and drop every database this run created. */
+export async function dropTestDatabases(): Promise<void> {
+  if (context) await (await context).close();
+  for (const name of createdNames.splice(0)) await dropDatabase(name).catch(() => undefined);
+}
