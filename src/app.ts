@@ -24,6 +24,7 @@ export function createApp(ctx: AppContext): Express {
   });
 
   app.use(healthRoutes(ctx, async () => 'none'));
+  // Routers of each feature (one line each):
 
   app.use(notFoundHandler);
   app.use(errorMiddleware(ctx.logger, ctx.config.queryTimeoutMs));

@@ -1,0 +1,31 @@
+/**
+ * The HTTP app in-process on the shared test database, with one key per scope.
+ *
+ *   const { app, keys } = await testApp();
+ *   await request(app).get('/api/endpoints').set('X-API-KEY', keys.admin).expect(200);
+ */
+import type { Express } from 'express';
+import { createApp } from '../../src/app.js';
+import { generateKey } from '../../src/auth/keys.js';
+import type { AppContext } from '../../src/context.js';
+import { testContext } from './db.js';
+
+export interface TestApp {
+  app: Express;
+  context: AppContext;
+  keys: { admin: string; query: string; ingest: string };
+}
+
+let shared: Promise<TestApp> | undefined;
+
+export function testApp(): Promise<TestApp> {
+  shared ??= (async () => {
+    const context = await testContext();
+    const keys = { admin: generateKey(), query: generateKey(), ingest: generateKey() };
+    await context.keys.create('test-admin', keys.admin, ['admin']);
+    await context.keys.create('test-query', keys.query, ['query']);
+    await context.keys.create('test-ingest', keys.ingest, ['ingest']);
+    return { app: createApp(context), context, keys };
+  })();
+  return shared;
+}
