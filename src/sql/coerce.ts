@@ -1,0 +1,132 @@
+/**
+ * Type conversions with BigQuery semantics, shared by the resolver and the function table.
+ * Time values are always interpreted in UTC, whatever the session TimeZone.
+ */
+import { SqlUnsupportedError } from './errors.js';
+import type { CastType } from './ast/expressions.js';
+import { pg, type PgExpr, type PgTypeName } from './postgres/ast.js';
+import { isNumeric, isScalar, scalar, typed, type BqType, type ScalarName, type Typed } from './types.js';
+
+/** A time string names its zone when it ends in Z, an offset after the time, or a zone name (`… UTC`). */
+const HAS_ZONE = '([0-9]:[0-9]{2}(:[0-9]{2}(\\.[0-9]*)?)?\\s*([zZ]|[+-][0-9]{1,2}(:?[0-9]{2})?)|[A-Za-z_]{2,}[A-Za-z_/]*)\\s*$';
+const HAS_ZONE_RE = new RegExp(HAS_ZONE);
+
+const PG_TYPES: Readonly<Record<CastType, PgTypeName>> = {
+  INT64: 'bigint', FLOAT64: 'float8', NUMERIC: 'numeric', BOOL: 'boolean', STRING: 'text',
+  TIMESTAMP: 'timestamptz', DATETIME: 'timestamp', DATE: 'date',
+};
+
+/** Strings that SAFE_CAST accepts before casting; anything else becomes NULL instead of an error. */
+const SAFE_PATTERNS: Partial<Record<CastType, string>> = {
+  INT64: '^\\s*[+-]?[0-9]{1,18}\\s*$',
+  FLOAT64: '^\\s*[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*$|^\\s*[+-]?(inf|infinity|nan)\\s*$',
+  NUMERIC: '^\\s*[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*$',
+  BOOL: '^\\s*(true|false)\\s*$',
+  TIMESTAMP: '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?\\s*([zZ]|[+-][0-9]{1,2}(:?[0-9]{2})?|\\s*UTC)?\\s*$',
+  DATETIME: '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?\\s*$',
+  DATE: '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}\\s*$',
+};
+
+/** A string read as a TIMESTAMP: UTC unless the text names its zone (BigQuery's rule). */
+export function stringToTimestamp(s: Typed): PgExpr {
+  if (s.literal !== undefined) {
+    return HAS_ZONE_RE.test(s.literal) ? pg.cast(s.sql, 'timestamptz') : pg.atUtc(pg.cast(s.sql, 'timestamp'));
+  }
+  return pg.case([{ when: pg.op('~', s.sql, pg.literal(HAS_ZONE)), then: pg.cast(s.sql, 'timestamptz') }], pg.atUtc(pg.cast(s.sql, 'timestamp')));
+}
+
+/** CAST / SAFE_CAST. */
+export function castTo(value: Typed, target: CastType, safe: boolean, text: string, pos: number): Typed {
+  const to = scalar(target);
+  const from = value.type;
+  if (from.kind !== 'scalar') throw new SqlUnsupportedError(`cannot CAST a ${from.kind === 'record' ? 'STRUCT' : 'ARRAY'} to ${target}`, text, pos);
+  if (from.name === target) return typed(value.sql, to);
+  const converted = convert(value, from.name, target);
+  if (!safe || from.name !== 'STRING' || !SAFE_PATTERNS[target]) return typed(converted, to);
+  // Postgres 15 has no non-throwing cast: check the text's shape first, so bad values become NULL.
+  return typed(pg.case([{ when: pg.op('~*', value.sql, pg.literal(SAFE_PATTERNS[target]!)), then: converted }]), to);
+}
+
+function convert(value: Typed, from: ScalarName, target: CastType): PgExpr {
+  const v = value.sql;
+  switch (target) {
+    case 'TIMESTAMP':
+      if (from === 'STRING') return stringToTimestamp(value);
+      if (from === 'DATETIME') return pg.atUtc(v);
+      if (from === 'DATE') return pg.atUtc(pg.cast(v, 'timestamp'));
+      break;
+    case 'DATETIME':
+      if (from === 'TIMESTAMP') return pg.atUtc(v);
+      break;
+    case 'DATE':
+      if (from === 'TIMESTAMP') return pg.cast(pg.atUtc(v), 'date');
+      break;
+    case 'INT64':
+      // BigQuery rounds half away from zero; Postgres' float → bigint rounds half to even. numeric rounds like BigQuery.
+      if (from === 'FLOAT64' || from === 'NUMERIC') return pg.cast(pg.func('round', [pg.cast(v, 'numeric')]), 'bigint');
+      break;
+    case 'STRING':
+      if (from === 'TIMESTAMP') {
+        const text = pg.func('to_char', [pg.atUtc(v), pg.literal('YYYY-MM-DD HH24:MI:SS.US')]);
+        return pg.op('||', pg.func('regexp_replace', [text, pg.literal('\\.?0+$'), pg.literal('')]), pg.literal('+00'));
+      }
+      if (from === 'DATETIME') return pg.func('regexp_replace', [pg.func('to_char', [v, pg.literal('YYYY-MM-DD HH24:MI:SS.US')]), pg.literal('\\.?0+$'), pg.literal('')]);
+      break;
+  }
+  return pg.cast(v, PG_TYPES[target]);
+}
+
+/** Gives a text parameter or a schema-less JSON leaf the type of what it meets. */
+export function adapt(value: Typed, other: BqType): Typed {
+  if (!(value.param || (value.type.kind === 'scalar' && value.type.loose)) || other.kind !== 'scalar') return value;
+  if (other.name === 'STRING' || other.name === 'NULL') return value;
+  if (other.name === 'TIMESTAMP') return typed(stringToTimestamp(value), other);
+  if (other.name === 'INTERVAL') return value;
+  const target: PgTypeName = isNumeric(other) ? (value.param ? PG_TYPES[other.name as CastType] : 'numeric') : PG_TYPES[other.name as CastType];
+  return typed(pg.cast(value.sql, target), other);
+}
+
+/** Both sides of a comparison brought to one type: strings against timestamps become timestamps, and so on. */
+export function unify(a: Typed, b: Typed): [Typed, Typed] {
+  let left = adapt(a, b.type);
+  let right = adapt(b, a.type);
+  if (isScalar(left.type, 'TIMESTAMP') && isScalar(right.type, 'STRING')) right = typed(stringToTimestamp(right), left.type);
+  else if (isScalar(right.type, 'TIMESTAMP') && isScalar(left.type, 'STRING')) left = typed(stringToTimestamp(left), right.type);
+  else if (isScalar(left.type, 'DATETIME', 'DATE') && isScalar(right.type, 'STRING')) right = typed(convert(right, 'STRING', (left.type as { name: CastType }).name), left.type);
+  else if (isScalar(right.type, 'DATETIME', 'DATE') && isScalar(left.type, 'STRING')) left = typed(convert(left, 'STRING', (right.type as { name: CastType }).name), right.type);
+  return [left, right];
+}
+
+/** A value used where BigQuery wants STRING (concat, LIKE, regexp): other scalars are cast to text. */
+export function asText(value: Typed): PgExpr {
+  if (value.type.kind === 'scalar' && (value.type.name === 'STRING' || value.type.name === 'NULL')) return value.sql;
+  if (value.type.kind === 'scalar') return convert(value, value.type.name, 'STRING');
+  return pg.cast(value.sql, 'text');
+}
+
+/** A value used as a TIMESTAMP (time functions accept strings too). */
+export function asTimestamp(value: Typed): PgExpr {
+  if (isScalar(value.type, 'STRING')) return stringToTimestamp(value);
+  if (isScalar(value.type, 'DATETIME')) return pg.atUtc(value.sql);
+  if (isScalar(value.type, 'DATE')) return pg.atUtc(pg.cast(value.sql, 'timestamp'));
+  return value.sql;
+}
+
+/** The Postgres type that holds a BigQuery type; used to cast JSON leaves and NULLs. */
+export function pgTypeOf(t: BqType): PgTypeName {
+  if (t.kind !== 'scalar') return 'jsonb';
+  if (t.name === 'NULL') return 'text';
+  if (t.name === 'INTERVAL') return 'interval';
+  return PG_TYPES[t.name];
+}
+
+/** The type of the first value that is not NULL (COALESCE, IF, CASE). */
+export function commonType(values: readonly Typed[]): BqType {
+  return values.find((v) => !isScalar(v.type, 'NULL'))?.type ?? scalar('NULL');
+}
+
+/** Values meeting in one result (COALESCE, CASE branches) brought to the type of the first well-typed one. */
+export function unifyAll(values: readonly Typed[]): Typed[] {
+  const anchor = values.find((v) => !v.param && !(v.type.kind === 'scalar' && (v.type.loose || v.type.name === 'NULL'))) ?? values[0]!;
+  return values.map((v) => (v === anchor ? v : unify(anchor, v)[1]));
+}

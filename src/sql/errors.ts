@@ -1,0 +1,76 @@
+/**
+ * The translator's error family. Every error points at the offending text: `line` and `column`
+ * are 1-based, `snippet` is that line with a caret under the column, so an HTTP layer can answer
+ * 400 with something a person can act on.
+ */
+export class SqlError extends Error {
+  readonly line: number;
+  readonly column: number;
+  readonly snippet: string;
+
+  constructor(detail: string, source: string, offset: number) {
+    const { line, column, snippet } = locate(source, offset);
+    super(`${detail} (line ${line}, column ${column})`);
+    this.name = new.target.name;
+    this.line = line;
+    this.column = column;
+    this.snippet = snippet;
+  }
+}
+
+/** The text does not parse. */
+export class SqlSyntaxError extends SqlError {}
+/** Valid BigQuery that this translator does not support (QUALIFY, PIVOT, DML, window functions, …). */
+export class SqlUnsupportedError extends SqlError {}
+/** Unknown table, field or function; the message carries a "did you mean" when one is close. */
+export class SqlNameError extends SqlError {}
+/** A sandboxed query reached outside the endpoint's CTEs, or printed SQL failed the Postgres wall. */
+export class SqlSandboxError extends SqlError {}
+/** Input too large or too deeply nested. */
+export class SqlLimitError extends SqlError {}
+
+export type SqlErrorClass = new (detail: string, source: string, offset: number) => SqlError;
+
+function locate(source: string, offset: number): { line: number; column: number; snippet: string } {
+  const at = Math.max(0, Math.min(offset, source.length));
+  const lineStart = source.lastIndexOf('\n', at - 1) + 1;
+  let lineEnd = source.indexOf('\n', at);
+  if (lineEnd < 0) lineEnd = source.length;
+  let line = 1;
+  for (let i = source.indexOf('\n'); i >= 0 && i < lineStart; i = source.indexOf('\n', i + 1)) line++;
+  const column = at - lineStart + 1;
+  const text = source.slice(lineStart, Math.min(lineEnd, lineStart + 200));
+  return { line, column, snippet: `${text}\n${' '.repeat(Math.min(column - 1, 200))}^` };
+}
+
+/** Closest candidate by Levenshtein distance, if it is close enough to be a plausible typo. */
+export function suggest(name: string, candidates: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  const lower = name.toLowerCase();
+  for (const candidate of candidates) {
+    const d = levenshtein(lower, candidate.toLowerCase());
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+export function didYouMean(name: string, candidates: Iterable<string>): string {
+  const s = suggest(name, candidates);
+  return s === undefined ? '' : `; did you mean ${s}?`;
+}
+
+function levenshtein(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}

@@ -1,0 +1,315 @@
+/**
+ * The BigQuery function table: each allowed function name maps to a builder of Postgres nodes.
+ * It is also wall 1's allowlist: a name missing here is an unknown function, whatever Postgres has.
+ *
+ * Adding a function is one entry here (plus, if it emits a new Postgres function, one name in
+ * validate.ts's allowlist) and a test in test/sql/functions.test.ts.
+ */
+import { asText, asTimestamp, commonType, unify, unifyAll } from './coerce.js';
+import { SqlUnsupportedError } from './errors.js';
+import type { Call } from './ast/expressions.js';
+import { pg, type PgExpr, type PgOrder } from './postgres/ast.js';
+import {
+  BOOL, FLOAT64, INT64, STRING, TIMESTAMP, isScalar, scalar, typed, type BqType, type Typed,
+} from './types.js';
+
+/** What a builder can ask of the call being translated. */
+export interface CallSite {
+  readonly call: Call;
+  readonly text: string;
+  /** The i-th argument, resolved (and cached). */
+  arg(i: number): Typed;
+  /** The i-th argument written as a bare word (`hour` in `timestamp_trunc(ts, hour)`), upper-cased. */
+  word(i: number): string;
+  /** The i-th argument's value when it is a string literal. */
+  stringLiteral(i: number): string | undefined;
+  /** The i-th argument's value when it is an integer literal. */
+  integerLiteral(i: number): number | undefined;
+  /** The call's `ORDER BY` (array_agg, string_agg), resolved. */
+  orderBy(): PgOrder[];
+}
+
+export interface FunctionDef {
+  readonly min: number;
+  readonly max: number;
+  /** Aggregates may take DISTINCT / ORDER BY / LIMIT as listed; others take none. */
+  readonly aggregate?: { readonly distinct?: boolean; readonly orderBy?: boolean };
+  build(site: CallSite): Typed;
+}
+
+const REGEX_META = /[\\^$.|?*+()[\]{}]/;
+
+const TRUNC_PARTS: Readonly<Record<string, string>> = {
+  MICROSECOND: 'microseconds', MILLISECOND: 'milliseconds', SECOND: 'second', MINUTE: 'minute', HOUR: 'hour',
+  DAY: 'day', WEEK: 'week', MONTH: 'month', QUARTER: 'quarter', YEAR: 'year',
+};
+
+/** strftime elements of BigQuery's FORMAT/PARSE_TIMESTAMP and their to_char / to_timestamp equivalents. */
+const FORMAT_ELEMENTS: Readonly<Record<string, string>> = {
+  Y: 'YYYY', m: 'MM', d: 'DD', H: 'HH24', M: 'MI', S: 'SS', F: 'YYYY-MM-DD', T: 'HH24:MI:SS', D: 'MM/DD/YY',
+  y: 'YY', j: 'DDD', b: 'Mon', h: 'Mon', B: 'FMMonth', a: 'Dy', A: 'FMDay', p: 'AM', I: 'HH12', e: 'FMDD', Z: '"UTC"', '%': '%',
+  'E*S': 'SS.US', E6S: 'SS.US', E3S: 'SS.MS', R: 'HH24:MI', c: 'Dy Mon FMDD HH24:MI:SS YYYY',
+};
+
+const def = (min: number, max: number, build: FunctionDef['build'], aggregate?: FunctionDef['aggregate']): FunctionDef =>
+  Object.freeze({ min, max, build, aggregate });
+
+const fn = (name: string, args: PgExpr[], type: BqType): Typed => typed(pg.func(name, args), type);
+
+function args(site: CallSite): Typed[] {
+  return site.call.args.map((_, i) => site.arg(i));
+}
+
+function truncPart(site: CallSite, i: number): string {
+  const word = site.word(i);
+  const part = TRUNC_PARTS[word.replace(/\(.*$/, '')];
+  if (!part) throw new SqlUnsupportedError(`unknown date part ${word}`, site.text, site.call.args[i]!.pos);
+  return part;
+}
+
+/** `date_trunc(part, ts, 'UTC')` truncates in UTC; BigQuery weeks start on Sunday, Postgres' on Monday. */
+function truncTimestamp(ts: PgExpr, part: string): PgExpr {
+  if (part !== 'week') return pg.func('date_trunc', [pg.literal(part), ts, pg.literal('UTC')]);
+  const day = pg.cast(pg.literal('1 day'), 'interval');
+  return pg.op('-', pg.func('date_trunc', [pg.literal('week'), pg.op('+', ts, day), pg.literal('UTC')]), day);
+}
+
+function toPgFormat(site: CallSite, i: number): string {
+  const format = site.stringLiteral(i);
+  if (format === undefined) throw new SqlUnsupportedError('the format must be a string literal', site.text, site.call.args[i]!.pos);
+  let out = '';
+  let literal = '';
+  const flush = (): void => {
+    if (literal) out += `"${literal.replace(/"/g, '\\"')}"`;
+    literal = '';
+  };
+  for (let k = 0; k < format.length; k++) {
+    if (format[k] !== '%') { literal += format[k]; continue; }
+    const element = ['E*S', 'E6S', 'E3S'].find((e) => format.startsWith(e, k + 1)) ?? format[k + 1] ?? '';
+    const mapped = FORMAT_ELEMENTS[element];
+    if (mapped === undefined) throw new SqlUnsupportedError(`format element %${element} is not supported`, site.text, site.call.args[i]!.pos);
+    flush();
+    out += mapped === '%' ? '"%"' : mapped;
+    k += element.length;
+  }
+  flush();
+  return out;
+}
+
+/** Unix epoch units: the Postgres interval of one unit and the factor from seconds. */
+const EPOCH_UNITS = { seconds: ['1 second', 1], millis: ['1 millisecond', 1_000], micros: ['1 microsecond', 1_000_000] } as const;
+
+function unixFrom(unit: keyof typeof EPOCH_UNITS): FunctionDef {
+  return def(1, 1, (s) => {
+    const epoch = pg.extract('epoch', asTimestamp(s.arg(0)));
+    // extract() returns numeric, so the product is exact; BigQuery truncates towards -infinity.
+    return typed(pg.cast(pg.func('floor', [pg.op('*', epoch, pg.number(String(EPOCH_UNITS[unit][1])))]), 'bigint'), INT64);
+  });
+}
+
+function timestampFrom(unit: keyof typeof EPOCH_UNITS): FunctionDef {
+  return def(1, 1, (s) => {
+    const oneUnit = pg.cast(pg.literal(EPOCH_UNITS[unit][0]), 'interval');
+    return typed(pg.op('+', pg.func('to_timestamp', [pg.number('0')]), pg.op('*', s.arg(0).sql, oneUnit)), TIMESTAMP);
+  });
+}
+
+/** `$.a.b[0]` / `$["a"]` → path elements for `#>`. */
+function jsonPath(site: CallSite, i: number): string[] {
+  const path = site.stringLiteral(i) ?? '$';
+  const elements: string[] = [];
+  const re = /\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*(\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s*'([^']*)'\s*\]|\."([^"]*)"/y;
+  if (!path.startsWith('$')) throw new SqlUnsupportedError('JSON paths start with $', site.text, site.call.args[i]?.pos ?? site.call.pos);
+  re.lastIndex = 1;
+  while (re.lastIndex < path.length) {
+    const m = re.exec(path);
+    if (!m) throw new SqlUnsupportedError(`unsupported JSON path ${path}`, site.text, site.call.args[i]!.pos);
+    elements.push(m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5]!);
+  }
+  return elements;
+}
+
+function jsonInput(value: Typed): PgExpr {
+  return value.type.kind === 'scalar' ? pg.cast(value.sql, 'jsonb') : value.sql;
+}
+
+function jsonExtract(scalarOnly: boolean): FunctionDef {
+  return def(1, 2, (s) => {
+    const doc = jsonInput(s.arg(0));
+    const path = pg.array(jsonPath(s, 1).map((p) => pg.literal(p)));
+    return typed(scalarOnly ? scalarValue(doc, path) : pg.cast(pg.op('#>', doc, path), 'text'), STRING);
+  });
+}
+
+/** JSON_VALUE answers NULL for objects and arrays; only scalars come out, as text. */
+function scalarValue(doc: PgExpr, path: PgExpr): PgExpr {
+  const type = pg.func('jsonb_typeof', [pg.op('#>', doc, path)]);
+  return pg.case([{ when: pg.op('=', type, pg.literal('object')), then: pg.literal(null) }, { when: pg.op('=', type, pg.literal('array')), then: pg.literal(null) }], pg.op('#>>', doc, path));
+}
+
+function aggregateOf(name: string, result: (t: BqType) => BqType, cast?: (t: BqType) => 'bigint' | 'float8' | undefined): FunctionDef {
+  return def(1, 1, (s) => {
+    const v = s.arg(0);
+    const call = pg.func(name, [v.sql], { distinct: s.call.distinct });
+    const to = cast?.(v.type);
+    return typed(to ? pg.cast(call, to) : call, result(v.type));
+  }, { distinct: true });
+}
+
+export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
+  // ── strings and regular expressions ──
+  regexp_contains: def(2, 2, (s) => {
+    const pattern = s.stringLiteral(1);
+    // A literal without metacharacters is a plain containment test; strpos is several times cheaper than a regex.
+    if (pattern !== undefined && !REGEX_META.test(pattern)) {
+      return typed(pg.op('>', pg.func('strpos', [asText(s.arg(0)), s.arg(1).sql]), pg.number('0')), BOOL);
+    }
+    return typed(pg.op('~', asText(s.arg(0)), s.arg(1).sql), BOOL);
+  }),
+  // substring(text, pattern) returns the first capture group, or the whole match without one: BigQuery's rule.
+  regexp_extract: def(2, 2, (s) => fn('substring', [asText(s.arg(0)), s.arg(1).sql], STRING)),
+  regexp_replace: def(3, 3, (s) => fn('regexp_replace', [asText(s.arg(0)), s.arg(1).sql, s.arg(2).sql, pg.literal('g')], STRING)),
+  starts_with: def(2, 2, (s) => fn('starts_with', [asText(s.arg(0)), asText(s.arg(1))], BOOL)),
+  ends_with: def(2, 2, (s) => {
+    const suffix = asText(s.arg(1));
+    return typed(pg.op('=', pg.func('right', [asText(s.arg(0)), pg.func('length', [suffix])]), suffix), BOOL);
+  }),
+  // `||` is NULL when any operand is NULL, like BigQuery's CONCAT (Postgres' concat() skips NULLs).
+  concat: def(1, 100, (s) => typed(args(s).map(asText).reduce((a, b) => pg.op('||', a, b)), STRING)),
+  lower: def(1, 1, (s) => fn('lower', [asText(s.arg(0))], STRING)),
+  upper: def(1, 1, (s) => fn('upper', [asText(s.arg(0))], STRING)),
+  length: def(1, 1, (s) => fn('length', [asText(s.arg(0))], INT64)),
+  trim: def(1, 1, (s) => fn('btrim', [asText(s.arg(0))], STRING)),
+  replace: def(3, 3, (s) => fn('replace', [asText(s.arg(0)), asText(s.arg(1)), asText(s.arg(2))], STRING)),
+  substr: def(2, 3, (s) => fn('substr', args(s).map((a, i) => (i === 0 ? asText(a) : a.sql)), STRING)),
+  split: def(1, 2, (s) => typed(pg.func('string_to_array', [asText(s.arg(0)), s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',')]), { kind: 'array', element: STRING })),
+
+  // ── conditionals ──
+  coalesce: def(1, 100, (s) => {
+    const values = unifyAll(args(s));
+    return typed(pg.func('coalesce', values.map((v) => v.sql)), commonType(values));
+  }),
+  ifnull: def(2, 2, (s) => {
+    const values = unifyAll(args(s));
+    return typed(pg.func('coalesce', values.map((v) => v.sql)), commonType(values));
+  }),
+  if: def(3, 3, (s) => {
+    const [then, otherwise] = unifyAll([s.arg(1), s.arg(2)]);
+    return typed(pg.case([{ when: s.arg(0).sql, then: then!.sql }], otherwise!.sql), commonType([then!, otherwise!]));
+  }),
+  nullif: def(2, 2, (s) => {
+    const [a, b] = unify(s.arg(0), s.arg(1));
+    return typed(pg.func('nullif', [a.sql, b.sql]), a.type);
+  }),
+  safe_divide: def(2, 2, (s) => typed(pg.op('/', pg.cast(s.arg(0).sql, 'float8'), pg.func('nullif', [pg.cast(s.arg(1).sql, 'float8'), pg.number('0')])), FLOAT64)),
+
+  // ── aggregates ──
+  count: def(0, 1, (s) => {
+    if (s.call.star || s.call.args.length === 0) return typed(pg.func('count', [], { star: true }), INT64);
+    return typed(pg.func('count', [s.arg(0).sql], { distinct: s.call.distinct }), INT64);
+  }, { distinct: true }),
+  countif: def(1, 1, (s) => typed(pg.func('count', [], { star: true, filter: s.arg(0).sql }), INT64)),
+  // Postgres sums bigint into numeric; BigQuery keeps INT64.
+  sum: aggregateOf('sum', (t) => (isScalar(t, 'INT64') ? INT64 : isScalar(t, 'NUMERIC') ? t : FLOAT64), (t) => (isScalar(t, 'INT64') ? 'bigint' : undefined)),
+  avg: aggregateOf('avg', (t) => (isScalar(t, 'NUMERIC') ? t : FLOAT64), (t) => (isScalar(t, 'NUMERIC') ? undefined : 'float8')),
+  min: aggregateOf('min', (t) => t),
+  max: aggregateOf('max', (t) => t),
+  // BigQuery's ANY_VALUE skips NULLs; Postgres 15 has no any_value.
+  any_value: def(1, 1, (s) => {
+    const v = s.arg(0);
+    const agg = pg.func('array_agg', [v.sql], { filter: pg.is(v.sql, 'NULL', true) });
+    return typed(pg.subscript(agg, pg.number('1')), v.type);
+  }),
+  array_agg: def(1, 1, (s) => {
+    const v = s.arg(0);
+    if (s.call.limit) throw new SqlUnsupportedError('ARRAY_AGG … LIMIT is not supported', s.text, s.call.limit.pos);
+    // Records and JSON arrays aggregate into jsonb, so they come back in the stored shape.
+    const json = v.type.kind !== 'scalar';
+    const agg = pg.func(json ? 'jsonb_agg' : 'array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy() });
+    return typed(agg, json ? { kind: 'jsonArray', element: v.type, single: false } : { kind: 'array', element: v.type });
+  }, { distinct: true, orderBy: true }),
+  string_agg: def(1, 2, (s) => {
+    if (s.call.limit) throw new SqlUnsupportedError('STRING_AGG … LIMIT is not supported', s.text, s.call.limit.pos);
+    const delimiter = s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',');
+    return typed(pg.func('string_agg', [asText(s.arg(0)), delimiter], { distinct: s.call.distinct, orderBy: s.orderBy() }), STRING);
+  }, { distinct: true, orderBy: true }),
+  approx_quantiles: def(2, 2, (s) => {
+    const buckets = s.integerLiteral(1);
+    if (buckets === undefined || buckets < 1 || buckets > 1000) throw new SqlUnsupportedError('approx_quantiles needs a literal number of quantiles from 1 to 1000', s.text, s.call.args[1]!.pos);
+    const fractions = Array.from({ length: buckets + 1 }, (_, k) => pg.number(String(k / buckets)));
+    const v = s.arg(0);
+    const agg = pg.func('percentile_disc', [pg.array(fractions)], { withinGroup: [{ expr: v.sql, desc: false }] });
+    return typed(agg, { kind: 'array', element: v.type });
+  }),
+
+  // ── time ──
+  current_timestamp: def(0, 0, () => fn('now', [], TIMESTAMP)),
+  current_datetime: def(0, 0, () => typed(pg.atUtc(pg.func('now', [])), scalar('DATETIME'))),
+  current_date: def(0, 0, () => typed(pg.cast(pg.atUtc(pg.func('now', [])), 'date'), scalar('DATE'))),
+  timestamp_trunc: def(2, 3, (s) => typed(truncTimestamp(asTimestamp(s.arg(0)), truncPart(s, 1)), TIMESTAMP)),
+  datetime_trunc: def(2, 2, (s) => typed(pg.func('date_trunc', [pg.literal(truncPart(s, 1)), s.arg(0).sql]), scalar('DATETIME'))),
+  date_trunc: def(2, 2, (s) => typed(pg.cast(pg.func('date_trunc', [pg.literal(truncPart(s, 1)), s.arg(0).sql]), 'date'), scalar('DATE'))),
+  timestamp_sub: def(2, 2, (s) => typed(pg.op('-', asTimestamp(s.arg(0)), s.arg(1).sql), TIMESTAMP)),
+  timestamp_add: def(2, 2, (s) => typed(pg.op('+', asTimestamp(s.arg(0)), s.arg(1).sql), TIMESTAMP)),
+  timestamp_diff: def(3, 3, (s) => {
+    const part = truncPart(s, 2);
+    const seconds = { microseconds: 1e-6, milliseconds: 1e-3, second: 1, minute: 60, hour: 3600, day: 86400 }[part];
+    if (seconds === undefined) throw new SqlUnsupportedError(`TIMESTAMP_DIFF by ${s.word(2)} is not supported`, s.text, s.call.args[2]!.pos);
+    const diff = pg.op('-', pg.extract('epoch', asTimestamp(s.arg(0))), pg.extract('epoch', asTimestamp(s.arg(1))));
+    return typed(pg.cast(pg.func('trunc', [pg.op('/', diff, pg.number(String(seconds)))]), 'bigint'), INT64);
+  }),
+  // DATETIME(ts, 'UTC'): the wall clock in that zone, computed by timezone() and so independent of the session zone.
+  datetime: def(1, 2, (s) => {
+    const v = s.arg(0);
+    if (isScalar(v.type, 'STRING') && s.call.args.length === 1) return typed(pg.cast(v.sql, 'timestamp'), scalar('DATETIME'));
+    const zone = s.call.args.length > 1 ? asText(s.arg(1)) : pg.literal('UTC');
+    return typed(pg.func('timezone', [zone, asTimestamp(v)]), scalar('DATETIME'));
+  }),
+  timestamp: def(1, 2, (s) => {
+    const v = s.arg(0);
+    if (s.call.args.length === 1) return typed(asTimestamp(v), TIMESTAMP);
+    const wall = isScalar(v.type, 'STRING') ? pg.cast(v.sql, 'timestamp') : v.sql;
+    return typed(pg.func('timezone', [asText(s.arg(1)), wall]), TIMESTAMP);
+  }),
+  date: def(1, 1, (s) => {
+    const v = s.arg(0);
+    return typed(isScalar(v.type, 'TIMESTAMP') ? pg.cast(pg.atUtc(v.sql), 'date') : pg.cast(v.sql, 'date'), scalar('DATE'));
+  }),
+  // to_timestamp reads the text as session-local wall clock; ::timestamp gives back that wall clock, read as UTC.
+  parse_timestamp: def(2, 2, (s) => typed(pg.atUtc(pg.cast(pg.func('to_timestamp', [asText(s.arg(1)), pg.literal(toPgFormat(s, 0))]), 'timestamp')), TIMESTAMP)),
+  format_timestamp: def(2, 3, (s) => {
+    const zone = s.call.args.length > 2 ? asText(s.arg(2)) : pg.literal('UTC');
+    return fn('to_char', [pg.func('timezone', [zone, asTimestamp(s.arg(1))]), pg.literal(toPgFormat(s, 0))], STRING);
+  }),
+  unix_seconds: unixFrom('seconds'),
+  unix_millis: unixFrom('millis'),
+  unix_micros: unixFrom('micros'),
+  timestamp_seconds: timestampFrom('seconds'),
+  timestamp_millis: timestampFrom('millis'),
+  timestamp_micros: timestampFrom('micros'),
+
+  // ── JSON ──
+  json_value: jsonExtract(true),
+  json_extract_scalar: jsonExtract(true),
+  json_query: jsonExtract(false),
+  json_extract: jsonExtract(false),
+
+  // ── numbers ──
+  abs: def(1, 1, (s) => fn('abs', [s.arg(0).sql], s.arg(0).type)),
+  round: def(1, 2, (s) => {
+    const v = s.arg(0);
+    // round(double precision, int) does not exist in Postgres; numeric rounds half away from zero, like BigQuery.
+    const rounded = pg.func('round', [pg.cast(v.sql, 'numeric'), ...(s.call.args.length > 1 ? [pg.cast(s.arg(1).sql, 'bigint')] : [])]);
+    return isScalar(v.type, 'NUMERIC') ? typed(rounded, v.type) : typed(pg.cast(rounded, 'float8'), FLOAT64);
+  }),
+  floor: def(1, 1, (s) => fn('floor', [s.arg(0).sql], FLOAT64)),
+  ceil: def(1, 1, (s) => fn('ceil', [s.arg(0).sql], FLOAT64)),
+  greatest: def(1, 100, (s) => {
+    const values = unifyAll(args(s));
+    return typed(pg.func('greatest', values.map((v) => v.sql)), commonType(values));
+  }),
+  least: def(1, 100, (s) => {
+    const values = unifyAll(args(s));
+    return typed(pg.func('least', values.map((v) => v.sql)), commonType(values));
+  }),
+};

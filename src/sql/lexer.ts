@@ -1,0 +1,168 @@
+/**
+ * BigQuery lexer: turns query text into tokens with source offsets.
+ *
+ *   tokenize("select `a.b` from t -- c")  →  word select, quoted a.b, word from, word t, eof
+ *
+ * Strings may use '…' or "…" (BigQuery treats both as string literals), triple quotes and an
+ * r/R raw prefix; backslash escapes follow BigQuery. Backticks quote identifiers, which may then
+ * contain dots and dashes (`cloudflare.logs.prod`, `deno-relay-logs`).
+ */
+import { SqlLimitError, SqlSyntaxError, SqlUnsupportedError } from './errors.js';
+
+export type TokenKind = 'word' | 'quoted' | 'string' | 'number' | 'param' | 'op' | 'eof';
+
+export interface Token {
+  readonly kind: TokenKind;
+  /** Identifier or string value after unescaping; operator text; number text. */
+  readonly text: string;
+  /** Upper-cased `text` for words, to compare with keywords without allocating. */
+  readonly upper: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** Larger inputs are refused before any work (CONTRACT.md §2: `sql` up to 100 KB). */
+export const MAX_QUERY_BYTES = 100 * 1024;
+
+const OPERATORS = ['<>', '!=', '<=', '>=', '||', '<<', '>>', '(', ')', ',', '.', ';', '[', ']', '*', '+', '-', '/', '=', '<', '>', '|', '&', '^', '~'];
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
+  a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '?': '?', '"': '"', "'": "'", '`': '`',
+};
+
+export function tokenize(source: string): Token[] {
+  if (Buffer.byteLength(source, 'utf8') > MAX_QUERY_BYTES) {
+    throw new SqlLimitError(`query is larger than ${MAX_QUERY_BYTES / 1024} KB`, source, 0);
+  }
+  const tokens: Token[] = [];
+  const n = source.length;
+  let i = 0;
+  const push = (kind: TokenKind, text: string, start: number, end: number): void => {
+    tokens.push({ kind, text, upper: kind === 'word' ? text.toUpperCase() : text, start, end });
+  };
+  while (i < n) {
+    const c = source[i]!;
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\f' || c === '\v') {
+      i++;
+    } else if ((c === '-' && source[i + 1] === '-') || c === '#') {
+      while (i < n && source[i] !== '\n') i++;
+    } else if (c === '/' && source[i + 1] === '*') {
+      const close = source.indexOf('*/', i + 2);
+      if (close < 0) throw new SqlSyntaxError('unterminated /* comment', source, i);
+      i = close + 2;
+    } else if (isIdentStart(c)) {
+      const start = i;
+      if ((c === 'r' || c === 'R') && (source[i + 1] === "'" || source[i + 1] === '"')) {
+        const { value, end } = readQuoted(source, i + 1, true);
+        push('string', value, start, end);
+        i = end;
+        continue;
+      }
+      if ((c === 'b' || c === 'B') && (source[i + 1] === "'" || source[i + 1] === '"')) {
+        throw new SqlUnsupportedError('BYTES literals are not supported', source, i);
+      }
+      while (i < n && isIdentPart(source[i]!)) i++;
+      push('word', source.slice(start, i), start, i);
+    } else if (c === "'" || c === '"') {
+      const { value, end } = readQuoted(source, i, false);
+      push('string', value, i, end);
+      i = end;
+    } else if (c === '`') {
+      const { value, end } = readQuoted(source, i, false);
+      if (value === '') throw new SqlSyntaxError('empty quoted identifier', source, i);
+      push('quoted', value, i, end);
+      i = end;
+    } else if (isDigit(c) || (c === '.' && isDigit(source[i + 1] ?? ''))) {
+      const end = readNumber(source, i);
+      push('number', source.slice(i, end), i, end);
+      i = end;
+    } else if (c === '@') {
+      if (source[i + 1] === '@') throw new SqlUnsupportedError('system variables (@@) are not supported', source, i);
+      let end = i + 1;
+      while (end < n && isIdentPart(source[end]!)) end++;
+      if (end === i + 1 || !isIdentStart(source[i + 1]!)) throw new SqlSyntaxError('expected a parameter name after @', source, i);
+      push('param', source.slice(i + 1, end), i, end);
+      i = end;
+    } else {
+      const op = OPERATORS.find((o) => source.startsWith(o, i));
+      if (!op) throw new SqlSyntaxError(`unexpected character ${JSON.stringify(c)}`, source, i);
+      push('op', op, i, i + op.length);
+      i += op.length;
+    }
+  }
+  push('eof', '', n, n);
+  return tokens;
+}
+
+function isIdentStart(c: string): boolean {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_';
+}
+function isIdentPart(c: string): boolean {
+  return isIdentStart(c) || isDigit(c);
+}
+function isDigit(c: string): boolean {
+  return c >= '0' && c <= '9';
+}
+
+function readNumber(source: string, start: number): number {
+  let i = start;
+  if (source[i] === '0' && (source[i + 1] === 'x' || source[i + 1] === 'X')) {
+    i += 2;
+    while (/[0-9a-fA-F]/.test(source[i] ?? '')) i++;
+    return i;
+  }
+  while (isDigit(source[i] ?? '')) i++;
+  if (source[i] === '.') {
+    i++;
+    while (isDigit(source[i] ?? '')) i++;
+  }
+  if ((source[i] === 'e' || source[i] === 'E') && /[0-9+-]/.test(source[i + 1] ?? '')) {
+    i += 2;
+    while (isDigit(source[i] ?? '')) i++;
+  }
+  if (isIdentStart(source[i] ?? '')) throw new SqlSyntaxError('malformed number', source, start);
+  return i;
+}
+
+/** Reads a '…', "…", `…` or triple-quoted literal starting at `start` (the opening quote). */
+function readQuoted(source: string, start: number, raw: boolean): { value: string; end: number } {
+  const quote = source[start]!;
+  const triple = quote !== '`' && source.startsWith(quote.repeat(3), start);
+  const close = triple ? quote.repeat(3) : quote;
+  let i = start + close.length;
+  let value = '';
+  while (i < source.length) {
+    const c = source[i]!;
+    if (source.startsWith(close, i)) return { value, end: i + close.length };
+    if (!triple && (c === '\n' || c === '\r')) break;
+    if (c === '\0') throw new SqlSyntaxError('NUL characters are not allowed in literals', source, i);
+    if (c === '\\') {
+      if (raw) {
+        value += c + (source[i + 1] ?? '');
+        i += 2;
+        continue;
+      }
+      const { text, length } = readEscape(source, i);
+      value += text;
+      i += length;
+      continue;
+    }
+    value += c;
+    i++;
+  }
+  const what = quote === '`' ? 'quoted identifier' : 'string literal';
+  throw new SqlSyntaxError(`unterminated ${what}`, source, start);
+}
+
+function readEscape(source: string, at: number): { text: string; length: number } {
+  const e = source[at + 1];
+  if (e === undefined) throw new SqlSyntaxError('unterminated escape sequence', source, at);
+  const simple = SIMPLE_ESCAPES[e];
+  if (simple !== undefined) return { text: simple, length: 2 };
+  const hexLength = e === 'x' || e === 'X' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
+  const digits = hexLength ? source.slice(at + 2, at + 2 + hexLength) : source.slice(at + 1, at + 4);
+  const valid = hexLength ? new RegExp(`^[0-9a-fA-F]{${hexLength}}$`).test(digits) : /^[0-7]{3}$/.test(digits);
+  if (!valid) throw new SqlSyntaxError(`invalid escape sequence \\${e}`, source, at);
+  const code = parseInt(digits, hexLength ? 16 : 8);
+  if (code === 0 || code > 0x10ffff) throw new SqlSyntaxError('escape sequence out of range', source, at);
+  return { text: String.fromCodePoint(code), length: hexLength ? 2 + hexLength : 4 };
+}

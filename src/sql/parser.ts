@@ -1,0 +1,689 @@
+/**
+ * Recursive-descent parser for the SELECT subset of BigQuery SQL that endpoint queries use.
+ *
+ *   parseQuery('select a from t where b > 1')  →  Query { body: Select { … } }
+ *
+ * Every node keeps its source offset so later stages can point at the problem. Nesting is
+ * bounded (MAX_DEPTH) so hostile input ends in SqlLimitError, never a stack overflow.
+ */
+import type * as E from './ast/expressions.js';
+import type * as F from './ast/from.js';
+import { make } from './ast/node.js';
+import type * as Q from './ast/queries.js';
+import { SqlLimitError, SqlSyntaxError, SqlUnsupportedError } from './errors.js';
+import { tokenize, type Token } from './lexer.js';
+
+export const MAX_DEPTH = 200;
+
+/** BigQuery's reserved words: they cannot be unquoted identifiers or implicit aliases. */
+const RESERVED = new Set(('ALL AND ANY ARRAY AS ASC ASSERT_ROWS_MODIFIED AT BETWEEN BY CASE CAST COLLATE CONTAINS CREATE CROSS CUBE ' +
+  'CURRENT DEFAULT DEFINE DESC DISTINCT ELSE END ENUM ESCAPE EXCEPT EXCLUDE EXISTS EXTRACT FALSE FETCH FOLLOWING FOR FROM FULL GROUP ' +
+  'GROUPING GROUPS HASH HAVING IF IGNORE IN INNER INTERSECT INTERVAL INTO IS JOIN LATERAL LEFT LIKE LIMIT LOOKUP MERGE NATURAL NEW NO ' +
+  'NOT NULL NULLS OF ON OR ORDER OUTER OVER PARTITION PRECEDING PROTO QUALIFY RANGE RECURSIVE RESPECT RIGHT ROLLUP ROWS SELECT SET ' +
+  'SOME STRUCT TABLESAMPLE THEN TO TREAT TRUE UNBOUNDED UNION UNNEST USING WHEN WHERE WINDOW WITH WITHIN').split(' '));
+
+/** Statements other than SELECT, named in the error so the caller knows what was refused. */
+const OTHER_STATEMENTS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'CREATE', 'DROP', 'ALTER', 'TRUNCATE', 'GRANT', 'REVOKE',
+  'CALL', 'DECLARE', 'SET', 'BEGIN', 'COMMIT', 'ROLLBACK', 'EXECUTE', 'EXPORT', 'LOAD', 'COPY', 'ASSERT', 'VACUUM', 'ANALYZE', 'EXPLAIN']);
+
+/** Words that start a clause BigQuery has but this translator refuses, with the name to report. */
+const UNSUPPORTED_CLAUSES: Readonly<Record<string, string>> = {
+  QUALIFY: 'QUALIFY', WINDOW: 'WINDOW', PIVOT: 'PIVOT', UNPIVOT: 'UNPIVOT', TABLESAMPLE: 'TABLESAMPLE',
+  INTERSECT: 'INTERSECT', EXCEPT: 'EXCEPT (set operation)', FOR: 'FOR (locking / time travel)', INTO: 'SELECT INTO',
+};
+
+const CAST_TYPES: Readonly<Record<string, E.CastType>> = {
+  INT64: 'INT64', INT: 'INT64', INTEGER: 'INT64', BIGINT: 'INT64', SMALLINT: 'INT64', TINYINT: 'INT64', BYTEINT: 'INT64',
+  FLOAT64: 'FLOAT64', NUMERIC: 'NUMERIC', DECIMAL: 'NUMERIC', BIGNUMERIC: 'NUMERIC', BIGDECIMAL: 'NUMERIC',
+  BOOL: 'BOOL', BOOLEAN: 'BOOL', STRING: 'STRING', TIMESTAMP: 'TIMESTAMP', DATETIME: 'DATETIME', DATE: 'DATE',
+};
+
+const COMPARISONS = new Set(['=', '!=', '<>', '<', '<=', '>', '>=']);
+
+/** Parses one statement (a trailing `;` allowed). */
+export function parseQuery(source: string): Q.Query {
+  return new Parser(source).statement();
+}
+
+class Parser {
+  private readonly tokens: Token[];
+  private i = 0;
+  private depth = 0;
+
+  constructor(private readonly source: string) {
+    this.tokens = tokenize(source);
+  }
+
+  statement(): Q.Query {
+    const first = this.peek();
+    if (first.kind === 'word' && OTHER_STATEMENTS.has(first.upper)) {
+      throw this.unsupported(`${first.upper} is not supported: only SELECT queries are allowed`, first);
+    }
+    const query = this.query();
+    this.acceptOp(';');
+    const next = this.peek();
+    if (next.kind !== 'eof') {
+      if (next.kind === 'word' && (next.upper === 'SELECT' || next.upper === 'WITH' || OTHER_STATEMENTS.has(next.upper))) {
+        throw this.unsupported('only one statement is allowed', next);
+      }
+      throw this.syntax(`unexpected ${describe(next)}`, next);
+    }
+    return query;
+  }
+
+  // ── queries ────────────────────────────────────────────────────────────────
+
+  private query(): Q.Query {
+    return this.nested(() => {
+      const start = this.peek().start;
+      const ctes = this.acceptWord('WITH') ? this.ctes() : [];
+      let body = this.queryBody();
+      for (;;) {
+        const t = this.peek();
+        if (!this.isWord(t, 'UNION')) break;
+        this.next();
+        let op: Q.SetOperation['op'];
+        if (this.acceptWord('ALL')) op = 'UNION ALL';
+        else if (this.acceptWord('DISTINCT')) op = 'UNION DISTINCT';
+        else throw this.syntax('expected ALL or DISTINCT after UNION', this.peek());
+        body = make<Q.SetOperation>({ kind: 'setOp', pos: t.start, op, left: body, right: this.queryBody() });
+      }
+      const orderBy = this.acceptWords('ORDER', 'BY') ? this.orderItems() : [];
+      let limit: E.Expr | undefined;
+      let offset: E.Expr | undefined;
+      if (this.acceptWord('LIMIT')) {
+        limit = this.expr();
+        if (this.acceptWord('OFFSET')) offset = this.expr();
+      }
+      this.refuseClause();
+      return make<Q.Query>({ kind: 'query', pos: start, ctes, body, orderBy, limit, offset });
+    });
+  }
+
+  private ctes(): Q.Cte[] {
+    if (this.isWord(this.peek(), 'RECURSIVE')) throw this.unsupported('WITH RECURSIVE is not supported', this.peek());
+    const ctes: Q.Cte[] = [];
+    do {
+      const nameToken = this.peek();
+      const name = this.identifier('CTE name');
+      this.expectWord('AS');
+      this.expectOp('(');
+      const query = this.query();
+      this.expectOp(')');
+      ctes.push(make<Q.Cte>({ kind: 'cte', pos: nameToken.start, name, query }));
+    } while (this.acceptOp(','));
+    return ctes;
+  }
+
+  private queryBody(): Q.QueryBody {
+    if (this.isOp(this.peek(), '(')) {
+      this.next();
+      const q = this.query();
+      this.expectOp(')');
+      return q;
+    }
+    return this.select();
+  }
+
+  private select(): Q.Select {
+    const start = this.expectWord('SELECT');
+    if (this.isWord(this.peek(), 'AS')) throw this.unsupported('SELECT AS STRUCT / VALUE is not supported', this.peek());
+    const distinct = this.acceptWord('DISTINCT');
+    if (!distinct) this.acceptWord('ALL');
+    const items: Q.SelectItem[] = [this.selectItem()];
+    while (this.acceptOp(',')) {
+      // BigQuery tolerates a trailing comma before FROM (and before the end of the select list).
+      if (this.atSelectListEnd()) break;
+      items.push(this.selectItem());
+    }
+    const from = this.acceptWord('FROM') ? this.fromClause() : undefined;
+    const where = this.acceptWord('WHERE') ? this.expr() : undefined;
+    const groupBy: E.Expr[] = [];
+    if (this.acceptWords('GROUP', 'BY')) {
+      const t = this.peek();
+      if (this.isWord(t, 'ROLLUP') || this.isWord(t, 'CUBE') || this.isWord(t, 'GROUPING')) {
+        throw this.unsupported(`GROUP BY ${t.upper} is not supported`, t);
+      }
+      do groupBy.push(this.expr()); while (this.acceptOp(','));
+    }
+    const having = this.acceptWord('HAVING') ? this.expr() : undefined;
+    this.refuseClause();
+    return make<Q.Select>({ kind: 'select', pos: start.start, distinct, items, from, where, groupBy, having });
+  }
+
+  private atSelectListEnd(): boolean {
+    const t = this.peek();
+    return t.kind === 'eof' || this.isOp(t, ')') || this.isOp(t, ';') ||
+      (t.kind === 'word' && ['FROM', 'WHERE', 'GROUP', 'HAVING', 'ORDER', 'LIMIT', 'UNION', 'QUALIFY', 'WINDOW'].includes(t.upper));
+  }
+
+  private refuseClause(): void {
+    const t = this.peek();
+    if (t.kind === 'word' && UNSUPPORTED_CLAUSES[t.upper]) throw this.unsupported(`${UNSUPPORTED_CLAUSES[t.upper]} is not supported`, t);
+  }
+
+  private selectItem(): Q.SelectItem {
+    const t = this.peek();
+    if (this.isOp(t, '*')) {
+      this.next();
+      return make<Q.SelectStar>({ kind: 'selectStar', pos: t.start, except: this.starExcept() });
+    }
+    // `alias.*` / `a.b.*`
+    if (t.kind === 'word' || t.kind === 'quoted') {
+      let j = this.i;
+      const parts: string[] = [];
+      while ((this.tokens[j]!.kind === 'word' || this.tokens[j]!.kind === 'quoted') && this.isOp(this.tokens[j + 1]!, '.')) {
+        parts.push(this.tokens[j]!.text);
+        j += 2;
+        if (this.isOp(this.tokens[j]!, '*')) {
+          this.i = j + 1;
+          return make<Q.SelectStar>({ kind: 'selectStar', pos: t.start, qualifier: parts, except: this.starExcept() });
+        }
+      }
+    }
+    const expr = this.expr();
+    return make<Q.SelectExpr>({ kind: 'selectExpr', pos: t.start, expr, alias: this.alias() });
+  }
+
+  private starExcept(): string[] {
+    if (this.isWord(this.peek(), 'REPLACE')) throw this.unsupported('SELECT * REPLACE is not supported', this.peek());
+    if (!this.acceptWord('EXCEPT')) return [];
+    this.expectOp('(');
+    const names: string[] = [];
+    do names.push(this.identifier('column name')); while (this.acceptOp(','));
+    this.expectOp(')');
+    return names;
+  }
+
+  /** `AS name`, or an implicit alias (a non-reserved word or a quoted identifier). */
+  private alias(): string | undefined {
+    if (this.acceptWord('AS')) return this.identifier('alias');
+    const t = this.peek();
+    if (t.kind === 'quoted' || (t.kind === 'word' && !RESERVED.has(t.upper) && !UNSUPPORTED_CLAUSES[t.upper] && t.upper !== 'OFFSET')) {
+      this.next();
+      return t.text;
+    }
+    return undefined;
+  }
+
+  private orderItems(): Q.OrderItem[] {
+    const items: Q.OrderItem[] = [];
+    do {
+      const pos = this.peek().start;
+      const expr = this.expr();
+      const desc = this.acceptWord('DESC') ? true : (this.acceptWord('ASC'), false);
+      let nulls: Q.OrderItem['nulls'];
+      if (this.acceptWord('NULLS')) {
+        if (this.acceptWord('FIRST')) nulls = 'FIRST';
+        else { this.expectWord('LAST'); nulls = 'LAST'; }
+      }
+      items.push(make<Q.OrderItem>({ kind: 'orderItem', pos, expr, desc, nulls }));
+    } while (this.acceptOp(','));
+    return items;
+  }
+
+  // ── FROM ───────────────────────────────────────────────────────────────────
+
+  private fromClause(): F.FromItem {
+    let left = this.fromItem();
+    for (;;) {
+      const t = this.peek();
+      let type: F.JoinType | undefined;
+      if (this.acceptOp(',')) type = 'COMMA';
+      else if (this.acceptWords('CROSS', 'JOIN')) type = 'CROSS';
+      else if (this.acceptWord('JOIN') || this.acceptWords('INNER', 'JOIN')) type = 'INNER';
+      else if (this.acceptWords('LEFT', 'JOIN') || this.acceptWords('LEFT', 'OUTER', 'JOIN')) type = 'LEFT';
+      else if (t.kind === 'word' && ['RIGHT', 'FULL', 'NATURAL'].includes(t.upper)) throw this.unsupported(`${t.upper} JOIN is not supported`, t);
+      if (!type) return left;
+      const right = this.fromItem();
+      let on: E.Expr | undefined;
+      let using: string[] = [];
+      if (type === 'INNER' || type === 'LEFT') {
+        if (this.acceptWord('ON')) on = this.expr();
+        else if (this.acceptWord('USING')) {
+          this.expectOp('(');
+          using = [];
+          do using.push(this.identifier('column name')); while (this.acceptOp(','));
+          this.expectOp(')');
+        } else if (right.kind !== 'unnest') throw this.syntax(`expected ON or USING after ${type} JOIN`, this.peek());
+      }
+      left = make<F.Join>({ kind: 'join', pos: t.start, type, left, right, on, using });
+    }
+  }
+
+  private fromItem(): F.FromItem {
+    const t = this.peek();
+    let item: F.FromItem;
+    if (this.isWord(t, 'UNNEST')) {
+      this.next();
+      this.expectOp('(');
+      const expr = this.expr();
+      this.expectOp(')');
+      item = make<F.UnnestRef>({ kind: 'unnest', pos: t.start, expr, alias: this.alias() });
+      if (this.isWord(this.peek(), 'WITH')) throw this.unsupported('UNNEST … WITH OFFSET is not supported', this.peek());
+    } else if (this.isOp(t, '(')) {
+      this.next();
+      if (!this.isWord(this.peek(), 'SELECT') && !this.isWord(this.peek(), 'WITH') && !this.isOp(this.peek(), '(')) {
+        throw this.unsupported('parenthesised joins are not supported', this.peek());
+      }
+      const query = this.nested(() => this.query());
+      this.expectOp(')');
+      item = make<F.DerivedRef>({ kind: 'derived', pos: t.start, query, alias: this.alias() });
+    } else {
+      const name = this.tableName();
+      if (this.isWord(this.peek(), 'FOR')) throw this.unsupported('FOR SYSTEM_TIME AS OF is not supported', this.peek());
+      item = make<F.TableRef>({ kind: 'table', pos: t.start, name, alias: this.alias() });
+    }
+    this.refuseClause();
+    return item;
+  }
+
+  /** `a.b.c`, `` `a.b.c` `` or a mix; the parts are joined with dots into the name queries use. */
+  private tableName(): string {
+    const parts = [this.identifier('table name')];
+    while (this.isOp(this.peek(), '.')) {
+      this.next();
+      parts.push(this.identifier('table name', true));
+    }
+    return parts.join('.');
+  }
+
+  // ── expressions (precedence climbing, lowest first) ───────────────────────
+
+  expr(): E.Expr {
+    return this.nested(() => this.or());
+  }
+
+  private or(): E.Expr {
+    return this.logical('OR', () => this.and());
+  }
+
+  private and(): E.Expr {
+    return this.logical('AND', () => this.not());
+  }
+
+  private logical(op: 'AND' | 'OR', operand: () => E.Expr): E.Expr {
+    const first = operand();
+    if (!this.isWord(this.peek(), op)) return first;
+    const operands = [first];
+    while (this.acceptWord(op)) operands.push(operand());
+    return make<E.Logical>({ kind: 'logical', pos: first.pos, op, operands });
+  }
+
+  private not(): E.Expr {
+    const t = this.peek();
+    if (this.isWord(t, 'NOT')) {
+      this.next();
+      return this.nested(() => make<E.Unary>({ kind: 'unary', pos: t.start, op: 'NOT', operand: this.not() }));
+    }
+    return this.comparison();
+  }
+
+  private comparison(): E.Expr {
+    const left = this.additive();
+    const t = this.peek();
+    if (t.kind === 'op' && COMPARISONS.has(t.text)) {
+      this.next();
+      const op = (t.text === '<>' ? '!=' : t.text) as E.BinaryOp;
+      return make<E.Binary>({ kind: 'binary', pos: left.pos, op, left, right: this.additive() });
+    }
+    if (this.acceptWord('IS')) {
+      const negated = this.acceptWord('NOT');
+      const v = this.next();
+      const test = v.kind === 'word' && ['NULL', 'TRUE', 'FALSE'].includes(v.upper) ? (v.upper as E.IsTest['test']) : undefined;
+      if (!test) throw this.syntax('expected NULL, TRUE or FALSE after IS', v);
+      return make<E.IsTest>({ kind: 'is', pos: left.pos, operand: left, test, negated });
+    }
+    const negated = this.isWord(t, 'NOT') && ['IN', 'LIKE', 'BETWEEN'].includes(this.peek(1).upper);
+    if (negated) this.next();
+    if (this.acceptWord('LIKE')) {
+      return make<E.Like>({ kind: 'like', pos: left.pos, operand: left, pattern: this.additive(), negated });
+    }
+    if (this.acceptWord('BETWEEN')) {
+      const low = this.additive();
+      this.expectWord('AND');
+      return make<E.Between>({ kind: 'between', pos: left.pos, operand: left, low, high: this.additive(), negated });
+    }
+    if (this.acceptWord('IN')) {
+      if (this.isWord(this.peek(), 'UNNEST')) throw this.unsupported('IN UNNEST is not supported', this.peek());
+      this.expectOp('(');
+      if (this.isWord(this.peek(), 'SELECT') || this.isWord(this.peek(), 'WITH')) {
+        const query = this.query();
+        this.expectOp(')');
+        return make<E.InQuery>({ kind: 'inQuery', pos: left.pos, operand: left, query, negated });
+      }
+      const list: E.Expr[] = [];
+      do list.push(this.expr()); while (this.acceptOp(','));
+      this.expectOp(')');
+      return make<E.InList>({ kind: 'inList', pos: left.pos, operand: left, list, negated });
+    }
+    return left;
+  }
+
+  private additive(): E.Expr {
+    return this.binaryChain(['+', '-'], () => this.multiplicative());
+  }
+
+  private multiplicative(): E.Expr {
+    return this.binaryChain(['*', '/', '||'], () => this.unary());
+  }
+
+  /** Left-associative operators; each link counts towards the depth limit, as later stages recurse through it. */
+  private binaryChain(ops: readonly string[], operand: () => E.Expr): E.Expr {
+    let left = operand();
+    const saved = this.depth;
+    for (;;) {
+      const t = this.peek();
+      if (t.kind !== 'op' || !ops.includes(t.text)) break;
+      this.next();
+      this.enter(t);
+      left = make<E.Binary>({ kind: 'binary', pos: left.pos, op: t.text as E.BinaryOp, left, right: operand() });
+    }
+    this.depth = saved;
+    return left;
+  }
+
+  private unary(): E.Expr {
+    const t = this.peek();
+    if (this.isOp(t, '-') || this.isOp(t, '+')) {
+      this.next();
+      return this.nested(() => make<E.Unary>({ kind: 'unary', pos: t.start, op: t.text as '-' | '+', operand: this.unary() }));
+    }
+    if (this.isOp(t, '~') || this.isOp(t, '|') || this.isOp(t, '&') || this.isOp(t, '^')) {
+      throw this.unsupported('bitwise operators are not supported', t);
+    }
+    return this.postfix(this.primary());
+  }
+
+  /** `.field` and `[…]` after a primary. */
+  private postfix(base: E.Expr): E.Expr {
+    let depth = 0;
+    for (;;) {
+      const t = this.peek();
+      if (this.isOp(t, '.')) {
+        this.next();
+        const name = this.identifier('field name', true);
+        base = base.kind === 'path'
+          ? make<E.Path>({ kind: 'path', pos: base.pos, parts: [...base.parts, name] })
+          : make<E.FieldAccess>({ kind: 'field', pos: base.pos, base, name });
+      } else if (this.isOp(t, '[')) {
+        this.next();
+        base = this.subscript(base);
+      } else {
+        return base;
+      }
+      if (++depth > MAX_DEPTH) throw new SqlLimitError(`expression nested deeper than ${MAX_DEPTH} levels`, this.source, t.start);
+    }
+  }
+
+  private subscript(base: E.Expr): E.Subscript {
+    const t = this.peek();
+    const modes = ['OFFSET', 'SAFE_OFFSET', 'ORDINAL', 'SAFE_ORDINAL'];
+    let mode: E.SubscriptMode = 'OFFSET';
+    let index: E.Expr;
+    if (t.kind === 'word' && modes.includes(t.upper) && this.isOp(this.peek(1), '(')) {
+      this.next();
+      this.next();
+      mode = t.upper as E.SubscriptMode;
+      index = this.expr();
+      this.expectOp(')');
+    } else {
+      index = this.expr();
+    }
+    this.expectOp(']');
+    return make<E.Subscript>({ kind: 'subscript', pos: base.pos, base, index, mode });
+  }
+
+  private primary(): E.Expr {
+    const t = this.peek();
+    switch (t.kind) {
+      case 'number':
+        this.next();
+        return make<E.Literal>({ kind: 'literal', pos: t.start, type: /^0x|^[0-9]+$/i.test(t.text) ? 'INT64' : 'FLOAT64', value: t.text });
+      case 'string':
+        this.next();
+        return make<E.Literal>({ kind: 'literal', pos: t.start, type: 'STRING', value: t.text });
+      case 'param':
+        this.next();
+        return make<E.Param>({ kind: 'param', pos: t.start, name: t.text });
+      case 'quoted':
+        this.next();
+        return make<E.Path>({ kind: 'path', pos: t.start, parts: [t.text] });
+      case 'op':
+        if (t.text === '(') return this.parenthesised();
+        if (t.text === '[') throw this.unsupported('array literals are not supported', t);
+        throw this.syntax(`unexpected ${describe(t)}`, t);
+      case 'eof':
+        throw this.syntax('unexpected end of query', t);
+      case 'word':
+        return this.wordPrimary(t);
+    }
+  }
+
+  private parenthesised(): E.Expr {
+    const open = this.next();
+    if (this.isWord(this.peek(), 'SELECT') || this.isWord(this.peek(), 'WITH')) {
+      const query = this.query();
+      this.expectOp(')');
+      return make<E.ScalarSubquery>({ kind: 'subquery', pos: open.start, query });
+    }
+    const inner = this.expr();
+    if (this.isOp(this.peek(), ',')) throw this.unsupported('STRUCT / tuple expressions are not supported', this.peek());
+    this.expectOp(')');
+    return inner;
+  }
+
+  private wordPrimary(t: Token): E.Expr {
+    const u = t.upper;
+    const followedByParen = this.isOp(this.peek(1), '(');
+    switch (u) {
+      case 'NULL': this.next(); return make<E.Literal>({ kind: 'literal', pos: t.start, type: 'NULL', value: null });
+      case 'TRUE': case 'FALSE':
+        this.next();
+        return make<E.Literal>({ kind: 'literal', pos: t.start, type: 'BOOL', value: u === 'TRUE' });
+      case 'CASE': return this.caseExpr();
+      case 'CAST': case 'SAFE_CAST': return this.cast(u === 'SAFE_CAST');
+      case 'EXTRACT': return this.extract();
+      case 'INTERVAL': return this.interval();
+      case 'EXISTS': {
+        this.next();
+        this.expectOp('(');
+        const query = this.query();
+        this.expectOp(')');
+        return make<E.Exists>({ kind: 'exists', pos: t.start, query });
+      }
+      case 'CURRENT_TIMESTAMP': case 'CURRENT_DATE': case 'CURRENT_DATETIME':
+        if (!followedByParen) {
+          this.next();
+          return make<E.Call>({ kind: 'call', pos: t.start, name: t.text.toLowerCase(), args: [], distinct: false, star: false, orderBy: [] });
+        }
+        break;
+      case 'TIMESTAMP': case 'DATE': case 'DATETIME':
+        if (this.peek(1).kind === 'string') {
+          this.next();
+          const value = this.next();
+          const operand = make<E.Literal>({ kind: 'literal', pos: value.start, type: 'STRING', value: value.text });
+          return make<E.Cast>({ kind: 'cast', pos: t.start, operand, type: u, safe: false });
+        }
+        break;
+      case 'ARRAY': case 'STRUCT':
+        throw this.unsupported(`${u} constructors are not supported`, t);
+    }
+    if (followedByParen && (!RESERVED.has(u) || u === 'IF' || u === 'LEFT' || u === 'RIGHT')) return this.call();
+    this.next();
+    if (RESERVED.has(u)) throw this.syntax(`unexpected keyword ${u}`, t);
+    return make<E.Path>({ kind: 'path', pos: t.start, parts: [t.text] });
+  }
+
+  private call(): E.Call {
+    const nameToken = this.next();
+    this.expectOp('(');
+    const name = nameToken.text.toLowerCase();
+    return this.nested(() => {
+      const args: E.Expr[] = [];
+      let star = false;
+      const distinct = this.acceptWord('DISTINCT');
+      const orderBy: E.CallOrder[] = [];
+      let limit: E.Expr | undefined;
+      if (this.isOp(this.peek(), '*') && this.isOp(this.peek(1), ')')) {
+        this.next();
+        star = true;
+      } else if (!this.isOp(this.peek(), ')')) {
+        do args.push(this.expr()); while (this.acceptOp(','));
+        if (this.isWord(this.peek(), 'IGNORE') || this.isWord(this.peek(), 'RESPECT')) {
+          throw this.unsupported('IGNORE / RESPECT NULLS is not supported', this.peek());
+        }
+        if (this.acceptWords('ORDER', 'BY')) {
+          do {
+            const expr = this.expr();
+            const desc = this.acceptWord('DESC') ? true : (this.acceptWord('ASC'), false);
+            orderBy.push({ expr, desc });
+          } while (this.acceptOp(','));
+        }
+        if (this.acceptWord('LIMIT')) limit = this.expr();
+      }
+      this.expectOp(')');
+      if (this.isWord(this.peek(), 'OVER')) throw this.unsupported('window functions (OVER) are not supported', this.peek());
+      return make<E.Call>({ kind: 'call', pos: nameToken.start, name, args, distinct, star, orderBy, limit });
+    });
+  }
+
+  private caseExpr(): E.Case {
+    const start = this.next();
+    return this.nested(() => {
+      const operand = this.isWord(this.peek(), 'WHEN') ? undefined : this.expr();
+      const whens: E.When[] = [];
+      while (this.acceptWord('WHEN')) {
+        const when = this.expr();
+        this.expectWord('THEN');
+        whens.push({ when, then: this.expr() });
+      }
+      if (whens.length === 0) throw this.syntax('expected WHEN in CASE', this.peek());
+      const otherwise = this.acceptWord('ELSE') ? this.expr() : undefined;
+      this.expectWord('END');
+      return make<E.Case>({ kind: 'case', pos: start.start, operand, whens, otherwise });
+    });
+  }
+
+  private cast(safe: boolean): E.Cast {
+    const start = this.next();
+    this.expectOp('(');
+    const operand = this.expr();
+    this.expectWord('AS');
+    const typeToken = this.next();
+    const type = typeToken.kind === 'word' ? CAST_TYPES[typeToken.upper] : undefined;
+    if (!type) throw this.unsupported(`CAST to ${typeToken.text || 'nothing'} is not supported`, typeToken);
+    this.expectOp(')');
+    return make<E.Cast>({ kind: 'cast', pos: start.start, operand, type, safe });
+  }
+
+  private extract(): E.Extract {
+    const start = this.next();
+    this.expectOp('(');
+    const part = this.identifier('date part', true).toUpperCase();
+    this.expectWord('FROM');
+    const operand = this.expr();
+    if (this.isWord(this.peek(), 'AT')) throw this.unsupported('EXTRACT … AT TIME ZONE is not supported', this.peek());
+    this.expectOp(')');
+    return make<E.Extract>({ kind: 'extract', pos: start.start, part, operand });
+  }
+
+  private interval(): E.Interval {
+    const start = this.next();
+    const value = this.additive();
+    const unit = this.identifier('interval unit', true).toUpperCase();
+    if (this.isWord(this.peek(), 'TO')) throw this.unsupported('INTERVAL … TO … ranges are not supported', this.peek());
+    return make<E.Interval>({ kind: 'interval', pos: start.start, value, unit });
+  }
+
+  // ── token helpers ──────────────────────────────────────────────────────────
+
+  private nested<T>(parse: () => T): T {
+    const saved = this.depth;
+    this.enter(this.peek());
+    try {
+      return parse();
+    } finally {
+      this.depth = saved;
+    }
+  }
+
+  private enter(at: Token): void {
+    if (++this.depth > MAX_DEPTH) throw new SqlLimitError(`query nested deeper than ${MAX_DEPTH} levels`, this.source, at.start);
+  }
+
+  private peek(ahead = 0): Token {
+    return this.tokens[Math.min(this.i + ahead, this.tokens.length - 1)]!;
+  }
+
+  private next(): Token {
+    const t = this.peek();
+    if (t.kind !== 'eof') this.i++;
+    return t;
+  }
+
+  private isWord(t: Token, word: string): boolean {
+    return t.kind === 'word' && t.upper === word;
+  }
+
+  private isOp(t: Token, op: string): boolean {
+    return t.kind === 'op' && t.text === op;
+  }
+
+  private acceptWord(word: string): boolean {
+    if (!this.isWord(this.peek(), word)) return false;
+    this.i++;
+    return true;
+  }
+
+  private acceptWords(...words: string[]): boolean {
+    if (!words.every((w, k) => this.isWord(this.peek(k), w))) return false;
+    this.i += words.length;
+    return true;
+  }
+
+  private acceptOp(op: string): boolean {
+    if (!this.isOp(this.peek(), op)) return false;
+    this.i++;
+    return true;
+  }
+
+  private expectWord(word: string): Token {
+    const t = this.peek();
+    if (!this.isWord(t, word)) throw this.syntax(`expected ${word} but found ${describe(t)}`, t);
+    return this.next();
+  }
+
+  private expectOp(op: string): Token {
+    const t = this.peek();
+    if (!this.isOp(t, op)) throw this.syntax(`expected "${op}" but found ${describe(t)}`, t);
+    return this.next();
+  }
+
+  /** An identifier; after a dot (`anyWord`) reserved words are fine, as in `t.end`. */
+  private identifier(what: string, anyWord = false): string {
+    const t = this.peek();
+    if (t.kind === 'quoted' || (t.kind === 'word' && (anyWord || !RESERVED.has(t.upper)))) {
+      this.next();
+      return t.text;
+    }
+    throw this.syntax(`expected ${what} but found ${describe(t)}`, t);
+  }
+
+  private syntax(message: string, at: Token): SqlSyntaxError {
+    return new SqlSyntaxError(message, this.source, at.start);
+  }
+
+  private unsupported(message: string, at: Token): SqlUnsupportedError {
+    return new SqlUnsupportedError(message, this.source, at.start);
+  }
+}
+
+function describe(t: Token): string {
+  switch (t.kind) {
+    case 'eof': return 'end of query';
+    case 'string': return 'a string';
+    case 'param': return `@${t.text}`;
+    default: return `"${t.text}"`;
+  }
+}

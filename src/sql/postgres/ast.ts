@@ -1,0 +1,97 @@
+/**
+ * The Postgres side: the resolver builds these nodes, only the printer turns them into text.
+ * Immutable, tagged by `kind`; `pg.*` helpers are the frozen factories.
+ */
+
+export type PgExpr =
+  | PgColumn | PgLiteral | PgParam | PgOp | PgNot | PgNeg | PgAndOr | PgIs | PgFunc | PgCast | PgCase
+  | PgIn | PgBetween | PgSubquery | PgSubscript | PgArray | PgExtract;
+export type PgExprKind = PgExpr['kind'];
+
+export interface PgColumn { readonly kind: 'column'; readonly table?: string; readonly name: string }
+export interface PgLiteral { readonly kind: 'literal'; readonly value: string | number | boolean | null; /** numeric text kept verbatim */ readonly numeric?: string }
+export interface PgParam { readonly kind: 'param'; readonly index: number }
+/** A binary operator: arithmetic, comparison, `->`, `->>`, `#>`, `~`, `LIKE`, … */
+export interface PgOp { readonly kind: 'op'; readonly op: string; readonly left: PgExpr; readonly right: PgExpr }
+export interface PgNot { readonly kind: 'not'; readonly operand: PgExpr }
+export interface PgNeg { readonly kind: 'neg'; readonly operand: PgExpr }
+export interface PgAndOr { readonly kind: 'andOr'; readonly op: 'AND' | 'OR'; readonly operands: readonly PgExpr[] }
+export interface PgIs { readonly kind: 'is'; readonly operand: PgExpr; readonly test: 'NULL' | 'TRUE' | 'FALSE'; readonly negated: boolean }
+export interface PgOrder { readonly expr: PgExpr; readonly desc: boolean; readonly nulls?: 'FIRST' | 'LAST' }
+export interface PgFunc {
+  readonly kind: 'func';
+  readonly name: string;
+  readonly args: readonly PgExpr[];
+  readonly distinct?: boolean;
+  readonly star?: boolean;
+  readonly filter?: PgExpr;
+  readonly orderBy?: readonly PgOrder[];
+  /** ordered-set aggregates: `percentile_disc(…) WITHIN GROUP (ORDER BY …)` */
+  readonly withinGroup?: readonly PgOrder[];
+}
+export interface PgCast { readonly kind: 'cast'; readonly operand: PgExpr; readonly type: PgTypeName }
+export interface PgCase { readonly kind: 'case'; readonly operand?: PgExpr; readonly whens: readonly { when: PgExpr; then: PgExpr }[]; readonly otherwise?: PgExpr }
+export interface PgIn { readonly kind: 'in'; readonly operand: PgExpr; readonly list?: readonly PgExpr[]; readonly query?: PgQuery; readonly negated: boolean }
+export interface PgBetween { readonly kind: 'between'; readonly operand: PgExpr; readonly low: PgExpr; readonly high: PgExpr; readonly negated: boolean }
+export interface PgSubquery { readonly kind: 'subquery'; readonly query: PgQuery; readonly exists?: boolean }
+/** `(base)[index]` on a Postgres array (1-based). */
+export interface PgSubscript { readonly kind: 'subscript'; readonly base: PgExpr; readonly index: PgExpr }
+export interface PgArray { readonly kind: 'array'; readonly items: readonly PgExpr[] }
+export interface PgExtract { readonly kind: 'extract'; readonly field: string; readonly operand: PgExpr }
+
+/** The only type names the printer emits; validate.ts allows exactly these. */
+export type PgTypeName = 'text' | 'bigint' | 'float8' | 'numeric' | 'boolean' | 'timestamptz' | 'timestamp' | 'date' | 'interval' | 'jsonb';
+
+// ── queries and FROM ───────────────────────────────────────────────────────
+
+export interface PgQuery {
+  readonly kind: 'query';
+  readonly ctes: readonly { readonly name: string; readonly query: PgQuery }[];
+  readonly body: PgSelect | PgSetOp | PgQuery;
+  readonly orderBy: readonly PgOrder[];
+  readonly limit?: PgExpr;
+  readonly offset?: PgExpr;
+}
+export interface PgSelect {
+  readonly kind: 'select';
+  readonly distinct: boolean;
+  readonly targets: readonly { readonly expr: PgExpr; readonly name: string }[];
+  readonly from?: PgFrom;
+  readonly where?: PgExpr;
+  readonly groupBy: readonly PgExpr[];
+  readonly having?: PgExpr;
+}
+export interface PgSetOp { readonly kind: 'setOp'; readonly op: 'UNION ALL' | 'UNION'; readonly left: PgQuery['body']; readonly right: PgQuery['body'] }
+
+export type PgFrom = PgTable | PgDerived | PgFunctionFrom | PgJoin;
+export type PgFromKind = PgFrom['kind'];
+export interface PgTable { readonly kind: 'table'; readonly schema?: string; readonly name: string; readonly alias: string }
+export interface PgDerived { readonly kind: 'derived'; readonly query: PgQuery; readonly alias: string }
+/** `LATERAL jsonb_array_elements(arg) AS alias(value)`: the only set-returning function allowed. */
+export interface PgFunctionFrom { readonly kind: 'function'; readonly fn: 'jsonb_array_elements' | 'jsonb_array_elements_text'; readonly arg: PgExpr; readonly alias: string; readonly column: string }
+export interface PgJoin { readonly kind: 'join'; readonly type: 'CROSS' | 'INNER' | 'LEFT'; readonly left: PgFrom; readonly right: PgFrom; readonly on?: PgExpr; readonly using?: readonly string[] }
+
+// ── factories ──────────────────────────────────────────────────────────────
+
+const f = Object.freeze;
+export const pg = {
+  column: (table: string | undefined, name: string): PgColumn => f({ kind: 'column', table, name }),
+  literal: (value: PgLiteral['value']): PgLiteral => f({ kind: 'literal', value }),
+  number: (text: string): PgLiteral => f({ kind: 'literal', value: Number(text), numeric: text }),
+  param: (index: number): PgParam => f({ kind: 'param', index }),
+  op: (op: string, left: PgExpr, right: PgExpr): PgOp => f({ kind: 'op', op, left, right }),
+  not: (operand: PgExpr): PgNot => f({ kind: 'not', operand }),
+  neg: (operand: PgExpr): PgNeg => f({ kind: 'neg', operand }),
+  and: (...operands: PgExpr[]): PgExpr => (operands.length === 1 ? operands[0]! : f({ kind: 'andOr', op: 'AND', operands })),
+  or: (...operands: PgExpr[]): PgExpr => (operands.length === 1 ? operands[0]! : f({ kind: 'andOr', op: 'OR', operands })),
+  is: (operand: PgExpr, test: PgIs['test'], negated = false): PgIs => f({ kind: 'is', operand, test, negated }),
+  func: (name: string, args: PgExpr[], extra: Partial<Omit<PgFunc, 'kind' | 'name' | 'args'>> = {}): PgFunc => f({ kind: 'func', name, args, ...extra }),
+  cast: (operand: PgExpr, type: PgTypeName): PgCast => f({ kind: 'cast', operand, type }),
+  case: (whens: { when: PgExpr; then: PgExpr }[], otherwise?: PgExpr, operand?: PgExpr): PgCase => f({ kind: 'case', operand, whens, otherwise }),
+  subquery: (query: PgQuery, exists = false): PgSubquery => f({ kind: 'subquery', query, exists }),
+  subscript: (base: PgExpr, index: PgExpr): PgSubscript => f({ kind: 'subscript', base, index }),
+  array: (items: PgExpr[]): PgArray => f({ kind: 'array', items }),
+  extract: (field: string, operand: PgExpr): PgExtract => f({ kind: 'extract', field, operand }),
+  /** `timezone('UTC', x)`, i.e. `x AT TIME ZONE 'UTC'`: timestamptz → UTC wall clock and back, whatever the session TimeZone. */
+  atUtc: (operand: PgExpr): PgFunc => f({ kind: 'func', name: 'timezone', args: [f({ kind: 'literal', value: 'UTC' }), operand] }),
+};

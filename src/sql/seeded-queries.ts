@@ -1,0 +1,106 @@
+/**
+ * The SQL of the two seeded endpoints (SEED-SPEC.md 4.2, 4.3), written the way clients of the
+ * original BigQuery-backed service write it: backticked source names, UNNEST joins, a trailing
+ * comma before FROM, GROUP BY a select alias. The translator must take them unchanged.
+ */
+
+export const USAGE_API_COUNTS_SQL = `-- requests per bucket, split by API area
+with
+  dates as (
+    select
+      (
+        case
+          when @interval = 'hourly' then timestamp_sub(current_timestamp(), interval 1 hour)
+          when @interval = 'daily' then timestamp_sub(current_timestamp(), interval 7 day)
+          when @interval = 'minutely' then timestamp_sub(current_timestamp(), interval 60 minute)
+        end
+      ) as start
+  ),
+  chart_counts as (
+    select
+      (
+        case
+          when @interval = 'hourly' then timestamp_trunc(f0.timestamp, hour)
+          when @interval = 'daily' then timestamp_trunc(f0.timestamp, day)
+          when @interval = 'minutely' then timestamp_trunc(f0.timestamp, minute)
+        end
+      ) as timestamp,
+      countif(regexp_contains(f2.path, '/rest')) as total_rest_requests,
+      countif(regexp_contains(f2.path, '/storage')) as total_storage_requests,
+      countif(regexp_contains(f2.path, '/auth')) as total_auth_requests,
+      countif(regexp_contains(f2.path, '/realtime')) as total_realtime_requests,
+    from
+      \`cloudflare.logs.prod\` as f0
+      left join unnest(f0.metadata) as f1 on true
+      left join unnest(f1.request) as f2 on true
+    where
+      regexp_contains(f2.url, @project)
+      and f0.timestamp >= (select start from dates)
+    group by
+      timestamp
+  )
+select
+  datetime(chart_counts.timestamp, 'UTC') as timestamp,
+  coalesce(sum(total_rest_requests), 0) as total_rest_requests,
+  coalesce(sum(total_storage_requests), 0) as total_storage_requests,
+  coalesce(sum(total_auth_requests), 0) as total_auth_requests,
+  coalesce(sum(total_realtime_requests), 0) as total_realtime_requests
+from
+  chart_counts
+group by
+  timestamp
+order by
+  timestamp asc
+`;
+
+/** One window filter per CTE: the bounds are optional, so an empty or missing value means "no bound". */
+const timeWindow = (alias: string): string => `
+      and (
+        case
+          when coalesce(@iso_timestamp_start, '') = '' then true
+          else ${alias}.timestamp > cast(@iso_timestamp_start as timestamp)
+        end
+      )
+      and (
+        case
+          when coalesce(@iso_timestamp_end, '') = '' then true
+          else ${alias}.timestamp <= cast(@iso_timestamp_end as timestamp)
+        end
+      )`;
+
+const topLevelProject = (cte: string, source: string): string => `
+  ${cte} as (
+    select t.id, t.timestamp, t.event_message, t.metadata
+    from \`${source}\` as t
+    where
+      t.project = @project${timeWindow('t')}
+    order by t.timestamp desc
+  )`;
+
+const metadataProject = (cte: string, source: string, field: string): string => `
+  ${cte} as (
+    select t.id, t.timestamp, t.event_message, t.metadata
+    from \`${source}\` as t
+      cross join unnest(t.metadata) as m
+    where
+      m.${field} = @project${timeWindow('t')}
+    order by t.timestamp desc
+  )`;
+
+export const LOGS_ALL_SQL = `-- log entries of one project within an optional window
+with${[
+  topLevelProject('edge_logs', 'cloudflare.logs.prod'),
+  topLevelProject('postgres_logs', 'postgres.logs'),
+  metadataProject('function_edge_logs', 'deno-relay-logs', 'project_ref'),
+  metadataProject('function_logs', 'deno-subhosting-events', 'project_ref'),
+  topLevelProject('auth_logs', 'gotrue.logs.prod'),
+  metadataProject('realtime_logs', 'realtime.logs.prod', 'project'),
+  metadataProject('storage_logs', 'storage.logs.prod.2', 'project'),
+  topLevelProject('postgrest_logs', 'postgREST.logs.prod'),
+  topLevelProject('pgbouncer_logs', 'pgbouncer.logs.prod'),
+].join(',')}
+select id, timestamp, event_message, metadata
+from edge_logs
+order by timestamp desc
+limit 100
+`;

@@ -1,0 +1,72 @@
+/**
+ * BigQuery types as the resolver tracks them. JSON-backed values (records and arrays read from
+ * `metadata` / `body`) carry their source schema so field access can be typed and checked.
+ */
+import type { FieldMap, FieldSchema } from '../sources/schema.js';
+import type { PgExpr } from './postgres/ast.js';
+
+export type ScalarName = 'STRING' | 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'TIMESTAMP' | 'DATETIME' | 'DATE' | 'INTERVAL' | 'NULL';
+
+export type BqType =
+  | { readonly kind: 'scalar'; readonly name: ScalarName; /** a JSON leaf whose type the schema does not know yet */ readonly loose?: boolean }
+  /** A jsonb object (one element of a repeated record); `fields` undefined when the schema knows none. */
+  | { readonly kind: 'record'; readonly fields?: FieldMap }
+  /** A jsonb array: a repeated record or a repeated scalar. `single`: every record array held exactly one object. */
+  | { readonly kind: 'jsonArray'; readonly element: BqType; readonly single: boolean }
+  /** A Postgres array (array_agg, approx_quantiles). */
+  | { readonly kind: 'array'; readonly element: BqType };
+
+const scalars = new Map<ScalarName, BqType>();
+export function scalar(name: ScalarName): BqType {
+  let t = scalars.get(name);
+  if (!t) scalars.set(name, (t = Object.freeze({ kind: 'scalar', name })));
+  return t;
+}
+
+export const STRING = scalar('STRING');
+export const INT64 = scalar('INT64');
+export const FLOAT64 = scalar('FLOAT64');
+export const BOOL = scalar('BOOL');
+export const TIMESTAMP = scalar('TIMESTAMP');
+export const NULL_TYPE = scalar('NULL');
+export const LOOSE_JSON_LEAF: BqType = Object.freeze({ kind: 'scalar', name: 'STRING', loose: true });
+
+export function isScalar(t: BqType, ...names: ScalarName[]): boolean {
+  return t.kind === 'scalar' && (names.length === 0 || names.includes(t.name));
+}
+
+export function isNumeric(t: BqType): boolean {
+  return isScalar(t, 'INT64', 'FLOAT64', 'NUMERIC');
+}
+
+/** The BigQuery type of a JSON field as the source schema describes it. */
+export function fieldType(field: FieldSchema): BqType {
+  if (field.type === 'RECORD') {
+    return { kind: 'jsonArray', element: { kind: 'record', fields: field.fields }, single: field.single === true };
+  }
+  const leaf = scalar(field.type);
+  return field.repeated ? { kind: 'jsonArray', element: leaf, single: false } : leaf;
+}
+
+/** How a type is named in `Translation.columns`, e.g. `ARRAY<STRUCT<path STRING>>`. */
+export function typeName(t: BqType): string {
+  switch (t.kind) {
+    case 'scalar': return t.name === 'NULL' ? 'INT64' : t.name;
+    case 'record': return 'STRUCT';
+    case 'jsonArray': case 'array': return `ARRAY<${typeName(t.element)}>`;
+  }
+}
+
+/** A resolved expression: the Postgres node computing it and its BigQuery type. */
+export interface Typed {
+  readonly sql: PgExpr;
+  readonly type: BqType;
+  /** The unescaped value when the expression is a string literal (enables compile-time rewrites). */
+  readonly literal?: string;
+  /** A query parameter: always bound as text, so it takes the type of what it is compared with. */
+  readonly param?: boolean;
+}
+
+export function typed(sql: PgExpr, type: BqType, extra: Partial<Typed> = {}): Typed {
+  return Object.freeze({ sql, type, ...extra });
+}
