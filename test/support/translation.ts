@@ -1,0 +1,97 @@
+/**
+ * Translation tests run the translated SQL on the real Postgres and compare rows:
+ *
+ *   await expectTranslation('select 7 / 2 as x').toReturn([{ x: 3.5 }]);
+ *   await expectTranslation('select pg_sleep(1)').toFail(SqlNameError, /unknown function pg_sleep/);
+ *
+ * Values are normalised by the translation's BigQuery column types: INT64 / FLOAT64 / NUMERIC →
+ * number, TIMESTAMP → ISO string with Z, DATETIME → `YYYY-MM-DDTHH:MM:SS[.ffffff]`, DATE → `YYYY-MM-DD`.
+ */
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { initTranslator, translateQuery, type Translation } from '../../src/sql/index.js';
+import type { SqlErrorClass } from '../../src/sql/errors.js';
+import type { SourceLookup } from '../../src/sources/schema.js';
+import { loadSources, testDatabase } from './db.js';
+
+export interface TranslationOptions {
+  /** Parameter values by name; a parameter not given is bound as NULL, as the service does. */
+  params?: Record<string, string | null>;
+  sandboxSql?: string;
+  maxRows?: number;
+  /** Session TimeZone while the query runs (the service uses UTC; tests also try others). */
+  timeZone?: string;
+  sources?: SourceLookup;
+}
+
+type Row = Record<string, unknown>;
+
+const RAW_TYPES = new Set([20, 1700, 1114, 1184, 1082]);
+const rawTimes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    RAW_TYPES.has(oid) ? (value: string) => value : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+};
+
+export function expectTranslation(bq: string, options: TranslationOptions = {}) {
+  return {
+    async toReturn(expected: Row[]): Promise<Translation> {
+      const { rows, translation } = await runTranslation(bq, options);
+      assert.deepStrictEqual(rows, expected, `rows of:\n${translation.sql}`);
+      return translation;
+    },
+    async toFail(errorClass: SqlErrorClass, message: RegExp): Promise<void> {
+      await initTranslator();
+      const sources = options.sources ?? (await loadSources());
+      assert.throws(
+        () => translateQuery({ query: bq, sources, sandboxSql: options.sandboxSql, maxRows: options.maxRows }),
+        (e: unknown) => {
+          assert.ok(e instanceof errorClass, `expected ${errorClass.name}, got ${(e as Error)?.constructor?.name}: ${(e as Error)?.message}`);
+          assert.match((e as Error).message, message);
+          return true;
+        },
+      );
+    },
+  };
+}
+
+/** Translates and runs a query; rows normalised by column type. */
+export async function runTranslation(bq: string, options: TranslationOptions = {}): Promise<{ rows: Row[]; translation: Translation }> {
+  await initTranslator();
+  const { pool } = await testDatabase();
+  const sources = options.sources ?? (await loadSources());
+  const translation = translateQuery({ query: bq, sources, sandboxSql: options.sandboxSql, maxRows: options.maxRows });
+  const values = translation.parameters.map((name) => options.params?.[name] ?? null);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SET LOCAL TimeZone = '${(options.timeZone ?? 'UTC').replace(/'/g, "''")}'`);
+    const result = await client.query({ text: translation.sql, values, types: rawTimes });
+    const rows = result.rows.map((row: Row) => normaliseRow(row, translation.columns));
+    return { rows, translation };
+  } finally {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release();
+  }
+}
+
+function normaliseRow(row: Row, columns: Translation['columns']): Row {
+  const out: Row = {};
+  for (const { name, type } of columns) out[name] = normalise(row[name], type);
+  return out;
+}
+
+function normalise(value: unknown, type: string): unknown {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case 'INT64': case 'FLOAT64': case 'NUMERIC': return Number(value);
+    case 'TIMESTAMP': return new Date(String(value).replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00')).toISOString();
+    case 'DATETIME': return String(value).replace(' ', 'T');
+    default: return value;
+  }
+}
+
+/** An ISO timestamp `minutes` before now, truncated to the minute plus `seconds`; for fixtures at known times. */
+export function minutesAgo(minutes: number, seconds = 0): string {
+  const base = Math.floor(Date.now() / 60_000) * 60_000;
+  return new Date(base - minutes * 60_000 + seconds * 1000).toISOString();
+}
