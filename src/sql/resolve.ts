@@ -224,7 +224,8 @@ function resolveGroupKey(g: E.Expr, items: readonly SelectTarget[], scope: Scope
   return resolveExpr(g, scope, ctx).sql;
 }
 
-function selectOrdinal(e: E.Expr, items: readonly SelectTarget[], ctx: Context): number | undefined {
+/** `e` as a select-list position: an integer literal, or a name of the select list (GROUP BY: aliases only). */
+function selectOrdinal(e: E.Expr, items: readonly SelectTarget[], ctx: Context, implicitNames = false): number | undefined {
   if (e.kind === 'literal' && e.type === 'INT64') {
     const n = Number(e.value);
     if (n < 1 || n > items.length) throw new SqlNameError(`ordinal ${n} is out of range: the SELECT list has ${items.length} columns`, ctx.text, e.pos);
@@ -232,7 +233,7 @@ function selectOrdinal(e: E.Expr, items: readonly SelectTarget[], ctx: Context):
   }
   if (e.kind === 'path' && e.parts.length === 1) {
     const name = e.parts[0]!.toLowerCase();
-    const i = items.findIndex((t) => t.explicit && t.name.toLowerCase() === name);
+    const i = items.findIndex((t) => (t.explicit || implicitNames) && t.name.toLowerCase() === name);
     if (i >= 0) return i + 1;
   }
   return undefined;
@@ -240,7 +241,7 @@ function selectOrdinal(e: E.Expr, items: readonly SelectTarget[], ctx: Context):
 
 function resolveOrder(o: Q.OrderItem, body: ResolvedBody, ctx: Context): PgOrder {
   const items = body.select?.items ?? body.columns.map((c) => ({ name: c.name, value: typed(pg.column(undefined, c.name), c.type), explicit: true }));
-  const ordinal = selectOrdinal(o.expr, items, ctx);
+  const ordinal = selectOrdinal(o.expr, items, ctx, true);
   let expr: PgExpr;
   if (ordinal !== undefined) expr = pg.number(String(ordinal));
   else if (body.select) expr = resolveExpr(o.expr, withAliases(body.select.scope, body.select.items), ctx).sql;

@@ -1,0 +1,71 @@
+import { insertEvents } from '../support/db.js';
+import { expectTranslation } from '../support/translation.js';
+
+const P = 'sqltest-joins';
+const src = '`deno-relay-logs`';
+const ts = (second: number) => new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000 + second * 1000).toISOString();
+
+describe('joins and UNNEST', () => {
+  before(async () => {
+    await insertEvents('deno-relay-logs', [
+      { project: P, timestamp: ts(1), event_message: 'with request', metadata: { project_ref: P, request: { method: 'GET', pathname: '/a' }, response: { status_code: 200 } } },
+      { project: P, timestamp: ts(2), event_message: 'no request', metadata: { project_ref: P, response: { status_code: 500 } } },
+      { project: P, timestamp: ts(3), event_message: 'no metadata' },
+    ]);
+    await insertEvents('gotrue.logs.prod', [
+      { project: P, timestamp: ts(1), event_message: 'two args', metadata: { args: ['a', 'b'], level: 'info' } },
+      { project: P, timestamp: ts(2), event_message: 'empty args', metadata: { args: [], level: 'warn' } },
+    ]);
+  });
+
+  it('when CROSS JOIN UNNEST meets a missing record, then the row is dropped', async () => {
+    await expectTranslation(`select t.event_message, r.method from ${src} t cross join unnest(t.metadata) as m cross join unnest(m.request) as r where t.project = '${P}' order by t.timestamp`)
+      .toReturn([{ event_message: 'with request', method: 'GET' }]);
+  });
+
+  it('when LEFT JOIN UNNEST … ON TRUE meets a missing record, then the row stays with NULLs', async () => {
+    await expectTranslation(`select t.event_message, r.method from ${src} t left join unnest(t.metadata) as m on true left join unnest(m.request) as r on true where t.project = '${P}' order by t.timestamp`)
+      .toReturn([{ event_message: 'with request', method: 'GET' }, { event_message: 'no request', method: null }, { event_message: 'no metadata', method: null }]);
+  });
+
+  it('when a comma join unnests, then it is a cross join', async () => {
+    await expectTranslation(`select event_message from ${src} t, unnest(t.metadata) as m where t.project = '${P}' order by t.timestamp`)
+      .toReturn([{ event_message: 'with request' }, { event_message: 'no request' }]);
+  });
+
+  it('when a real array is unnested, then one row per element and an empty array drops the row', async () => {
+    await expectTranslation(`select a from \`gotrue.logs.prod\` t cross join unnest(t.metadata) as m cross join unnest(m.args) as a where t.project = '${P}' order by a`)
+      .toReturn([{ a: 'a' }, { a: 'b' }]);
+  });
+
+  it('when a real array is LEFT JOINed, then an empty array keeps the row', async () => {
+    await expectTranslation(`select event_message, a from \`gotrue.logs.prod\` t cross join unnest(t.metadata) as m left join unnest(m.args) as a on true where t.project = '${P}' order by t.timestamp, a`)
+      .toReturn([{ event_message: 'two args', a: 'a' }, { event_message: 'two args', a: 'b' }, { event_message: 'empty args', a: null }]);
+  });
+
+  it('when the unnest alias shadows the column, then the alias wins', async () => {
+    await expectTranslation(`select metadata.project_ref as ref from ${src} t cross join unnest(metadata) as metadata where t.project = '${P}' order by t.timestamp limit 1`)
+      .toReturn([{ ref: P }]);
+  });
+
+  it('when a field of an unnested record is unqualified, then it resolves', async () => {
+    await expectTranslation(`select pathname from ${src} t cross join unnest(t.metadata) as m cross join unnest(m.request) as r where t.project = '${P}' and method = 'GET'`)
+      .toReturn([{ pathname: '/a' }]);
+  });
+
+  it('when CTEs are joined with JOIN USING and INNER / LEFT JOIN ON, then rows match', async () => {
+    await expectTranslation(`
+      with a as (select 1 as k, 'x' as v union all select 2, 'y'),
+           b as (select 1 as k, 'p' as w)
+      select a.k, v, w from a join b using (k)
+      union all
+      select a.k, a.v, b.w from a left join b on a.k = b.k and b.w = 'none'
+      order by 1, 3`)
+      .toReturn([{ k: 1, v: 'x', w: 'p' }, { k: 1, v: 'x', w: null }, { k: 2, v: 'y', w: null }]);
+  });
+
+  it('when CROSS JOIN and INNER JOIN combine CTEs, then the product is filtered', async () => {
+    await expectTranslation(`with a as (select 1 as x union all select 2), b as (select 10 as y) select a.x, y from a cross join b inner join a as a2 on a2.x = a.x order by x`)
+      .toReturn([{ x: 1, y: 10 }, { x: 2, y: 10 }]);
+  });
+});
