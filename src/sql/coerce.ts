@@ -43,6 +43,8 @@ export function castTo(value: Typed, target: CastType, safe: boolean, text: stri
   if (from.name === target) return typed(value.sql, to);
   const converted = convert(value, from.name, target);
   if (!safe || from.name !== 'STRING' || !SAFE_PATTERNS[target]) return typed(converted, to);
+  // A literal is checked here: Postgres casts an untyped literal while parsing, even in a branch never taken.
+  if (value.literal !== undefined) return typed(new RegExp(SAFE_PATTERNS[target]!, 'i').test(value.literal) ? converted : pg.cast(pg.literal(null), PG_TYPES[target]), to);
   // Postgres 15 has no non-throwing cast: check the text's shape first, so bad values become NULL.
   return typed(pg.case([{ when: pg.op('~*', value.sql, pg.literal(SAFE_PATTERNS[target]!)), then: converted }]), to);
 }

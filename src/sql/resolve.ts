@@ -176,14 +176,9 @@ function resolveSelectList(list: readonly Q.SelectItem[], scope: Scope, ctx: Con
     // BigQuery names an unaliased column after its last name part (`request.method` → method), else f0_, f1_, …
     const implicit = item.expr.kind === 'path' ? item.expr.parts[item.expr.parts.length - 1] : item.expr.kind === 'field' ? item.expr.name : undefined;
     const name = item.alias ?? implicit ?? `f${anonymous++}_`;
-    targets.push({ name, value: nullTyped(value), explicit: item.alias !== undefined });
+    targets.push({ name, value, explicit: item.alias !== undefined });
   }
   return targets;
-}
-
-/** A bare NULL column gets a type, so UNION and CTE columns have one. */
-function nullTyped(value: Typed): Typed {
-  return isScalar(value.type, 'NULL') ? typed(pg.cast(value.sql, 'text'), STRING) : value;
 }
 
 function expandStar(item: Q.SelectStar, scope: Scope, ctx: Context): SelectTarget[] {

@@ -1,0 +1,54 @@
+import { expectTranslation } from '../support/translation.js';
+
+/** Ten rows to aggregate: x = 1..10, s = 'a'/'b', n NULL on odd x. */
+const TEN = `with v as (
+  select 1 as x, 'a' as s, cast(null as int64) as n union all select 2, 'b', 2 union all select 3, 'a', null union all
+  select 4, 'b', 4 union all select 5, 'a', null union all select 6, 'b', 6 union all select 7, 'a', null union all
+  select 8, 'b', 8 union all select 9, 'a', null union all select 10, 'b', 10)`;
+
+const TS = `timestamp '2026-03-04 05:06:07.123456'`;
+
+const cases: [string, string, Record<string, unknown>[]][] = [
+  ['regexp_contains with a regex and with a metacharacter-free literal (strpos)',
+    `select regexp_contains('/rest/v1', r'^/re[s]t') as a, regexp_contains('/rest/v1', '/rest') as b, regexp_contains('/auth', '/rest') as c, regexp_contains('a.b', '.') as d`,
+    [{ a: true, b: true, c: false, d: true }]],
+  ['regexp_extract returns the group, or the match', `select regexp_extract('user=42;', r'user=(\\d+)') as a, regexp_extract('abc123', r'\\d+') as b, regexp_extract('abc', r'\\d') as c`,
+    [{ a: '42', b: '123', c: null }]],
+  ['starts_with / ends_with', `select starts_with('hello', 'he') as a, ends_with('hello', 'lo') as b, ends_with('hello', 'he') as c`, [{ a: true, b: true, c: false }]],
+  ['countif, count(distinct), count(*), count(x)', `${TEN} select countif(x > 7) as a, count(distinct s) as b, count(*) as c, count(n) as d from v`, [{ a: 3, b: 2, c: 10, d: 5 }]],
+  ['sum / avg / min / max', `${TEN} select sum(x) as a, avg(x) as b, min(s) as c, max(x) as d, sum(n) as e from v`, [{ a: 55, b: 5.5, c: 'a', d: 10, e: 30 }]],
+  ['coalesce, ifnull, if, safe_divide', `select coalesce(null, 'x') as a, ifnull(null, 3) as b, if(1 < 2, 'y', 'n') as c, safe_divide(1, 0) as d, safe_divide(3, 2) as e`,
+    [{ a: 'x', b: 3, c: 'y', d: null, e: 1.5 }]],
+  ['concat is NULL when an argument is NULL', `select concat('a', 'b', 'c') as a, concat('a', null) as b, concat('n', 1) as c, 'x' || 'y' as d`, [{ a: 'abc', b: null, c: 'n1', d: 'xy' }]],
+  ['lower / upper / length', `select lower('AbC') as a, upper('AbC') as b, length('héllo') as c`, [{ a: 'abc', b: 'ABC', c: 5 }]],
+  ['timestamp_trunc to minute, hour, day, week, month', `select timestamp_trunc(${TS}, minute) as a, timestamp_trunc(${TS}, hour) as b, timestamp_trunc(${TS}, day) as c, timestamp_trunc(${TS}, week) as d, timestamp_trunc(${TS}, month) as e`,
+    [{ a: '2026-03-04T05:06:00.000Z', b: '2026-03-04T05:00:00.000Z', c: '2026-03-04T00:00:00.000Z', d: '2026-03-01T00:00:00.000Z', e: '2026-03-01T00:00:00.000Z' }]],
+  ['timestamp_sub / timestamp_add', `select timestamp_sub(${TS}, interval 7 day) as a, timestamp_add(${TS}, interval 2 hour) as b`,
+    [{ a: '2026-02-25T05:06:07.123Z', b: '2026-03-04T07:06:07.123Z' }]],
+  ['current_timestamp is now', `select timestamp_diff(current_timestamp(), current_timestamp, second) as a, current_timestamp() > timestamp '2026-01-01' as b`, [{ a: 0, b: true }]],
+  ['datetime(ts, "UTC") and timestamp("…")', `select datetime(${TS}, 'UTC') as a, timestamp('2026-01-02T03:04:05+02:00') as b, timestamp('2026-01-02 03:04:05') as c`,
+    [{ a: '2026-03-04T05:06:07.123456', b: '2026-01-02T01:04:05.000Z', c: '2026-01-02T03:04:05.000Z' }]],
+  ['parse_timestamp / format_timestamp', `select parse_timestamp('%Y-%m-%d %H:%M:%S', '2026-01-02 03:04:05') as a, format_timestamp('%Y-%m-%dT%H:%M:%SZ', ${TS}) as b, format_timestamp('%F %T', ${TS}) as c`,
+    [{ a: '2026-01-02T03:04:05.000Z', b: '2026-03-04T05:06:07Z', c: '2026-03-04 05:06:07' }]],
+  ['unix_micros / millis / seconds', `select unix_micros(${TS}) as a, unix_millis(${TS}) as b, unix_seconds(${TS}) as c`, [{ a: 1772600767123456, b: 1772600767123, c: 1772600767 }]],
+  ['timestamp_micros / millis / seconds', `select timestamp_micros(1772600767123456) as a, timestamp_millis(1772600767123) as b, timestamp_seconds(1772600767) as c`,
+    [{ a: '2026-03-04T05:06:07.123Z', b: '2026-03-04T05:06:07.123Z', c: '2026-03-04T05:06:07.000Z' }]],
+  ['extract', `select extract(hour from ${TS}) as a, extract(dayofweek from ${TS}) as b, extract(millisecond from ${TS}) as c, extract(year from ${TS}) as d, extract(date from ${TS}) as e`,
+    [{ a: 5, b: 4, c: 123, d: 2026, e: '2026-03-04' }]],
+  ['json_value / json_query', `select json_value('{"a": {"b": [1, "x"]}}', '$.a.b[1]') as a, json_value('{"a": {"b": 1}}', '$.a') as b, json_query('{"a": {"b": 1}}', '$.a') as c`,
+    [{ a: 'x', b: null, c: '{"b": 1}' }]],
+  ['approx_quantiles(x, 100)[OFFSET(50)] and array indexing', `${TEN} select approx_quantiles(x, 100)[offset(50)] as a, approx_quantiles(x, 4)[offset(0)] as b, approx_quantiles(x, 4)[safe_offset(9)] as c from v`,
+    [{ a: 5, b: 1, c: null }]],
+  ['any_value skips NULLs', `${TEN} select any_value(n) is not null as a from v`, [{ a: true }]],
+  ['array_agg with ORDER BY and [OFFSET] / [ORDINAL]', `${TEN} select array_agg(x order by x desc)[offset(0)] as a, array_agg(x order by x)[ordinal(2)] as b from v`, [{ a: 10, b: 2 }]],
+  ['string_agg with delimiter and order', `${TEN} select string_agg(distinct s, '|' order by s) as a from v`, [{ a: 'a|b' }]],
+  ['dates[0]: a one-column CTE indexed like an array', `with dates as (select 41 + 1 as start) select dates[0] as a`, [{ a: 42 }]],
+];
+
+describe('functions', () => {
+  for (const [name, bq, rows] of cases) {
+    it(`when ${name}, then the rows match BigQuery`, async () => {
+      await expectTranslation(bq).toReturn(rows);
+    });
+  }
+});
