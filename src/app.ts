@@ -6,8 +6,17 @@ import express, { type Express } from 'express';
 import type { AppContext } from './context.js';
 import { errorMiddleware, notFoundHandler } from './http/errorMiddleware.js';
 import { healthRoutes } from './http/health.js';
+import { ingestRoutes } from './ingest/routes.js';
+import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
+import { sourceRoutes } from './sources/routes.js';
+import { keyRoutes } from './auth/routes.js';
+import { EndpointQueryService } from './endpoints/queryService.js';
+import { queryRoutes } from './endpoints/queryRoutes.js';
 
-export function createApp(ctx: AppContext): Express {
+export async function createApp(ctx: AppContext): Promise<Express> {
+  const queries = new EndpointQueryService(ctx, ctx.cache);
+  await queries.init();
+
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple'); // flat string values only: `a[b]=c` is not turned into objects
@@ -25,6 +34,11 @@ export function createApp(ctx: AppContext): Express {
 
   app.use(healthRoutes(ctx, async () => 'none'));
   // Routers of each feature (one line each):
+  app.use(queryRoutes(ctx, queries));
+  app.use(ingestRoutes(ctx));
+  app.use(endpointManagementRoutes(ctx));
+  app.use(sourceRoutes(ctx));
+  app.use(keyRoutes(ctx));
 
   app.use(notFoundHandler);
   app.use(errorMiddleware(ctx.logger, ctx.config.queryTimeoutMs));

@@ -15,6 +15,9 @@ import { Authenticator } from './auth/authenticate.js';
 import { LogWriter } from './ingest/write.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { PROJECT_ROOT } from './paths.js';
+import { EndpointRepository } from './endpoints/repository.js';
+import { ensureSeededEndpoints } from './seed.js';
+import type { ResultCache } from './cache/types.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -25,6 +28,8 @@ export interface AppContext {
   readonly auth: Authenticator;
   readonly writer: LogWriter;
   readonly metrics: Metrics;
+  /** Result cache (src/cache/); absent until the cache is wired in. */
+  readonly cache?: ResultCache;
   /** True when running on the embedded database. */
   readonly embedded: boolean;
   close(): Promise<void>;
@@ -52,6 +57,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const keys = new ApiKeyRepository(db.knex);
   await sources.ensureDefaults();
   for (const k of config.bootstrapKeys) await keys.upsert(k.name, k.key, k.scopes);
+  await ensureSeededEndpoints(new EndpointRepository(db.knex));
 
   return {
     config,

@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { createContext } from './context.js';
 import { createApp } from './app.js';
-import { seedEndpointsAndDemoData } from './seed.js';
+import { loadDemoDataOnce } from './seed.js';
 import { startBackgroundJobs } from './jobs.js';
 
 async function main(): Promise<void> {
@@ -27,9 +27,9 @@ async function main(): Promise<void> {
   } catch (err) {
     exitWith(`cannot start: ${describeStartError(err, config.databaseUrl)}`);
   }
-  await seedEndpointsAndDemoData(ctx);
+  if (config.loadDemoData) await loadDemoDataOnce(ctx);
   const jobs = startBackgroundJobs(ctx);
-  const app = createApp(ctx);
+  const app = await createApp(ctx);
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

@@ -1,15 +1,11 @@
 import type { AppContext } from './context.js';
-import { EndpointRepository } from './endpoints/repository.js';
+import type { EndpointRepository } from './endpoints/repository.js';
 import { normaliseEvents } from './ingest/normalise.js';
 import { SEEDED_ENDPOINTS } from '../seeds/endpoints.js';
 import { demoEvents } from '../seeds/demo-events.js';
 
-/**
- * Creates the two seeded endpoints where missing (an operator's later changes are kept), and
- * on first start of an instance configured for it, loads the demo events.
- */
-export async function seedEndpointsAndDemoData(ctx: AppContext): Promise<void> {
-  const endpoints = new EndpointRepository(ctx.db.knex);
+/** Creates the two seeded endpoints where missing (an operator's later changes are kept). */
+export async function ensureSeededEndpoints(endpoints: EndpointRepository): Promise<void> {
   for (const fields of SEEDED_ENDPOINTS) {
     if (await endpoints.find(fields.name)) continue;
     try {
@@ -18,10 +14,10 @@ export async function seedEndpointsAndDemoData(ctx: AppContext): Promise<void> {
       if ((err as { code?: string }).code !== '23505') throw err; // another replica seeded it first
     }
   }
-  if (ctx.config.loadDemoData) await loadDemoDataOnce(ctx);
 }
 
-async function loadDemoDataOnce(ctx: AppContext): Promise<void> {
+/** On the first start of an instance configured for it (the embedded default), the demo events. */
+export async function loadDemoDataOnce(ctx: AppContext): Promise<void> {
   const edge = await ctx.sources.get('cloudflare.logs.prod');
   const { rows } = await ctx.db.pool.query(`SELECT EXISTS (SELECT 1 FROM logs."${edge.table_name}") AS any`);
   if (rows[0].any) return;

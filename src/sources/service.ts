@@ -4,7 +4,7 @@ import type { Database } from '../db/pool.js';
 import { runBuilt, withTransaction } from '../db/transaction.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { createLogTable, dropExpiredPartitions, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
-import { DEFAULT_SOURCES } from './defaults.js';
+import { DEFAULT_SOURCES, defaultSourceSchema } from './defaults.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
 import { fieldMapCovers, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from './schema.js';
 
@@ -65,13 +65,13 @@ export class SourceService {
     return again;
   }
 
-  async create(input: { name: unknown; retention_days?: unknown }): Promise<SourceRecord> {
+  async create(input: { name: unknown; retention_days?: unknown; schema?: FieldMap }): Promise<SourceRecord> {
     const name = validateName(input.name);
     const retention = validateRetention(input.retention_days ?? this.defaultRetentionDays);
     if (await this.repository.find(name)) throw new ConflictError(`A source named "${name}" already exists.`);
     const record = await withTransaction(this.pool, async (client) => {
       const table = await freeTableName(client, name);
-      const [row] = await runBuilt<SourceRecord>(client, this.repository.insertQuery({ name, table_name: table, retention_days: retention }));
+      const [row] = await runBuilt<SourceRecord>(client, this.repository.insertQuery({ name, table_name: table, retention_days: retention, schema: JSON.stringify(input.schema ?? {}) }));
       await createLogTable(client, table);
       await ensurePartitions(client, table, Date.now() - DAY_MS, Date.now() + PARTITION_DAYS_AHEAD * DAY_MS);
       return row;
@@ -111,7 +111,7 @@ export class SourceService {
     for (const { name } of DEFAULT_SOURCES) {
       if (this.byName.has(name)) continue;
       try {
-        await this.create({ name });
+        await this.create({ name, schema: defaultSourceSchema(name) });
       } catch (err) {
         if (!(err instanceof ConflictError)) throw err; // another replica created it first
       }

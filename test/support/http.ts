@@ -25,7 +25,7 @@ export function testApp(): Promise<TestApp> {
     await context.keys.create('test-admin', keys.admin, ['admin']);
     await context.keys.create('test-query', keys.query, ['query']);
     await context.keys.create('test-ingest', keys.ingest, ['ingest']);
-    return { app: createApp(context), context, keys };
+    return { app: await createApp(context), context, keys };
   })();
   return shared;
 }

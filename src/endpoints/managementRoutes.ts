@@ -1,0 +1,37 @@
+/**
+ * `GET/POST /api/endpoints`, `GET/PUT/PATCH/DELETE /api/endpoints/:idOrName` (admin scope).
+ * Bodies are bare JSON: a list is an array, one endpoint an object (CONTRACT.md §7).
+ * Running an endpoint (`/api/endpoints/query/...`, `/:idOrName/sql`) lives in another router;
+ * these routes match one path segment only, so they never shadow those.
+ */
+import { Router } from 'express';
+import type { AppContext } from '../context.js';
+import { jsonBody } from '../ingest/parseBody.js';
+import { EndpointManagementService } from './managementService.js';
+
+export function endpointManagementRoutes(ctx: AppContext): Router {
+  const router = Router();
+  const endpoints = new EndpointManagementService(ctx.db.knex, ctx.sources.lookup);
+  const admin = ctx.auth.require('admin');
+
+  router.get('/api/endpoints', admin, async (_req, res) => {
+    res.json(await endpoints.list());
+  });
+  router.post('/api/endpoints', admin, jsonBody, async (req, res) => {
+    res.status(201).json(await endpoints.create(req.body));
+  });
+  router.get('/api/endpoints/:idOrName', admin, async (req, res) => {
+    res.json(await endpoints.get(String(req.params.idOrName)));
+  });
+  router.put('/api/endpoints/:idOrName', admin, jsonBody, async (req, res) => {
+    res.json(await endpoints.replace(String(req.params.idOrName), req.body));
+  });
+  router.patch('/api/endpoints/:idOrName', admin, jsonBody, async (req, res) => {
+    res.json(await endpoints.patch(String(req.params.idOrName), req.body));
+  });
+  router.delete('/api/endpoints/:idOrName', admin, async (req, res) => {
+    await endpoints.delete(String(req.params.idOrName));
+    res.status(204).end();
+  });
+  return router;
+}

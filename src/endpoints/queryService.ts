@@ -1,0 +1,186 @@
+/**
+ * Running an endpoint: look it up, validate its parameters, translate its SQL (or the caller's
+ * sandboxed `sql`), run it read-only, encode and redact the rows, and answer from the result
+ * cache where the endpoint caches.
+ */
+import { createHash } from 'node:crypto';
+import type { AppContext } from '../context.js';
+import { BadRequestError, NotFoundError, parameterError, type ErrorDetail } from '../errors.js';
+import type { CacheOutcome, ResultCache, WarmSpec } from '../cache/types.js';
+import { executeReadOnly, supportsReaderRole } from '../query/execute.js';
+import { encodeRows } from '../query/encode.js';
+import { redactValue } from '../query/redact.js';
+import { initTranslator, SqlError, translateQuery, type Translation } from '../sql/index.js';
+import { EndpointRepository, type EndpointRecord } from './repository.js';
+import { sandboxSqlOf, validateParameters, type ParamValues } from './params.js';
+
+export interface RunRequest {
+  /** Query-string (and JSON body) values, all strings. */
+  input: ParamValues;
+  /** The caller asked for redaction (`LF-ENDPOINT-REDACT-PII: true`). It can only add redaction. */
+  redact: boolean;
+}
+
+export interface RunResult {
+  body: string;
+  cache: CacheOutcome['status'] | 'BYPASS';
+}
+
+/** How long a looked-up endpoint is reused before asking the database again (other replicas' changes show after this). */
+const ENDPOINT_TTL_MS = 1_000;
+const TRANSLATION_CACHE_SIZE = 500;
+
+export class EndpointQueryService {
+  private readonly repository: EndpointRepository;
+  private readonly endpoints = new Map<string, { record: EndpointRecord; until: number }>();
+  private readonly translations = new Map<string, Translation>();
+  private useReaderRole = true;
+
+  constructor(private readonly ctx: AppContext, private readonly cache: ResultCache | undefined) {
+    this.repository = new EndpointRepository(ctx.db.knex);
+  }
+
+  /** Loads the SQL validator, checks the reader role works here, starts warming. */
+  async init(): Promise<void> {
+    await initTranslator();
+    this.useReaderRole = await supportsReaderRole(this.ctx.db.pool);
+    if (!this.useReaderRole) this.ctx.logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
+    this.cache?.startWarming((spec) => this.rerun(spec));
+  }
+
+  /** After a change on this replica: the next request sees it at once. */
+  forgetEndpoints(): void {
+    this.endpoints.clear();
+  }
+
+  async run(idOrName: string, request: RunRequest): Promise<RunResult> {
+    const endpoint = await this.find(idOrName);
+    const spec = this.specOf(endpoint, request);
+    if (endpoint.cache_duration_seconds <= 0 || !this.cache) {
+      return { body: await this.compute(endpoint, spec), cache: 'BYPASS' };
+    }
+    const outcome = await this.cache.fetch(
+      { key: cacheKey(spec), ttlSeconds: endpoint.cache_duration_seconds, warmPeriodSeconds: endpoint.cache_warming_seconds, spec },
+      () => this.compute(endpoint, spec),
+    );
+    return { body: outcome.body, cache: outcome.status };
+  }
+
+  /** What would run, without running it: `GET /api/endpoints/:idOrName/sql`. */
+  async plan(idOrName: string, request: RunRequest, explain: boolean): Promise<{ sql: string; parameters: Array<{ name: string; value: string | null }>; plan?: unknown }> {
+    const endpoint = await this.find(idOrName);
+    const spec = this.specOf(endpoint, request);
+    const translation = this.translate(endpoint, spec.sql);
+    const values = translation.parameters.map((name) => spec.params[name] ?? null);
+    const out: { sql: string; parameters: Array<{ name: string; value: string | null }>; plan?: unknown } = {
+      sql: translation.sql,
+      parameters: translation.parameters.map((name, i) => ({ name, value: values[i] ?? null })),
+    };
+    if (explain) {
+      const run = await executeReadOnly(this.ctx.db.pool, `EXPLAIN (FORMAT JSON) ${translation.sql}`, values, {
+        timeoutMs: this.ctx.config.queryTimeoutMs,
+        useReaderRole: this.useReaderRole,
+      });
+      out.plan = JSON.parse(run.rows[0]![0]!);
+    }
+    return out;
+  }
+
+  private specOf(endpoint: EndpointRecord, request: RunRequest): WarmSpec {
+    const params = validateParameters(endpoint.parameters, request.input);
+    const sql = sandboxSqlOf(request.input);
+    if (sql !== undefined && !endpoint.sandboxable) {
+      throw parameterError('sql', 'invalidParameter', `Endpoint "${endpoint.name}" does not allow query sandboxing, so "sql" cannot be given.`);
+    }
+    return { endpointId: endpoint.id, version: endpoint.version, params, ...(sql === undefined ? {} : { sql }), redact: endpoint.redact_pii || request.redact };
+  }
+
+  private async compute(endpoint: EndpointRecord, spec: WarmSpec): Promise<string> {
+    const translation = this.translate(endpoint, spec.sql);
+    const values = translation.parameters.map((name) => spec.params[name] ?? null);
+    const run = await executeReadOnly(this.ctx.db.pool, translation.sql, values, {
+      timeoutMs: this.ctx.config.queryTimeoutMs,
+      useReaderRole: this.useReaderRole,
+    }).then(
+      (r) => (this.ctx.metrics.queryRuns.inc({ outcome: 'ok' }), r),
+      (err) => (this.ctx.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
+    );
+    const rows = encodeRows(run.fields, translation.columns.map((c) => c.name), run.rows);
+    return JSON.stringify({ result: spec.redact ? redactValue(rows) : rows });
+  }
+
+  /** Warming: the same spec again, unless the endpoint changed or is gone (then the key is dropped). */
+  private async rerun(spec: WarmSpec): Promise<string> {
+    const endpoint = await this.repository.find(spec.endpointId);
+    if (!endpoint || endpoint.version !== spec.version) throw new Error('endpoint changed or deleted');
+    return this.compute(endpoint, spec);
+  }
+
+  private async find(idOrName: string): Promise<EndpointRecord> {
+    const now = Date.now();
+    const hit = this.endpoints.get(idOrName);
+    if (hit && hit.until > now) return hit.record;
+    const record = await this.repository.find(idOrName);
+    if (!record) throw new NotFoundError(`No endpoint named or with id "${idOrName}".`, [{ domain: 'endpoints', reason: 'notFound', message: 'unknown endpoint', location: 'endpoint' }]);
+    if (this.endpoints.size > 1000) this.endpoints.clear();
+    this.endpoints.set(idOrName, { record, until: now + ENDPOINT_TTL_MS });
+    return record;
+  }
+
+  /** Translations are pure functions of the endpoint version, the source catalog and `sql`: cached. */
+  private translate(endpoint: EndpointRecord, sandboxSql: string | undefined): Translation {
+    const key = `${endpoint.id}:${endpoint.version}:${this.ctx.sources.catalogVersion}:${sandboxSql ?? ''}`;
+    const cached = this.translations.get(key);
+    if (cached) return cached;
+    let translation: Translation;
+    try {
+      translation = translateQuery({ query: endpoint.query, sources: this.ctx.sources.lookup, sandboxSql, maxRows: endpoint.max_rows });
+    } catch (err) {
+      if (err instanceof SqlError) throw sqlBadRequest(err, sandboxSql === undefined ? 'query' : 'sql');
+      throw err;
+    }
+    const declared = new Set(endpoint.parameters.map((p) => p.name));
+    const unknown = translation.parameters.find((name) => !declared.has(name));
+    if (unknown) throw parameterError('sql', 'invalidParameter', `@${unknown} is not a parameter of endpoint "${endpoint.name}"; declared: ${[...declared].map((n) => '@' + n).join(', ') || 'none'}.`);
+    if (this.translations.size >= TRANSLATION_CACHE_SIZE) this.translations.delete(this.translations.keys().next().value!);
+    this.translations.set(key, translation);
+    return translation;
+  }
+}
+
+/** `ep:<id>:<version>:<hash>`: declared parameter values (sorted), `sql` and redaction. */
+export function cacheKey(spec: WarmSpec): string {
+  const params = Object.keys(spec.params).sort().map((k) => [k, spec.params[k]]);
+  const hash = createHash('sha256').update(JSON.stringify([params, spec.sql ?? null, spec.redact])).digest('base64url');
+  return `ep:${spec.endpointId}:${spec.version}:${hash}`;
+}
+
+/** A translation problem: 400 naming line, column and the construct. */
+export function sqlBadRequest(err: SqlError, where: 'query' | 'sql'): BadRequestError {
+  const location = `${where}:${err.line}:${err.column}`;
+  const detail: ErrorDetail = { domain: where === 'sql' ? 'sandbox' : 'endpoint', reason: err.name, message: err.message, location };
+  const prefix = where === 'sql' ? 'The "sql" parameter' : "The endpoint's query";
+  return new BadRequestError(`${prefix} cannot run: ${err.message}`, [detail]);
+}
+
+/**
+ * Postgres errors that are about the values the caller sent: a bad ISO timestamp or regular
+ * expression (class 22, data exception), a sandbox rule enforced by the reader role (42501),
+ * an expression too deep (54001). Everything else goes on to the error middleware (503, 504, 500).
+ */
+function queryError(err: unknown): unknown {
+  const e = err as { code?: string; message?: string };
+  if (!e.code) return err;
+  if (e.code.startsWith('22') || e.code === '2201B') {
+    return new BadRequestError(`A parameter value was rejected by the database: ${firstLine(e.message)}.`, [
+      { domain: 'params', reason: 'invalidParameter', message: firstLine(e.message) },
+    ]);
+  }
+  if (e.code === '42501') return new BadRequestError('The query tried to read something outside the endpoint.', [{ domain: 'sandbox', reason: 'forbidden', message: 'permission denied' }]);
+  if (e.code === '54001') return new BadRequestError('The query is too deeply nested.');
+  return err;
+}
+
+function firstLine(message: string | undefined): string {
+  return (message ?? '').split('\n')[0]!.slice(0, 300);
+}

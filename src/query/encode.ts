@@ -1,0 +1,85 @@
+/**
+ * Row encoding of CONTRACT.md §1, the way the original BigQuery-backed service answers:
+ * TIMESTAMP (timestamptz) as integer unix microseconds, DATETIME (timestamp) as a zone-less
+ * ISO string, INT64/FLOAT64/NUMERIC as numbers, records as stored JSON.
+ *
+ * Values arrive as Postgres text (see RAW_TYPES): pg's default Date parsing would drop
+ * microseconds, and int8 would arrive as a string.
+ */
+import pg from 'pg';
+
+const OID = {
+  bool: 16, int8: 20, int2: 21, int4: 23, text: 25, oid: 26, json: 114, float4: 700, float8: 701,
+  date: 1082, timestamp: 1114, timestamptz: 1184, numeric: 1700, jsonb: 3802,
+  boolArray: 1000, int2Array: 1005, int4Array: 1007, textArray: 1009, int8Array: 1016, float4Array: 1021,
+  float8Array: 1022, timestampArray: 1115, timestamptzArray: 1185, numericArray: 1231, jsonbArray: 3807,
+} as const;
+
+/** Hands every value to the encoder as text; the encoder decides by column type. */
+export const RAW_TYPES = { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig;
+
+type Decode = (text: string) => unknown;
+
+/** `2026-11-22 13:00:00.123456+00` → 1795352400123456 (unix µs). */
+export function timestamptzToMicros(text: string): number | string {
+  const m = /^(\d{4,})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?([+-]\d{2})(?::(\d{2}))?(?::(\d{2}))?( BC)?$/.exec(text);
+  if (!m) return text; // infinity, -infinity, or BC dates: no microsecond integer to give
+  const [, y, mo, d, h, mi, s, frac = '', oh, om = '0', os = '0', bc] = m;
+  if (bc) return text;
+  const utcMs = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
+  const sign = oh!.startsWith('-') ? -1 : 1;
+  const offsetSeconds = sign * (Math.abs(Number(oh)) * 3600 + Number(om) * 60 + Number(os));
+  return (utcMs / 1000 - offsetSeconds) * 1_000_000 + Number(frac.padEnd(6, '0'));
+}
+
+/** `2026-11-22 13:00:00.25` → `2026-11-22T13:00:00.25` (Postgres already drops trailing zeros). */
+function timestampToIso(text: string): string {
+  return text.replace(' ', 'T');
+}
+
+function toNumber(text: string): number | string {
+  const n = Number(text);
+  return Number.isFinite(n) ? n : text; // NaN and Infinity have no JSON number: BigQuery sends them as strings
+}
+
+const parseBool: Decode = (t) => t === 't' || t === 'true';
+const parseTextArray = (pg.types.getTypeParser as (oid: number) => (t: string) => (string | null)[])(OID.textArray);
+
+function arrayOf(element: Decode): Decode {
+  return (text) => parseTextArray(text).map((v) => (v === null ? null : element(v)));
+}
+
+const DECODERS: Record<number, Decode> = {
+  [OID.bool]: parseBool,
+  [OID.int2]: toNumber, [OID.int4]: toNumber, [OID.int8]: toNumber, [OID.oid]: toNumber,
+  [OID.float4]: toNumber, [OID.float8]: toNumber, [OID.numeric]: toNumber,
+  [OID.json]: JSON.parse, [OID.jsonb]: JSON.parse,
+  [OID.timestamptz]: timestamptzToMicros,
+  [OID.timestamp]: timestampToIso,
+  [OID.boolArray]: arrayOf(parseBool),
+  [OID.int2Array]: arrayOf(toNumber), [OID.int4Array]: arrayOf(toNumber), [OID.int8Array]: arrayOf(toNumber),
+  [OID.float4Array]: arrayOf(toNumber), [OID.float8Array]: arrayOf(toNumber), [OID.numericArray]: arrayOf(toNumber),
+  [OID.timestamptzArray]: arrayOf(timestamptzToMicros),
+  [OID.timestampArray]: arrayOf(timestampToIso),
+  [OID.jsonbArray]: arrayOf(JSON.parse),
+  [OID.textArray]: parseTextArray,
+};
+
+const identity: Decode = (t) => t;
+
+/**
+ * Rows (arrays of Postgres text) → objects keyed by the BigQuery column names.
+ * A name that appears twice keeps its last value, as object keys must be unique.
+ */
+export function encodeRows(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, names: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | null>>): Record<string, unknown>[] {
+  const keys = fields.map((f, i) => names[i] ?? f.name);
+  const decoders = fields.map((f) => DECODERS[f.dataTypeID] ?? identity);
+  return rows.map((row) => {
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i < keys.length; i++) {
+      const v = row[i];
+      out[keys[i]!] = v === null || v === undefined ? null : decoders[i]!(v);
+    }
+    return out;
+  });
+}

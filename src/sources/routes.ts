@@ -1,0 +1,67 @@
+/**
+ * `GET/POST /api/sources`, `GET/PUT/PATCH/DELETE /api/sources/:idOrName` (admin scope).
+ * Creating a source creates its partitioned log table; deleting one drops it with its events.
+ */
+import { Router } from 'express';
+import type { AppContext } from '../context.js';
+import { BadRequestError, UnprocessableError } from '../errors.js';
+import { jsonBody } from '../ingest/parseBody.js';
+import type { SourceRecord } from './repository.js';
+
+const WRITABLE = ['name', 'retention_days'];
+/** Sent back unchanged from a GET: ignored, so GET → edit → PUT works. */
+const READ_ONLY = ['id', 'table_name', 'schema', 'created_at', 'updated_at'];
+
+export function sourceRoutes(ctx: AppContext): Router {
+  const router = Router();
+  const admin = ctx.auth.require('admin');
+
+  router.get('/api/sources', admin, async (_req, res) => {
+    await ctx.sources.reload(); // another replica may have changed the list
+    res.json(ctx.sources.list().map(present));
+  });
+  router.post('/api/sources', admin, jsonBody, async (req, res) => {
+    const body = sourceBody(req.body);
+    res.status(201).json(present(await ctx.sources.create(body)));
+  });
+  router.get('/api/sources/:idOrName', admin, async (req, res) => {
+    res.json(present(await ctx.sources.get(String(req.params.idOrName))));
+  });
+  router.put('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
+    const body = sourceBody(req.body);
+    // PUT is the whole resource: an omitted retention goes back to the default.
+    const updated = await ctx.sources.update(String(req.params.idOrName), { name: body.name, retention_days: body.retention_days ?? ctx.config.retentionDays });
+    res.json(present(updated));
+  });
+  router.patch('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
+    const { name, retention_days } = sourceBody(req.body);
+    res.json(present(await ctx.sources.update(String(req.params.idOrName), { name, retention_days })));
+  });
+  router.delete('/api/sources/:idOrName', admin, async (req, res) => {
+    await ctx.sources.delete(String(req.params.idOrName));
+    ctx.writer.forgetPartitions(); // its partitions are gone; a new source may reuse the table name
+    res.status(204).end();
+  });
+  return router;
+}
+
+/** A source as the API shows it. */
+function present(s: SourceRecord) {
+  return { id: s.id, name: s.name, table_name: s.table_name, retention_days: s.retention_days, schema: s.schema, created_at: s.created_at, updated_at: s.updated_at };
+}
+
+function sourceBody(body: unknown): { name: unknown; retention_days?: unknown } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new BadRequestError('The request body must be a JSON object like {"name": "my.source", "retention_days": 30}.', [
+      { domain: 'body', reason: 'invalidBody', message: 'expected a JSON object', location: 'body' },
+    ]);
+  }
+  const unknown = Object.keys(body).filter((k) => !WRITABLE.includes(k) && !READ_ONLY.includes(k));
+  if (unknown.length) {
+    throw new UnprocessableError(`Unknown field "${unknown[0]}": a source has name and retention_days.`, [
+      { domain: 'sources', reason: 'unknownField', message: `unknown field "${unknown[0]}"`, location: unknown[0] },
+    ]);
+  }
+  const { name, retention_days } = body as Record<string, unknown>;
+  return retention_days === undefined ? { name } : { name, retention_days };
+}
