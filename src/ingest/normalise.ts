@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { FIXED_COLUMNS, inferField, mergeFieldMaps, type FieldMap } from '../sources/schema.js';
 import { fieldName, isPlainObject, toStoredShape } from './shape.js';
+import { unstorableReason } from './storable.js';
 import { parseEventTimestamp } from './timestamp.js';
 
 export interface LogRow {
@@ -41,6 +42,8 @@ export function normaliseEvents(events: unknown[], options: { nowMs: number; ret
   events.forEach((event, index) => {
     const fail = (message: string) => errors.push({ index, message });
     if (!isPlainObject(event)) return fail('an event must be a JSON object');
+    const unstorable = unstorableReason(event);
+    if (unstorable) return fail(`the event ${unstorable}`);
 
     let id: string;
     if (event.id === undefined || event.id === null) id = randomUUID();

@@ -1,0 +1,200 @@
+/**
+ * Reads an ingest request body into a list of events, with the body limit applied to the
+ * bytes received *and* to the bytes after decompression (a gzip bomb answers 413 and never
+ * holds more than the limit in memory).
+ *
+ * Accepted forms (CONTRACT.md §8):
+ *   - `application/json` (or `application/*+json`, or no Content-Type): one event object,
+ *     `{"batch": [...]}`, or a JSON array of events;
+ *   - `application/x-ndjson` (also `application/ndjson`, `application/jsonl`,
+ *     `application/x-jsonlines`): one event per line, blank lines ignored;
+ *   - `Content-Encoding: gzip`, `deflate` (zlib or raw) or `br`, or none (`identity`).
+ * Any other Content-Type answers 415 with the error envelope.
+ */
+import express, { type Request, type RequestHandler } from 'express';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { AppError, BadRequestError, PayloadTooLargeError } from '../errors.js';
+
+export const INGEST_BODY_LIMIT = 10 * 1024 * 1024;
+
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+const inflateRaw = promisify(zlib.inflateRaw);
+const brotli = promisify(zlib.brotliDecompress);
+
+const JSON_TYPES = /^application\/(?:json|[a-z0-9.+-]*\+json)$/;
+const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/jsonlines']);
+
+export type BodyFormat = 'json' | 'ndjson';
+
+/** One line of an NDJSON body that is not JSON: reported as an invalid event at its index. */
+export interface UnparsedLine {
+  index: number;
+  message: string;
+}
+
+export interface ParsedEvents {
+  events: unknown[];
+  /** NDJSON lines that did not parse (their slot in `events` holds `undefined`). */
+  lineErrors: UnparsedLine[];
+}
+
+/** 415 in the error envelope (errors.ts has no class of its own for it). */
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super(415, 'INVALID_ARGUMENT', message, [{ domain: 'body', reason: 'unsupportedMediaType', message, location: 'Content-Type' }]);
+  }
+}
+
+/** Which parser a Content-Type selects; 415 for anything that is not JSON or NDJSON. */
+export function bodyFormat(contentType: string | undefined): BodyFormat {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === '' || JSON_TYPES.test(type)) return 'json';
+  if (NDJSON_TYPES.has(type)) return 'ndjson';
+  throw new UnsupportedMediaTypeError(
+    `Content-Type "${type}" is not accepted: send application/json (an event, {"batch": [...]} or an array of events) or application/x-ndjson (one event per line).`,
+  );
+}
+
+/** Reads, decompresses and parses the body of an ingest request. */
+export async function readIngestBody(req: Request, limit = INGEST_BODY_LIMIT): Promise<ParsedEvents> {
+  const format = bodyFormat(req.get('content-type'));
+  const encoding = (req.get('content-encoding') ?? 'identity').trim().toLowerCase();
+  if (!['identity', 'gzip', 'x-gzip', 'deflate', 'br', ''].includes(encoding)) {
+    throw new UnsupportedMediaTypeError(`Content-Encoding "${encoding}" is not accepted: send gzip, deflate, br or none.`);
+  }
+  const raw = await readRaw(req, limit);
+  const bytes = await decompress(raw, encoding, limit);
+  if (bytes.length === 0) throw new BadRequestError('The request body is empty: send an event, {"batch": [...]}, an array of events or NDJSON lines.');
+  const text = bytes.toString('utf8');
+  return format === 'ndjson' ? parseNdjson(text) : { events: parseJsonBody(text), lineErrors: [] };
+}
+
+/** The request bytes, at most `limit` of them; 413 as soon as more arrive (or Content-Length says so). */
+function readRaw(req: Request, limit: number): Promise<Buffer> {
+  const declared = Number(req.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume(); // let Node discard the rest; the answer does not wait for it
+    return Promise.reject(new PayloadTooLargeError(limit));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (err?: unknown) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (err) {
+        req.resume();
+        reject(err);
+      } else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) return finish(new PayloadTooLargeError(limit));
+      chunks.push(chunk);
+    };
+    const onEnd = () => finish();
+    const onError = (err: Error) => finish(new BadRequestError(`The request body could not be read: ${err.message}`));
+    const onAborted = () => finish(new BadRequestError('The request was aborted.'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
+
+/** Decompressed bytes, never more than `limit` of them in memory (zlib stops at maxOutputLength). */
+async function decompress(raw: Buffer, encoding: string, limit: number): Promise<Buffer> {
+  if (encoding === 'identity' || encoding === '' || raw.length === 0) return raw;
+  const options = { maxOutputLength: limit };
+  try {
+    if (encoding === 'gzip' || encoding === 'x-gzip') return await gunzip(raw, options);
+    if (encoding === 'br') return await brotli(raw, options);
+    // "deflate" means zlib-wrapped deflate, but some clients send raw deflate: accept both.
+    return await inflate(raw, options).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ERR_BUFFER_TOO_LARGE') throw err;
+      return inflateRaw(raw, options);
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw new PayloadTooLargeError(limit);
+    throw new BadRequestError(`The request body is not valid ${encoding} data (Content-Encoding: ${encoding}).`, [
+      { domain: 'body', reason: 'invalidEncoding', message: (err as Error).message, location: 'Content-Encoding' },
+    ]);
+  }
+}
+
+/** One event, `{"batch": [...]}` or an array of events. */
+export function parseJsonBody(text: string): unknown[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const detail = (err as Error).message;
+    throw new BadRequestError(`The request body is not valid JSON: ${detail}.`, [
+      { domain: 'body', reason: 'parseError', message: detail, location: 'body' },
+    ]);
+  }
+  if (Array.isArray(value)) return value;
+  if (typeof value === 'object' && value !== null) {
+    const batch = (value as { batch?: unknown }).batch;
+    if (batch !== undefined) {
+      if (!Array.isArray(batch)) throw new BadRequestError('"batch" must be an array of events.', [{ domain: 'body', reason: 'invalidBatch', message: '"batch" must be an array', location: 'batch' }]);
+      return batch;
+    }
+    return [value];
+  }
+  throw new BadRequestError('The request body must be an event object, {"batch": [...]} or an array of events.', [
+    { domain: 'body', reason: 'invalidBody', message: `got a JSON ${value === null ? 'null' : typeof value}`, location: 'body' },
+  ]);
+}
+
+/** One event per non-blank line; a line that is not JSON is reported by its event index. */
+export function parseNdjson(text: string): ParsedEvents {
+  const events: unknown[] = [];
+  const lineErrors: UnparsedLine[] = [];
+  let start = 0;
+  while (start <= text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const line = text.slice(start, end).trim();
+    start = end + 1;
+    if (line === '') continue;
+    try {
+      events.push(JSON.parse(line));
+    } catch (err) {
+      lineErrors.push({ index: events.length, message: `line is not valid JSON: ${(err as Error).message}` });
+      events.push(undefined);
+    }
+  }
+  return { events, lineErrors };
+}
+
+/** The body limit of every route other than ingest (CONTRACT.md §2). */
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+const parseJson = express.json({ limit: JSON_BODY_LIMIT, type: () => true, strict: false });
+
+/**
+ * Middleware for the management API: a JSON body of at most 1 MB (also after gzip), 415 for a
+ * body of another Content-Type, nothing parsed (`req.body` undefined) when there is no body.
+ */
+export const jsonBody: RequestHandler = (req, res, next) => {
+  const length = req.get('content-length');
+  const hasBody = req.get('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
+  if (!hasBody) {
+    req.body = undefined;
+    return next();
+  }
+  const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== '' && !JSON_TYPES.test(type)) {
+    throw new UnsupportedMediaTypeError(`Content-Type "${type}" is not accepted: send the resource as application/json.`);
+  }
+  parseJson(req, res, next);
+};
