@@ -24,7 +24,8 @@ export interface Token {
 /** Larger inputs are refused before any work (CONTRACT.md §2: `sql` up to 100 KB). */
 export const MAX_QUERY_BYTES = 100 * 1024;
 
-const OPERATORS = ['<>', '!=', '<=', '>=', '||', '<<', '>>', '(', ')', ',', '.', ';', '[', ']', '*', '+', '-', '/', '=', '<', '>', '|', '&', '^', '~'];
+const TWO_CHAR_OPERATORS = new Set(['<>', '!=', '<=', '>=', '||', '<<', '>>']);
+const ONE_CHAR_OPERATORS = new Set(['(', ')', ',', '.', ';', '[', ']', '*', '+', '-', '/', '=', '<', '>', '|', '&', '^', '~']);
 const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
   a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '?': '?', '"': '"', "'": "'", '`': '`',
 };
@@ -83,7 +84,8 @@ export function tokenize(source: string): Token[] {
       push('param', source.slice(i + 1, end), i, end);
       i = end;
     } else {
-      const op = OPERATORS.find((o) => source.startsWith(o, i));
+      const two = source.slice(i, i + 2);
+      const op = TWO_CHAR_OPERATORS.has(two) ? two : ONE_CHAR_OPERATORS.has(c) ? c : undefined;
       if (!op) throw new SqlSyntaxError(`unexpected character ${JSON.stringify(c)}`, source, i);
       push('op', op, i, i + op.length);
       i += op.length;

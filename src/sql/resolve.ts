@@ -280,16 +280,7 @@ function addItem(
   item: F.FromItem, scope: Scope, ctx: Context, guards: PgExpr[], left: PgFrom | undefined, type: F.JoinType,
   on?: E.Expr, using: readonly string[] = [], joinPos = item.pos,
 ): PgFrom | undefined {
-  const join = (right: PgFrom, condition?: PgExpr): PgFrom => {
-    if (!left) return right;
-    if (using.length) {
-      for (const name of using) scope.using.add(name.toLowerCase());
-      return { kind: 'join', type: type === 'LEFT' ? 'LEFT' : 'INNER', left, right, using };
-    }
-    if (type === 'COMMA' || type === 'CROSS') return { kind: 'join', type: 'CROSS', left, right };
-    return { kind: 'join', type, left, right, on: condition ?? pg.literal(true) };
-  };
-  const condition = (): PgExpr | undefined => on && expectBool(resolveExpr(on, scope, ctx), ctx, on.pos);
+  const link: JoinLink = { left, type, on, using, scope, ctx };
 
   if (item.kind === 'unnest') {
     const array = resolveExpr(item.expr, scope, ctx);
@@ -303,7 +294,7 @@ function addItem(
       scope.ranges.push({ kind: 'value', names, value });
       if (type !== 'LEFT') {
         guards.push(pg.is(value.sql, 'NULL', true));
-        const c = condition();
+        const c = joinCondition(link);
         if (c) guards.push(c);
       }
       return left;
@@ -315,14 +306,14 @@ function addItem(
     // jsonb_array_elements raises on a non-array; a stray scalar must behave like a missing array.
     const arg = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
     scope.ranges.push({ kind: 'value', names, value });
-    return join({ kind: 'function', fn: record ? 'jsonb_array_elements' : 'jsonb_array_elements_text', arg, alias, column: 'value' }, condition());
+    return join(link, { kind: 'function', fn: record ? 'jsonb_array_elements' : 'jsonb_array_elements_text', arg, alias, column: 'value' });
   }
 
   if (item.kind === 'derived') {
     const r = resolveQuery(item.query, ctx, scope.parent);
     const alias = ctx.translation.alias();
     scope.ranges.push({ kind: 'relation', names: item.alias ? [item.alias] : [], alias, columns: r.columns });
-    return join({ kind: 'derived', query: r.query, alias }, condition());
+    return join(link, { kind: 'derived', query: r.query, alias });
   }
 
   if (item.kind === 'join') throw new SqlUnsupportedError('parenthesised joins are not supported', ctx.text, joinPos);
@@ -332,7 +323,7 @@ function addItem(
   const names = [item.alias ?? item.name];
   if (cte) {
     scope.ranges.push({ kind: 'relation', names, alias, columns: cte.columns });
-    return join({ kind: 'table', name: cte.name, alias }, condition());
+    return join(link, { kind: 'table', name: cte.name, alias });
   }
   if (!ctx.sources) {
     throw new SqlSandboxError(`table ${item.name} is not allowed here: a sandboxed query may only read the endpoint's CTEs (${[...ctx.ctes.values()].map((c) => c.name).join(', ')})`, ctx.text, item.pos);
@@ -343,7 +334,33 @@ function addItem(
   }
   const parts = item.name.split('.');
   scope.ranges.push({ kind: 'source', names: item.alias ? names : [item.name, parts[parts.length - 1]!], alias, source });
-  return join({ kind: 'table', schema: source.schema, name: source.table, alias }, condition());
+  return join(link, { kind: 'table', schema: source.schema, name: source.table, alias });
+}
+
+/** The join being built: what is on its left and how the new item attaches. */
+interface JoinLink {
+  readonly left: PgFrom | undefined;
+  readonly type: F.JoinType;
+  readonly on: E.Expr | undefined;
+  readonly using: readonly string[];
+  readonly scope: Scope;
+  readonly ctx: Context;
+}
+
+/** The ON condition, resolved once the new item's names are in scope. */
+function joinCondition(link: JoinLink): PgExpr | undefined {
+  return link.on && expectBool(resolveExpr(link.on, link.scope, link.ctx), link.ctx, link.on.pos);
+}
+
+function join(link: JoinLink, right: PgFrom): PgFrom {
+  const { left, type, using, scope } = link;
+  if (!left) return right;
+  if (using.length) {
+    for (const name of using) scope.using.add(name.toLowerCase());
+    return { kind: 'join', type: type === 'LEFT' ? 'LEFT' : 'INNER', left, right, using };
+  }
+  if (type === 'COMMA' || type === 'CROSS') return { kind: 'join', type: 'CROSS', left, right };
+  return { kind: 'join', type, left, right, on: joinCondition(link) ?? pg.literal(true) };
 }
 
 function implicitAlias(e: E.Expr): string | undefined {
@@ -364,7 +381,7 @@ function sourceColumnNames(source: SourceTable): string[] {
 
 /** A column of a log table: a fixed column, the metadata column, or a top-level field stored in `body`. */
 function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): Typed | undefined {
-  const key = findKey(name, [...FIXED.keys(), METADATA_COLUMN, ...Object.keys(range.source.fields)]);
+  const key = findKey(name, sourceKeys(range.source));
   if (key === undefined) return undefined;
   const fixed = FIXED.get(key);
   if (fixed) return typed(pg.column(range.alias, key), fixed);
@@ -374,6 +391,15 @@ function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): 
     return typed(pg.column(range.alias, key), field ? fieldType(field) : { kind: 'jsonArray', element: { kind: 'record' }, single: false });
   }
   return jsonField(pg.column(range.alias, BODY_COLUMN), key, field!);
+}
+
+const keysBySource = new WeakMap<SourceTable, readonly string[]>();
+
+/** Column names a source answers to; computed once per source object (lookups return the same object until its schema changes). */
+function sourceKeys(source: SourceTable): readonly string[] {
+  let keys = keysBySource.get(source);
+  if (!keys) keysBySource.set(source, (keys = [...FIXED.keys(), METADATA_COLUMN, ...Object.keys(source.fields)]));
+  return keys;
 }
 
 /** Exact name first, then BigQuery's case-insensitive match. */
@@ -622,8 +648,8 @@ function resolveBinary(e: E.Binary, scope: Scope, ctx: Context): Typed {
 }
 
 function arithmeticType(op: string, a: BqType, b: BqType): BqType {
-  const name = (t: BqType): ScalarName | undefined => (t.kind === 'scalar' ? t.name : undefined);
-  const [x, y] = [name(a), name(b)];
+  const x: ScalarName | undefined = a.kind === 'scalar' ? a.name : undefined;
+  const y: ScalarName | undefined = b.kind === 'scalar' ? b.name : undefined;
   if (x === 'TIMESTAMP' || y === 'TIMESTAMP') return scalar('TIMESTAMP');
   if (x === 'DATETIME' || y === 'DATETIME') return scalar('DATETIME');
   if (x === 'DATE' || y === 'DATE') return scalar('DATE');
@@ -681,28 +707,42 @@ function resolveCall(e: E.Call, scope: Scope, ctx: Context): Typed {
   }
   if (e.distinct && !fn.aggregate?.distinct) throw new SqlUnsupportedError(`${e.name.toUpperCase()}(DISTINCT …) is not supported`, ctx.text, e.pos);
   if ((e.orderBy.length || e.limit) && !fn.aggregate?.orderBy) throw new SqlUnsupportedError(`${e.name.toUpperCase()}(… ORDER BY / LIMIT) is not supported`, ctx.text, e.pos);
-  const cache: Typed[] = [];
-  const site: CallSite = {
-    call: e,
-    text: ctx.text,
-    arg: (i) => (cache[i] ??= resolveExpr(e.args[i]!, scope, ctx)),
-    word: (i) => {
-      const a = e.args[i]!;
-      if (a.kind === 'path' && a.parts.length === 1) return a.parts[0]!.toUpperCase();
-      if (a.kind === 'call' && a.name === 'week' && a.args.length === 1) return 'WEEK';
-      throw new SqlSyntaxError(`expected a date part such as HOUR or DAY`, ctx.text, a.pos);
-    },
-    stringLiteral: (i) => {
-      const a = e.args[i];
-      return a?.kind === 'literal' && a.type === 'STRING' ? (a.value as string) : undefined;
-    },
-    integerLiteral: (i) => {
-      const a = e.args[i];
-      return a?.kind === 'literal' && a.type === 'INT64' ? Number(a.value) : undefined;
-    },
-    orderBy: () => e.orderBy.map((o) => ({ expr: resolveExpr(o.expr, scope, ctx).sql, desc: o.desc })),
-  };
-  return fn.build(site);
+  return fn.build(new ResolvingCallSite(e, scope, ctx));
 }
+
+/** Arguments resolved on demand: date-part words like `hour` are never resolved as names. */
+class ResolvingCallSite implements CallSite {
+  private readonly resolved: Typed[] = [];
+  readonly text: string;
+
+  constructor(readonly call: E.Call, private readonly scope: Scope, private readonly ctx: Context) {
+    this.text = ctx.text;
+  }
+
+  arg(i: number): Typed {
+    return (this.resolved[i] ??= resolveExpr(this.call.args[i]!, this.scope, this.ctx));
+  }
+
+  word(i: number): string {
+    const a = this.call.args[i]!;
+    if (a.kind === 'path' && a.parts.length === 1) return a.parts[0]!.toUpperCase();
+    throw new SqlSyntaxError('expected a date part such as HOUR or DAY', this.text, a.pos);
+  }
+
+  stringLiteral(i: number): string | undefined {
+    const a = this.call.args[i];
+    return a?.kind === 'literal' && a.type === 'STRING' ? (a.value as string) : undefined;
+  }
+
+  integerLiteral(i: number): number | undefined {
+    const a = this.call.args[i];
+    return a?.kind === 'literal' && a.type === 'INT64' ? Number(a.value) : undefined;
+  }
+
+  orderBy(): PgOrder[] {
+    return this.call.orderBy.map((o) => ({ expr: resolveExpr(o.expr, this.scope, this.ctx).sql, desc: o.desc }));
+  }
+}
+
 
 export type { Scope };

@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { initTranslator, translateQuery, type Translation } from '../../src/sql/index.js';
 import type { SqlErrorClass } from '../../src/sql/errors.js';
-import type { SourceLookup } from '../../src/sources/schema.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { inferField, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from '../../src/sources/schema.js';
 import { loadSources, testDatabase } from './db.js';
 
 export interface TranslationOptions {
@@ -94,4 +95,24 @@ function normalise(value: unknown, type: string): unknown {
 export function minutesAgo(minutes: number, seconds = 0): string {
   const base = Math.floor(Date.now() / 60_000) * 60_000;
   return new Date(base - minutes * 60_000 + seconds * 1000).toISOString();
+}
+
+/**
+ * Sources typed from the ingest samples (a copy of the shared fixtures in test/sql/fixtures), for tests and benchmarks that translate without
+ * a database (fuzzing, timing). Table names follow tableNameForSource.
+ */
+export function sampleSources(): SourceLookup {
+  const dir = new URL('../sql/fixtures/ingest_samples/', import.meta.url);
+  const byName = new Map<string, SourceTable>();
+  for (const file of readdirSync(dir)) {
+    const name = file.replace(/\.json$/, '');
+    const event = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as Record<string, unknown>;
+    let fields: FieldMap = {};
+    for (const [key, value] of Object.entries(event)) {
+      const field = ['id', 'timestamp', 'event_message', 'message', 'project'].includes(key) ? undefined : inferField(value);
+      if (field) fields = mergeFieldMaps(fields, { [key]: field });
+    }
+    byName.set(name, { name, schema: 'logs', table: tableNameForSource(name), fields });
+  }
+  return (name) => byName.get(name);
 }
