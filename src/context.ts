@@ -18,6 +18,7 @@ import { PROJECT_ROOT } from './paths.js';
 import { EndpointRepository } from './endpoints/repository.js';
 import { ensureSeededEndpoints } from './seed.js';
 import type { ResultCache } from './cache/types.js';
+import { createResultCache } from './cache/index.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -28,8 +29,8 @@ export interface AppContext {
   readonly auth: Authenticator;
   readonly writer: LogWriter;
   readonly metrics: Metrics;
-  /** Result cache (src/cache/); absent until the cache is wired in. */
-  readonly cache?: ResultCache;
+  /** Result cache (src/cache/): Redis when REDIS_URL is set, else in-process. */
+  readonly cache: ResultCache;
   /** True when running on the embedded database. */
   readonly embedded: boolean;
   close(): Promise<void>;
@@ -42,7 +43,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     const dataDir = path.resolve(PROJECT_ROOT, config.dataDir);
     embedded = await startEmbeddedPostgres({ dataDir, log: (msg) => logger.debug(msg) });
     url = embedded.url;
-    logger.info({ dataDir }, 'no DATABASE_URL: using the embedded Postgres (PGlite)');
+    logger.info({ dataDir, url }, 'no DATABASE_URL: using the embedded Postgres (PGlite); psql can connect to url');
   }
 
   try {
@@ -58,6 +59,8 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   await sources.ensureDefaults();
   for (const k of config.bootstrapKeys) await keys.upsert(k.name, k.key, k.scopes);
   await ensureSeededEndpoints(new EndpointRepository(db.knex));
+  const metrics = createMetrics();
+  const cache = await createResultCache(config, metrics, logger);
 
   return {
     config,
@@ -67,9 +70,11 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     keys,
     auth: new Authenticator(keys),
     writer: new LogWriter(db.pool, sources),
-    metrics: createMetrics(),
+    metrics,
+    cache,
     embedded: embedded !== undefined,
     async close() {
+      await cache.close();
       await db.close();
       await embedded?.stop();
     },

@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { createContext } from './context.js';
 import { createApp } from './app.js';
-import { loadDemoDataOnce } from './seed.js';
+import { ensureFirstKey, loadDemoDataOnce } from './seed.js';
 import { startBackgroundJobs } from './jobs.js';
 
 async function main(): Promise<void> {
@@ -28,6 +28,8 @@ async function main(): Promise<void> {
     exitWith(`cannot start: ${describeStartError(err, config.databaseUrl)}`);
   }
   if (config.loadDemoData) await loadDemoDataOnce(ctx);
+  const keyFile = await ensureFirstKey(ctx);
+  if (keyFile) logger.info({ keyFile }, 'created an admin API key for this embedded instance; it is in keyFile');
   const jobs = startBackgroundJobs(ctx);
   const app = await createApp(ctx);
 

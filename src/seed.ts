@@ -1,3 +1,7 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { generateKey } from './auth/keys.js';
+import { PROJECT_ROOT } from './paths.js';
 import type { AppContext } from './context.js';
 import type { EndpointRepository } from './endpoints/repository.js';
 import { normaliseEvents } from './ingest/normalise.js';
@@ -31,4 +35,18 @@ export async function loadDemoDataOnce(ctx: AppContext): Promise<void> {
     total += batch.rows.length;
   }
   ctx.logger.info({ events: total }, 'loaded demo events');
+}
+
+/**
+ * On the embedded default with no key at all, a newcomer could not call anything: create one
+ * admin key and write it to `<data dir>/admin-api-key` (mode 600) rather than to the log.
+ * Returns the file's path when a key was created.
+ */
+export async function ensureFirstKey(ctx: AppContext): Promise<string | undefined> {
+  if (!ctx.embedded || (await ctx.keys.list()).length > 0) return undefined;
+  const key = generateKey();
+  const file = path.join(path.resolve(PROJECT_ROOT, ctx.config.dataDir), 'admin-api-key');
+  await fs.writeFile(file, key + '\n', { mode: 0o600 });
+  await ctx.keys.create('first-admin', key, ['admin']);
+  return file;
 }
