@@ -32,7 +32,7 @@ export async function createApp(ctx: AppContext): Promise<Express> {
     next();
   });
 
-  app.use(healthRoutes(ctx, async () => 'none'));
+  app.use(healthRoutes(ctx, () => ctx.cache.ready()));
   // Routers of each feature (one line each):
   app.use(queryRoutes(ctx, queries));
   app.use(ingestRoutes(ctx));

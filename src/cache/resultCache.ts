@@ -1,0 +1,166 @@
+/**
+ * The result cache over a store (Redis or in-process):
+ *
+ * - HIT: one GET; the stored bytes are returned as they are.
+ * - MISS: single flight. Within a process, concurrent lookups of one key share one promise.
+ *   Across processes, `SET lock:<key> NX PX` picks one computer; the others poll for the value
+ *   (backing off to 50 ms) and take the lock themselves if it disappears without a value, or
+ *   compute on their own once a query time limit has passed.
+ * - Store down or slow: every store call is guarded (time budget + circuit breaker); on any
+ *   failure the request computes directly and counts `error`. No request fails or stalls
+ *   because of the cache.
+ * - Requests of a warmed key record "last requested" at most once a second per key and process.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { StoreGuard } from './guard.js';
+import type { CacheStore, LiveRegistration } from './store.js';
+import type { CacheOutcome, CacheRequest, ResultCache, WarmRunner } from './types.js';
+import { Warmer, type WarmerOptions } from './warmer.js';
+
+export interface StoreResultCacheOptions {
+  /** The query time limit: bounds how long a request waits for another process's computation. */
+  queryTimeoutMs: number;
+  warming: WarmerOptions;
+}
+
+type CacheEvent = 'hit' | 'miss' | 'bypass' | 'singleflight_wait' | 'error';
+
+export class StoreResultCache implements ResultCache {
+  private readonly inflight = new Map<string, Promise<CacheOutcome>>();
+  private readonly touched = new Map<string, number>();
+  private readonly warmer: Warmer;
+  private warming = false;
+
+  constructor(
+    private readonly store: CacheStore,
+    private readonly guard: StoreGuard,
+    private readonly metrics: Metrics,
+    private readonly logger: Logger,
+    private readonly options: StoreResultCacheOptions,
+  ) {
+    this.warmer = new Warmer(store, guard, metrics, logger, options.warming, (spec) => this.runner(spec));
+  }
+
+  private runner: WarmRunner = () => Promise.reject(new Error('warming has not been started'));
+
+  async fetch(request: CacheRequest, compute: () => Promise<string>): Promise<CacheOutcome> {
+    if (request.ttlSeconds <= 0) {
+      this.count('bypass');
+      return { body: await compute(), status: 'MISS' };
+    }
+    const pending = this.inflight.get(request.key);
+    if (pending) {
+      const outcome = await pending;
+      this.count(outcome.status === 'HIT' ? 'hit' : 'singleflight_wait');
+      return outcome;
+    }
+    const lookup = this.lookup(request, compute).finally(() => this.inflight.delete(request.key));
+    this.inflight.set(request.key, lookup);
+    return lookup;
+  }
+
+  async ready(): Promise<boolean | 'none'> {
+    if (!this.store.remote) return 'none';
+    return Promise.race([this.store.ping().catch(() => false), sleep(250).then(() => false)]);
+  }
+
+  startWarming(run: WarmRunner): void {
+    this.runner = run;
+    this.warming = true;
+    this.warmer.start();
+  }
+
+  /** One warming pass now (tests; the schedule calls the same). */
+  warmNow(now?: number): Promise<void> {
+    return this.warming ? this.warmer.tick(now) : Promise.resolve();
+  }
+
+  async close(): Promise<void> {
+    await this.warmer.stop();
+    await Promise.allSettled([...this.inflight.values()]);
+    await this.store.close();
+  }
+
+  private async lookup(request: CacheRequest, compute: () => Promise<string>): Promise<CacheOutcome> {
+    const cached = await this.guard.run(() => this.store.get(request.key));
+    if (!cached.ok) return this.computeWithoutCache(compute);
+    if (cached.value !== null) {
+      this.count('hit');
+      this.touch(request);
+      return { body: cached.value, status: 'HIT' };
+    }
+    this.count('miss');
+
+    const lockName = `lock:${request.key}`;
+    const token = randomUUID();
+    const lockMs = this.options.queryTimeoutMs + 1000;
+    const deadline = Date.now() + this.options.queryTimeoutMs + 500;
+    let delay = 5;
+    let waited = false;
+    for (;;) {
+      const locked = await this.guard.run(() => this.store.lock(lockName, token, lockMs));
+      if (!locked.ok) return this.computeWithoutCache(compute);
+      if (locked.value) return this.computeAndStore(request, compute, { name: lockName, token });
+
+      // Another process is computing this key: wait for its value.
+      if (!waited) this.count('singleflight_wait');
+      waited = true;
+      await sleep(delay);
+      delay = Math.min(delay * 1.5, 50);
+      const value = await this.guard.run(() => this.store.get(request.key));
+      if (!value.ok) return this.computeWithoutCache(compute);
+      if (value.value !== null) {
+        this.touch(request);
+        return { body: value.value, status: 'MISS' };
+      }
+      if (Date.now() > deadline) return this.computeAndStore(request, compute, undefined);
+    }
+  }
+
+  private async computeAndStore(request: CacheRequest, compute: () => Promise<string>, lock: { name: string; token: string } | undefined): Promise<CacheOutcome> {
+    let body: string;
+    try {
+      body = await compute();
+    } catch (err) {
+      if (lock) void this.guard.run(() => this.store.unlock(lock.name, lock.token));
+      throw err;
+    }
+    const live = this.registration(request);
+    if (live) this.touched.set(request.key, live.seenAt);
+    await this.guard.run(() => this.store.put(request.key, body, request.ttlSeconds, { live, unlock: lock }));
+    return { body, status: 'MISS' };
+  }
+
+  private async computeWithoutCache(compute: () => Promise<string>): Promise<CacheOutcome> {
+    this.count('error');
+    return { body: await compute(), status: 'MISS' };
+  }
+
+  /** Records a request of a warmed key: at most once a second per key, not awaited. */
+  private touch(request: CacheRequest): void {
+    if (!request.warmPeriodSeconds) return;
+    const now = Date.now();
+    const last = this.touched.get(request.key);
+    if (last !== undefined && now - last < 1000) return;
+    if (this.touched.size >= 10_000) this.touched.clear();
+    this.touched.set(request.key, now);
+    const live = this.registration(request, now)!;
+    void this.guard.run(() => this.store.touch(request.key, live));
+  }
+
+  private registration(request: CacheRequest, now = Date.now()): LiveRegistration | undefined {
+    if (!request.warmPeriodSeconds || request.warmPeriodSeconds <= 0) return undefined;
+    const entry = { spec: request.spec, ttlSeconds: request.ttlSeconds, warmPeriodSeconds: request.warmPeriodSeconds };
+    return { entry, due: now + this.warmer.periodMs(entry), seenAt: now };
+  }
+
+  private count(event: CacheEvent): void {
+    this.metrics.cacheEvents.inc({ event });
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
