@@ -1,0 +1,322 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
+
+// Self-contained: own temp data dir, port 0, no shared hooks needed.
+describe('embedded Postgres (PGlite over pglite-socket)', function () {
+  this.timeout(60_000);
+
+  let dataDir: string;
+  let embedded: EmbeddedPostgres | undefined;
+  let pool: pg.Pool | undefined;
+
+  before(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'logquery-embedded-'));
+    embedded = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'data'), port: 0 });
+    pool = new pg.Pool({ connectionString: embedded.url, max: 4 });
+    pool.on('error', () => {});
+    await pool.query('CREATE TABLE items (id int PRIMARY KEY, tag text NOT NULL)');
+  });
+
+  after(async () => {
+    await pool?.end();
+    await embedded?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const db = () => pool!;
+
+  it('serves a loopback postgres:// url that pg connects to', async () => {
+    assert.match(embedded!.url, /^postgresql:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/);
+    const { rows } = await db().query<{ v: string; one: number }>("SELECT version() AS v, 1::int AS one");
+    assert.match(rows[0].v, /PGlite/);
+    assert.equal(rows[0].one, 1);
+  });
+
+  it('answers many concurrent parameterised queries from a pool of 4 correctly', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        i % 2 === 0
+          ? db().query<{ x: number; y: string }>('SELECT $1::int AS x, $2::text AS y', [i, `s${i}`])
+          : db().query<{ x: number; y: string }>(`SELECT ${i} AS x, 's${i}' AS y`),
+      ),
+    );
+    results.forEach((r, i) => assert.deepEqual(r.rows, [{ x: i, y: `s${i}` }]));
+    assert.equal(db().totalCount, 4);
+  });
+
+  it('isolates interleaved transactions from different pool clients', async () => {
+    const pause = () => new Promise((r) => setTimeout(r, 30));
+    async function tx(tag: string, base: number, commit: boolean) {
+      const client = await db().connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('INSERT INTO items VALUES ($1, $2)', [base, tag]);
+        await pause();
+        await client.query('INSERT INTO items VALUES ($1, $2)', [base + 1, tag]);
+        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM items WHERE tag = $1', [tag]);
+        assert.equal(rows[0].n, 2, 'a transaction sees its own rows');
+        await client.query(commit ? 'COMMIT' : 'ROLLBACK');
+      } finally {
+        client.release();
+      }
+    }
+    const [, , , during] = await Promise.all([
+      tx('a', 100, true),
+      tx('b', 200, true),
+      tx('c', 300, false),
+      db().query<{ n: number }>("SELECT count(*)::int AS n FROM items WHERE tag = 'c'"),
+    ]);
+    assert.equal(during.rows[0].n, 0, 'uncommitted rows are not visible to other clients');
+    const { rows } = await db().query<{ id: number; tag: string }>('SELECT id, tag FROM items WHERE id >= 100 ORDER BY id');
+    assert.deepEqual(rows, [
+      { id: 100, tag: 'a' },
+      { id: 101, tag: 'a' },
+      { id: 200, tag: 'b' },
+      { id: 201, tag: 'b' },
+    ]);
+  });
+
+  it('keeps a failed transaction to its own client until it rolls back', async () => {
+    const a = await db().connect();
+    try {
+      await a.query('BEGIN');
+      await assert.rejects(a.query('INSERT INTO items VALUES (100, $1)', ['dup']), /duplicate key/);
+      const other = db().query<{ n: number }>('SELECT count(*)::int AS n FROM items');
+      await assert.rejects(a.query('SELECT 1'), /current transaction is aborted/);
+      await a.query('ROLLBACK');
+      assert.equal((await other).rows[0].n, 4);
+    } finally {
+      a.release();
+    }
+  });
+
+  it('lets two clients prepare statements with the same name', async () => {
+    const [c1, c2] = [await db().connect(), await db().connect()];
+    try {
+      const run = (c: pg.PoolClient, v: number) => c.query<{ v: number }>({ name: 'same_name', text: 'SELECT $1::int + 0 AS v', values: [v] });
+      const results = await Promise.all([run(c1, 1), run(c2, 2), run(c1, 3), run(c2, 4)]);
+      assert.deepEqual(results.map((r) => r.rows[0].v), [1, 2, 3, 4]);
+    } finally {
+      c1.release(true); // close both connections: their statements must be deallocated
+      c2.release(true);
+    }
+    const count = async () =>
+      (await db().query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE '%same_name'")).rows[0].n;
+    for (let i = 0; i < 50 && (await count()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await count(), 0);
+  });
+
+  it('does not interleave another connection into a half-sent extended-protocol query', async () => {
+    // pglite-socket's own queue switches connections between Parse and Execute; this one must not.
+    const raw = await RawConnection.open(embedded!.url);
+    try {
+      raw.send(parse('SELECT $1::int + 1000 AS a'), bind(['1']));
+      await new Promise((r) => setTimeout(r, 50));
+      const other = db().query<{ b: string }>('SELECT $1::text AS b', ['other']); // waits for the raw batch
+      await new Promise((r) => setTimeout(r, 50));
+      raw.send(describePortal(), execute(), sync());
+      const reply = await raw.untilReady();
+      assert.ok(!reply.includes('portal'), reply);
+      assert.ok(reply.includes('1001'), reply);
+      assert.deepEqual((await other).rows, [{ b: 'other' }]);
+    } finally {
+      raw.destroy();
+    }
+  });
+
+  it('rolls back and unblocks others when a client disconnects inside a transaction', async () => {
+    const client = new pg.Client(embedded!.url);
+    client.on('error', () => {});
+    await client.connect();
+    await client.query('BEGIN');
+    await client.query("INSERT INTO items VALUES (900, 'lost')");
+    const blocked = db().query<{ n: number }>('SELECT count(*)::int AS n FROM items WHERE id = 900');
+    await new Promise((r) => setTimeout(r, 30));
+    (client as unknown as { connection: { stream: net.Socket } }).connection.stream.destroy();
+    assert.equal((await blocked).rows[0].n, 0);
+    await client.end().catch(() => {});
+  });
+
+  it('sends nothing to other clients when cleaning up after a closed connection', async () => {
+    const leaving = new pg.Client(embedded!.url);
+    leaving.on('error', () => {});
+    await leaving.connect();
+    await leaving.query({ name: 'to_close', text: 'SELECT 1 AS one' });
+    const bystander = await RawConnection.open(embedded!.url);
+    try {
+      bystander.send(parse('SELECT 1'), bind([]), execute(), sync());
+      await bystander.untilReady(); // now the last connection PGlite streamed output to
+      // Drop the connection without Terminate: its prepared statement is then closed on the backend.
+      (leaving as unknown as { connection: { stream: net.Socket } }).connection.stream.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(bystander.unread(), 0, 'bytes arrived unasked');
+      assert.deepEqual((await db().query('SELECT 2 AS two')).rows, [{ two: 2 }]);
+    } finally {
+      bystander.destroy();
+    }
+  });
+
+  it('allows back-to-back connections (migration runs open and close their own)', async () => {
+    for (let i = 0; i < 5; i++) {
+      const c = new pg.Client(embedded!.url);
+      await c.connect();
+      await c.query('SELECT 1');
+      await c.end();
+    }
+  });
+
+  it('persists data across stop and start', async () => {
+    await db().query("INSERT INTO items VALUES (1, 'kept')");
+    await pool!.end();
+    await embedded!.stop();
+    await embedded!.stop(); // idempotent
+
+    embedded = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'data') });
+    pool = new pg.Pool({ connectionString: embedded.url, max: 4 });
+    pool.on('error', () => {});
+    const { rows } = await db().query('SELECT id, tag FROM items ORDER BY id');
+    assert.deepEqual(rows, [
+      { id: 1, tag: 'kept' },
+      { id: 100, tag: 'a' },
+      { id: 101, tag: 'a' },
+      { id: 200, tag: 'b' },
+      { id: 201, tag: 'b' },
+    ]);
+  });
+
+  // What the embedded default supports, for deciding what the service may rely on there.
+  it('supports roles, SET LOCAL ROLE, GRANT, range partitioning, jsonb and regexp; not lz4', async () => {
+    const q = (sql: string) => db().query(sql);
+    await q('CREATE ROLE probe_ro NOLOGIN');
+    await q('CREATE TABLE ev (ts timestamptz NOT NULL, doc jsonb, msg text) PARTITION BY RANGE (ts)');
+    await q("CREATE TABLE ev_p1 PARTITION OF ev FOR VALUES FROM ('2026-01-01') TO ('2026-02-01')");
+    await q(`INSERT INTO ev VALUES ('2026-01-05', '[{"a":1},{"a":2}]', 'error: disk full')`);
+    await q('GRANT USAGE ON SCHEMA public TO probe_ro');
+    await q('GRANT SELECT ON ev TO probe_ro');
+
+    const client = await db().connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL ROLE probe_ro');
+      const { rows } = await client.query(
+        "SELECT current_user AS u, e->>'a' AS a, msg ~ '^error: .*full$' AS m FROM ev, jsonb_array_elements(doc) e ORDER BY a",
+      );
+      assert.deepEqual(rows, [
+        { u: 'probe_ro', a: '1', m: true },
+        { u: 'probe_ro', a: '2', m: true },
+      ]);
+      await assert.rejects(client.query("INSERT INTO ev VALUES ('2026-01-06', '[]', 'x')"), /permission denied/);
+      await client.query('ROLLBACK');
+      assert.equal((await client.query('SELECT current_user AS u')).rows[0].u, 'postgres');
+    } finally {
+      client.release();
+    }
+
+    await assert.rejects(q('CREATE TABLE z (t text COMPRESSION lz4)'), /lz4 not supported/);
+  });
+
+  it('accepts SET LOCAL statement_timeout but never enforces it', async () => {
+    const client = await db().connect();
+    try {
+      await client.query('BEGIN');
+      await client.query("SET LOCAL statement_timeout = '50ms'");
+      await client.query('SELECT pg_sleep(0.3)'); // would fail with 57014 on real Postgres
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+  });
+});
+
+// --- a minimal wire-protocol client, to send a query batch in two halves -------------------------
+
+class RawConnection {
+  private received = Buffer.alloc(0);
+  private waiter: (() => void) | undefined;
+
+  private constructor(private readonly socket: net.Socket) {
+    socket.on('data', (d: Buffer) => {
+      this.received = Buffer.concat([this.received, d]);
+      this.waiter?.();
+    });
+  }
+
+  static async open(url: string): Promise<RawConnection> {
+    const { hostname, port } = new URL(url);
+    const socket = net.connect(Number(port), hostname);
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    const conn = new RawConnection(socket);
+    const params = Buffer.from('user\0postgres\0database\0postgres\0\0');
+    const startup = Buffer.alloc(8);
+    startup.writeInt32BE(8 + params.length, 0);
+    startup.writeInt32BE(196608, 4);
+    socket.write(Buffer.concat([startup, params]));
+    await conn.untilReady();
+    return conn;
+  }
+
+  unread(): number {
+    return this.received.length;
+  }
+
+  send(...messages: Buffer[]): void {
+    this.socket.write(Buffer.concat(messages));
+  }
+
+  /** Everything received up to ReadyForQuery, as latin1 text. */
+  async untilReady(): Promise<string> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const i = this.received.indexOf(Buffer.from([0x5a, 0, 0, 0, 5]));
+      if (i >= 0 && this.received.length >= i + 6) {
+        const text = this.received.subarray(0, i + 6).toString('latin1');
+        this.received = this.received.subarray(i + 6);
+        return text;
+      }
+      if (Date.now() > deadline) throw new Error('no ReadyForQuery');
+      await new Promise<void>((resolve) => {
+        this.waiter = resolve;
+        setTimeout(resolve, 100);
+      });
+    }
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
+
+function message(type: string, body: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head.write(type, 0, 'latin1');
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+const cstr = (s: string) => Buffer.from(`${s}\0`);
+const int16 = (n: number) => Buffer.from([(n >> 8) & 0xff, n & 0xff]);
+function int32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+}
+const parse = (text: string) => message('P', Buffer.concat([cstr(''), cstr(text), int16(0)]));
+const bind = (values: string[]) =>
+  message(
+    'B',
+    Buffer.concat([
+      cstr(''),
+      cstr(''),
+      int16(0),
+      int16(values.length),
+      ...values.flatMap((v) => [int32(Buffer.byteLength(v)), Buffer.from(v)]),
+      int16(0),
+    ]),
+  );
+const describePortal = () => message('D', Buffer.concat([Buffer.from('P'), cstr('')]));
+const execute = () => message('E', Buffer.concat([cstr(''), int32(0)]));
+const sync = () => message('S', Buffer.alloc(0));
