@@ -36,7 +36,7 @@ describe('POST /api/logs: body forms', () => {
     const res = await fetch(`http://127.0.0.1:${port}/api/logs?source_name=${SOURCE}`, {
       method: 'POST',
       headers: { 'X-API-KEY': t.keys.ingest, ...headers },
-      body,
+      body: new Uint8Array(body),
     });
     return { status: res.status, body: await res.json() };
   }

@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import request from 'supertest';
+import { initTranslator, translateQuery } from '../../src/sql/index.js';
+import { testApp, type TestApp } from '../support/http.js';
+
+const PROJECT = 'ingest-events';
+const SOURCE = 'cloudflare.logs.prod';
+
+describe('POST /api/logs: events as stored', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await testApp();
+    await initTranslator();
+  });
+  const post = (body: unknown) => request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', t.keys.ingest).send(body as object);
+  const rows = async (where: string, params: unknown[]) =>
+    (await t.context.db.pool.query(
+      `SELECT id, to_char("timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS ts, event_message, project, metadata, body
+         FROM logs.cloudflare_logs_prod WHERE project = $1 AND ${where} ORDER BY id`,
+      [PROJECT, ...params],
+    )).rows;
+
+  describe('timestamps', () => {
+    // A recent moment with every digit of the microseconds set, so truncation would show.
+    const base = new Date(Date.now() - 3_600_000);
+    base.setUTCMilliseconds(123);
+    const secs = Math.floor(base.getTime() / 1000);
+    const isoDay = base.toISOString().slice(0, 19); // YYYY-MM-DDTHH:MM:SS
+    const shifted = new Date((secs + 2 * 3600) * 1000).toISOString().slice(0, 19); // the same moment at +02:00
+    const expected = `${isoDay}.123456`;
+    const cases: Array<[string, unknown, string]> = [
+      ['ISO with Z', `${isoDay}.123456Z`, expected],
+      ['ISO with a +02:00 offset', `${shifted}.123456+02:00`, expected],
+      ['ISO with a -0530 offset', `${new Date((secs - 5.5 * 3600) * 1000).toISOString().slice(0, 19)}.123456-0530`, expected],
+      ['ISO without an offset (read as UTC)', `${isoDay}.123456`, expected],
+      ['ISO with a space and nanoseconds', `${isoDay.replace('T', ' ')}.123456789Z`, expected],
+      ['unix seconds (fraction)', secs + 0.5, `${isoDay}.500000`],
+      ['unix milliseconds', secs * 1000 + 123, `${isoDay}.123000`],
+      ['unix microseconds', secs * 1_000_000 + 123_456, expected],
+      ['unix nanoseconds', secs * 1e9 + 123_456_000, expected],
+    ];
+    for (const [label, value, want] of cases) {
+      it(`when the timestamp is ${label}, then it is stored to the microsecond`, async () => {
+        const id = `ts-${label.replace(/\W+/g, '-')}`;
+        await post({ id, timestamp: value, project: PROJECT, event_message: 'ts' }).expect(200);
+        const [row] = await rows('id = $2', [id]);
+        assert.equal(row.ts, want);
+      });
+    }
+
+    it('when no timestamp is sent, then the time of ingest is used', async () => {
+      const before = Date.now();
+      await post({ id: 'ts-none', project: PROJECT }).expect(200);
+      const [row] = await rows('id = $2', ['ts-none']);
+      const ms = Date.parse(row.ts + 'Z');
+      assert.ok(ms >= before - 1000 && ms <= Date.now() + 1000);
+    });
+
+    it('when a timestamp is not a date, is far in the future or is past retention, then 400 names the event', async () => {
+      const res = await post({ batch: [
+        { id: 'ts-bad-0', project: PROJECT },
+        { id: 'ts-bad-1', project: PROJECT, timestamp: 'yesterday' },
+        { id: 'ts-bad-2', project: PROJECT, timestamp: '2026-02-30T00:00:00Z' },
+        { id: 'ts-bad-3', project: PROJECT, timestamp: Date.now() + 3 * 86_400_000 },
+        { id: 'ts-bad-4', project: PROJECT, timestamp: '2001-01-01T00:00:00Z' },
+        { id: 'ts-bad-5', project: PROJECT, timestamp: true },
+      ] }).expect(400);
+      assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['1', '2', '3', '4', '5']);
+      assert.match(res.body.error.errors[0].message, /not ISO 8601/);
+      assert.match(res.body.error.errors[2].message, /future/);
+      assert.match(res.body.error.errors[3].message, /retention/);
+      assert.equal((await rows(`id LIKE 'ts-bad-%'`, [])).length, 0);
+    });
+  });
+
+  it('when "message" is sent instead of "event_message", then it is stored as event_message', async () => {
+    await post({ id: 'alias-1', message: 'via message', project: PROJECT }).expect(200);
+    const [row] = await rows('id = $2', ['alias-1']);
+    assert.equal(row.event_message, 'via message');
+  });
+
+  it('when an event has an id, then it is kept; when it has none, then a UUID is generated', async () => {
+    await post([{ id: 'kept-id-1', project: PROJECT, event_message: 'ids' }, { project: PROJECT, event_message: 'ids' }]).expect(200);
+    const all = await rows(`event_message = 'ids'`, []);
+    assert.equal(all.length, 2);
+    assert.ok(all.some((r) => r.id === 'kept-id-1'));
+    assert.ok(all.some((r) => /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(r.id)));
+  });
+
+  it('when an event has nested objects, then each is stored as a one-element array and other fields go to body', async () => {
+    await post({
+      id: 'shape-1', project: PROJECT, event_message: 'shape',
+      metadata: { request: { method: 'GET', headers: { 'x-real-ip': '1.2.3.4' } }, tags: ['a', 'b'], items: [{ n: 1 }, { n: 2 }] },
+      level: 'info', context: { host: 'db-1' },
+    }).expect(200);
+    const [row] = await rows('id = $2', ['shape-1']);
+    assert.deepEqual(row.metadata, [{
+      request: [{ method: 'GET', headers: [{ x_real_ip: '1.2.3.4' }] }],
+      tags: ['a', 'b'],
+      items: [{ n: 1 }, { n: 2 }],
+    }]);
+    assert.deepEqual(row.body, { level: 'info', context: [{ host: 'db-1' }] });
+  });
+
+  it('when a new nested field arrives, then the source schema gets it with its type, and queries can use it', async () => {
+    await post({ id: 'schema-1', project: PROJECT, event_message: 'schema', metadata: { ingest_probe: { latency_ms: 12, ok: true, region: 'eu', ratio: 0.5 } } }).expect(200);
+    await t.context.sources.reload();
+    const source = await t.context.sources.get(SOURCE);
+    const probe = source.schema.metadata?.fields?.ingest_probe;
+    assert.equal(probe?.type, 'RECORD');
+    assert.equal(probe?.fields?.latency_ms?.type, 'INT64');
+    assert.equal(probe?.fields?.ok?.type, 'BOOL');
+    assert.equal(probe?.fields?.region?.type, 'STRING');
+    assert.equal(probe?.fields?.ratio?.type, 'FLOAT64');
+
+    const translation = translateQuery({
+      query: `select p.latency_ms as latency, p.region from \`${SOURCE}\` t cross join unnest(t.metadata) as m cross join unnest(m.ingest_probe) as p where t.project = @project and p.ok`,
+      sources: t.context.sources.lookup,
+    });
+    const result = await t.context.db.pool.query(translation.sql, translation.parameters.map(() => PROJECT));
+    assert.deepEqual(result.rows.map((r) => ({ latency: Number(r.latency), region: r.region })), [{ latency: 12, region: 'eu' }]);
+  });
+
+  it('when an event contains a NUL character, then the batch is rejected with 400 naming that event, not 500', async () => {
+    const res = await post({ batch: [
+      { id: 'nul-0', project: PROJECT, event_message: 'fine' },
+      { id: 'nul-1', project: PROJECT, event_message: 'bad\u0000message' },
+      { id: 'nul-2', project: PROJECT, metadata: { deep: { value: 'x\u0000y' } } },
+      { id: 'nul-3', project: PROJECT, metadata: { ['key\u0000']: 1 } },
+      { id: 'nul-4', project: PROJECT, metadata: { lone: '\ud800' } },
+      { id: 'nul-5', project: PROJECT, metadata: { emoji: '😀 \\u0000 is fine as text' } },
+    ] }).expect(400);
+    assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['1', '2', '3', '4']);
+    assert.match(res.body.error.errors[0].message, /NUL/);
+    assert.match(res.body.error.errors[3].message, /surrogate/);
+    assert.equal((await rows(`id LIKE 'nul-%'`, [])).length, 0);
+  });
+
+  it('when an event is nested too deeply, then 400, not 500', async () => {
+    const deep = '{"d":'.repeat(5000) + '1' + '}'.repeat(5000);
+    const res = await request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', t.keys.ingest)
+      .set('Content-Type', 'application/json').send(`{"id": "deep-1", "project": "${PROJECT}", "metadata": ${deep}}`).expect(400);
+    assert.match(res.body.error.errors[0].message, /nested more than/);
+  });
+
+  it('when one event of a batch is invalid, then nothing of the batch is written and each bad event is listed', async () => {
+    const batch = Array.from({ length: 50 }, (_, i) => ({ id: `atomic-${i}`, project: PROJECT, event_message: 'atomic' })) as object[];
+    batch[17] = { id: 'atomic-17', project: PROJECT, event_message: 42 };
+    batch[33] = 'not an object' as unknown as object;
+    batch[40] = { id: 'atomic-40', project: PROJECT, metadata: 'a string' };
+    const res = await post({ batch }).expect(400);
+    assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['17', '33', '40']);
+    for (const e of res.body.error.errors) assert.equal(e.reason, 'invalidEvent');
+    assert.match(res.body.error.message, /3 of 50 events are invalid/);
+    assert.equal((await rows(`event_message = 'atomic'`, [])).length, 0);
+  });
+});
