@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { initTranslator, translateQuery } from '../src/sql/index.js';
 import { parseQuery } from '../src/sql/parser.js';
-import { resolveQuery, Translation } from '../src/sql/resolve.js';
+import { resolveQuery, TranslationState } from '../src/sql/resolve.js';
 import { printQuery } from '../src/sql/postgres/print.js';
 import { validatePostgres } from '../src/sql/validate.js';
 import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
@@ -33,7 +33,7 @@ function medianMicros(run: () => void): number {
 
 /** Parse + resolve + print, as translateQuery does, minus the validation. */
 function translateWithoutValidation(query: string): void {
-  const resolved = resolveQuery(parseQuery(query), { translation: new Translation(), text: query, sources, ctes: new Map() });
+  const resolved = resolveQuery(parseQuery(query), { translation: new TranslationState(), text: query, sources, ctes: new Map() });
   printQuery(resolved.query);
 }
 

@@ -14,7 +14,7 @@ import { tokenize } from './lexer.js';
 import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
 import { printQuery } from './postgres/print.js';
-import { resolveCtes, resolveQuery, Translation as TranslationState, type Context, type Resolved } from './resolve.js';
+import { resolveCtes, resolveQuery, TranslationState, type Context, type Resolved } from './resolve.js';
 import { typeName } from './types.js';
 import { loadValidator, validatePostgres } from './validate.js';
 import type { SourceLookup } from '../sources/schema.js';

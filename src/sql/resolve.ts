@@ -28,7 +28,7 @@ export interface Resolved { readonly query: PgQuery; readonly columns: readonly 
 interface CteBinding { readonly name: string; readonly columns: readonly Column[] }
 
 /** State shared by one translation: parameter numbering and fresh aliases. */
-export class Translation {
+export class TranslationState {
   readonly parameters: string[] = [];
   private aliases = 0;
 
@@ -45,7 +45,7 @@ export class Translation {
 
 /** Where names come from while resolving one piece of text. */
 export interface Context {
-  readonly translation: Translation;
+  readonly translation: TranslationState;
   /** The text being resolved, for error positions (the endpoint query or the caller's sandboxed SQL). */
   readonly text: string;
   /** Sources may be read (endpoint text); undefined in sandboxed SQL, where only CTEs are tables. */
@@ -58,13 +58,20 @@ type Range =
   | { readonly kind: 'relation'; readonly names: readonly string[]; readonly alias: string; readonly columns: readonly Column[] }
   | { readonly kind: 'value'; readonly names: readonly string[]; readonly value: Typed };
 
-class Scope {
-  readonly ranges: Range[] = [];
-  readonly using = new Set<string>();
-  constructor(readonly parent?: Scope) {}
-}
+/** The names one SELECT sees: its FROM items, JOIN USING columns, and (HAVING, ORDER BY) its select aliases. */
+export class Scope {
+  constructor(
+    readonly parent?: Scope,
+    readonly ranges: Range[] = [],
+    readonly using = new Set<string>(),
+    /** Select-list aliases, consulted after every column: BigQuery lets HAVING and ORDER BY name them. */
+    readonly aliases: readonly SelectTarget[] = [],
+  ) {}
 
-const SELECT_ALIAS_FALLBACK = Symbol('select aliases');
+  withAliases(aliases: readonly SelectTarget[]): Scope {
+    return new Scope(this.parent, this.ranges, this.using, aliases);
+  }
+}
 
 /** Column names of the physical log tables, typed. */
 const FIXED: ReadonlyMap<string, BqType> = new Map(Object.entries(FIXED_COLUMNS).map(([k, v]) => [k, scalar(v.type)]));
@@ -146,11 +153,11 @@ function resolveBody(b: Q.QueryBody, ctx: Context, parent?: Scope): ResolvedBody
 function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody {
   const scope = new Scope(parent);
   const guards: PgExpr[] = [];
-  const from = s.from && resolveFrom(s.from, scope, ctx, guards);
+  const from = s.from && resolveFromItem(s.from, { left: undefined, type: 'COMMA', on: undefined, using: [], scope, ctx }, guards);
   const items = resolveSelectList(s.items, scope, ctx);
   const where = s.where && expectBool(resolveExpr(s.where, scope, ctx), ctx, s.where.pos);
   const groupBy = s.groupBy.map((g) => resolveGroupKey(g, items, scope, ctx));
-  const having = s.having && resolveExpr(s.having, withAliases(scope, items), ctx).sql;
+  const having = s.having && resolveExpr(s.having, scope.withAliases(items), ctx).sql;
   const conditions = [...guards, ...(where ? [where] : [])];
   const select: PgSelect = {
     kind: 'select',
@@ -239,7 +246,7 @@ function resolveOrder(o: Q.OrderItem, body: ResolvedBody, ctx: Context): PgOrder
   const ordinal = selectOrdinal(o.expr, items, ctx, true);
   let expr: PgExpr;
   if (ordinal !== undefined) expr = pg.number(String(ordinal));
-  else if (body.select) expr = resolveExpr(o.expr, withAliases(body.select.scope, body.select.items), ctx).sql;
+  else if (body.select) expr = resolveExpr(o.expr, body.select.scope.withAliases(body.select.items), ctx).sql;
   else if (o.expr.kind === 'path' && o.expr.parts.length === 1) {
     const name = o.expr.parts[0]!.toLowerCase();
     const i = items.findIndex((t) => t.name.toLowerCase() === name);
@@ -256,33 +263,33 @@ function resolveCount(e: E.Expr, ctx: Context, clause: string): PgExpr {
   throw new SqlSyntaxError(`${clause} takes an integer literal or a parameter`, ctx.text, e.pos);
 }
 
-/** HAVING and ORDER BY may name select aliases; they resolve to the aliased expression. */
-function withAliases(scope: Scope, items: readonly SelectTarget[]): Scope {
-  const s = Object.create(scope) as Scope & { [SELECT_ALIAS_FALLBACK]?: readonly SelectTarget[] };
-  s[SELECT_ALIAS_FALLBACK] = items;
-  return s;
-}
-
 // ── FROM ─────────────────────────────────────────────────────────────────────
 
-/**
- * Builds the left-deep join chain. UNNEST of a record array that always held one object is
- * not joined at all: its alias stands for `array->0`, read by path; CROSS/INNER semantics
- * (drop rows without the record) become a `IS NOT NULL` guard in `guards`.
- */
-function resolveFrom(item: F.FromItem, scope: Scope, ctx: Context, guards: PgExpr[]): PgFrom | undefined {
-  if (item.kind !== 'join') return addItem(item, scope, ctx, guards, undefined, 'COMMA');
-  const left = resolveFrom(item.left, scope, ctx, guards);
-  return addItem(item.right, scope, ctx, guards, left, item.type, item.on, item.using, item.pos);
+/** The join being built: what is on its left and how the next item attaches. */
+interface JoinLink {
+  readonly left: PgFrom | undefined;
+  readonly type: F.JoinType;
+  readonly on: E.Expr | undefined;
+  readonly using: readonly string[];
+  readonly scope: Scope;
+  readonly ctx: Context;
 }
 
-function addItem(
-  item: F.FromItem, scope: Scope, ctx: Context, guards: PgExpr[], left: PgFrom | undefined, type: F.JoinType,
-  on?: E.Expr, using: readonly string[] = [], joinPos = item.pos,
-): PgFrom | undefined {
-  const link: JoinLink = { left, type, on, using, scope, ctx };
+type FromResolver<K extends F.FromKind> = (item: Extract<F.FromItem, { kind: K }>, link: JoinLink, guards: PgExpr[]) => PgFrom | undefined;
 
-  if (item.kind === 'unnest') {
+/**
+ * FROM items, attached left to right (joins are left-deep). UNNEST of a record array that always
+ * held one object is not joined at all: its alias stands for `array->0`, read by path, and
+ * CROSS/INNER semantics (drop rows without the record) become an `IS NOT NULL` guard in `guards`.
+ */
+const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
+  join: (j, link, guards) => {
+    const left = resolveFromItem(j.left, link, guards);
+    return resolveFromItem(j.right, { ...link, left, type: j.type, on: j.on, using: j.using }, guards);
+  },
+
+  unnest: (item, link, guards) => {
+    const { scope, ctx, type, on } = link;
     const array = resolveExpr(item.expr, scope, ctx);
     if (array.type.kind !== 'jsonArray') {
       throw new SqlUnsupportedError(`UNNEST needs an array field of a source; got ${array.type.kind === 'scalar' ? array.type.name : 'a computed array'}`, ctx.text, item.expr.pos);
@@ -294,10 +301,10 @@ function addItem(
       scope.ranges.push({ kind: 'value', names, value });
       if (type !== 'LEFT') {
         guards.push(pg.is(value.sql, 'NULL', true));
-        const c = joinCondition(link);
-        if (c) guards.push(c);
+        const condition = joinCondition(link);
+        if (condition) guards.push(condition);
       }
-      return left;
+      return link.left;
     }
     const alias = ctx.translation.alias();
     const record = array.type.element.kind === 'record';
@@ -307,44 +314,39 @@ function addItem(
     const arg = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
     scope.ranges.push({ kind: 'value', names, value });
     return join(link, { kind: 'function', fn: record ? 'jsonb_array_elements' : 'jsonb_array_elements_text', arg, alias, column: 'value' });
-  }
+  },
 
-  if (item.kind === 'derived') {
-    const r = resolveQuery(item.query, ctx, scope.parent);
-    const alias = ctx.translation.alias();
-    scope.ranges.push({ kind: 'relation', names: item.alias ? [item.alias] : [], alias, columns: r.columns });
+  derived: (item, link) => {
+    // A derived table cannot see the FROM items before it (BigQuery has no LATERAL subqueries), only outer queries.
+    const r = resolveQuery(item.query, link.ctx, link.scope.parent);
+    const alias = link.ctx.translation.alias();
+    link.scope.ranges.push({ kind: 'relation', names: item.alias ? [item.alias] : [], alias, columns: r.columns });
     return join(link, { kind: 'derived', query: r.query, alias });
-  }
+  },
 
-  if (item.kind === 'join') throw new SqlUnsupportedError('parenthesised joins are not supported', ctx.text, joinPos);
+  table: (item, link) => {
+    const { scope, ctx } = link;
+    const alias = ctx.translation.alias();
+    const cte = ctx.ctes.get(item.name.toLowerCase());
+    if (cte) {
+      scope.ranges.push({ kind: 'relation', names: [item.alias ?? item.name], alias, columns: cte.columns });
+      return join(link, { kind: 'table', name: cte.name, alias });
+    }
+    const cteNames = [...ctx.ctes.values()].map((c) => c.name);
+    if (!ctx.sources) {
+      throw new SqlSandboxError(`table ${item.name} is not allowed here: a sandboxed query may only read the endpoint's CTEs (${cteNames.join(', ')})`, ctx.text, item.pos);
+    }
+    const source = ctx.sources(item.name);
+    if (!source) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
+    // Without an alias, both the full name and its last part qualify columns (`prod.id`).
+    const parts = item.name.split('.');
+    scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!], alias, source });
+    return join(link, { kind: 'table', schema: source.schema, name: source.table, alias });
+  },
+};
 
-  const alias = ctx.translation.alias();
-  const cte = ctx.ctes.get(item.name.toLowerCase());
-  const names = [item.alias ?? item.name];
-  if (cte) {
-    scope.ranges.push({ kind: 'relation', names, alias, columns: cte.columns });
-    return join(link, { kind: 'table', name: cte.name, alias });
-  }
-  if (!ctx.sources) {
-    throw new SqlSandboxError(`table ${item.name} is not allowed here: a sandboxed query may only read the endpoint's CTEs (${[...ctx.ctes.values()].map((c) => c.name).join(', ')})`, ctx.text, item.pos);
-  }
-  const source = ctx.sources(item.name);
-  if (!source) {
-    throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, [...ctx.ctes.values()].map((c) => c.name))}`, ctx.text, item.pos);
-  }
-  const parts = item.name.split('.');
-  scope.ranges.push({ kind: 'source', names: item.alias ? names : [item.name, parts[parts.length - 1]!], alias, source });
-  return join(link, { kind: 'table', schema: source.schema, name: source.table, alias });
-}
-
-/** The join being built: what is on its left and how the new item attaches. */
-interface JoinLink {
-  readonly left: PgFrom | undefined;
-  readonly type: F.JoinType;
-  readonly on: E.Expr | undefined;
-  readonly using: readonly string[];
-  readonly scope: Scope;
-  readonly ctx: Context;
+function resolveFromItem(item: F.FromItem, link: JoinLink, guards: PgExpr[]): PgFrom | undefined {
+  return (FROM_RESOLVERS[item.kind] as FromResolver<F.FromKind>)(item, link, guards);
 }
 
 /** The ON condition, resolved once the new item's names are in scope. */
@@ -460,9 +462,8 @@ function resolvePath(parts: readonly string[], pos: number, scope: Scope, ctx: C
     }
     const column = unqualifiedColumn(head, s, ctx, pos);
     if (column) return { kind: 'value', value: fields(column, rest, ctx, pos) };
-    const aliases = (s as Scope & { [SELECT_ALIAS_FALLBACK]?: readonly SelectTarget[] })[SELECT_ALIAS_FALLBACK];
-    const target = aliases?.find((t) => t.name.toLowerCase() === head.toLowerCase());
-    if (target && Object.prototype.hasOwnProperty.call(s, SELECT_ALIAS_FALLBACK)) return { kind: 'value', value: fields(target.value, rest, ctx, pos) };
+    const target = s.aliases.find((t) => t.name.toLowerCase() === head.toLowerCase());
+    if (target) return { kind: 'value', value: fields(target.value, rest, ctx, pos) };
   }
   const candidates = visibleNames(scope);
   throw new SqlNameError(`unknown name ${head}${didYouMean(head, candidates)}`, ctx.text, pos);
@@ -745,4 +746,3 @@ class ResolvingCallSite implements CallSite {
 }
 
 
-export type { Scope };
