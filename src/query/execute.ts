@@ -29,10 +29,19 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
   let broken = false;
   try {
     const role = options.useReaderRole ? `SET LOCAL ROLE ${READER_ROLE}; ` : '';
+    // security: standard_conforming_strings is forced on because the printer escapes string
+    // literals by doubling quotes only and wall 2 (libpg-query) parses with it on; a database or
+    // role configured with it off would read `'\''` as an escaped quote and let a caller's
+    // literal end early and inject SQL (test/security/walls.test.ts).
     await client.query(
-      `BEGIN READ ONLY; ${role}SET LOCAL statement_timeout = ${Math.floor(options.timeoutMs)}; SET LOCAL TimeZone = 'UTC'; SET LOCAL jit = off`,
+      `BEGIN READ ONLY; ${role}SET LOCAL statement_timeout = ${Math.floor(options.timeoutMs)}; SET LOCAL TimeZone = 'UTC'; SET LOCAL jit = off; SET LOCAL standard_conforming_strings = on`,
     );
-    const result = await client.query({ text: sql, values, rowMode: 'array', types: RAW_TYPES });
+    // security: always the extended protocol (one statement per Parse). Without values `pg` would
+    // use the simple protocol, where `SELECT 1; COMMIT; …` runs several statements and the ones
+    // after COMMIT escape the read-only transaction and the reader role.
+    // (`queryMode` is a pg ≥ 8.10 option that @types/pg does not declare yet.)
+    const query: pg.QueryArrayConfig & { queryMode: 'extended' } = { text: sql, values, rowMode: 'array', types: RAW_TYPES, queryMode: 'extended' };
+    const result = await client.query(query);
     return { fields: result.fields, rows: result.rows as Array<Array<string | null>> };
   } catch (err) {
     broken = isConnectionError(err);
