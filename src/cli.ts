@@ -1,0 +1,187 @@
+/**
+ * Operator commands on the service's database (`npm run cli -- <command>`):
+ *
+ *   keys create --name NAME --scope admin [--scope query]   prints the key (shown only this once)
+ *   keys list                                              id, name, prefix, scopes, created_at
+ *   keys delete ID
+ *   endpoints list
+ *   sources list
+ *   sources create NAME [--retention-days N]
+ *
+ * It reads the same configuration as the service (DATABASE_URL, ...) and opens the database the
+ * same way (loadConfig + createContext), so migrations and the default sources are in place.
+ *
+ * Embedded database: without DATABASE_URL the data lives in PGlite's directory (./data), which
+ * only one process may open at a time (PGlite takes no lock; two writers corrupt it). So without
+ * DATABASE_URL the CLI first checks whether a service answers on PORT (default 4000) and refuses
+ * if one does: stop the service, or use the HTTP API (`POST /api/keys`, ...) while it runs.
+ */
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config, type Scope } from './config.js';
+import { createContext, type AppContext } from './context.js';
+import { createLogger } from './logger.js';
+import { EndpointRepository } from './endpoints/repository.js';
+import { AppError } from './errors.js';
+import { generateKey, SCOPES } from './auth/keys.js';
+import { isUuid } from './sources/repository.js';
+
+export const USAGE = `Usage: npm run cli -- <command>
+
+  keys create --name NAME --scope SCOPE [--scope SCOPE ...]   scopes: ${SCOPES.join(', ')}; prints the key once
+  keys list
+  keys delete ID
+  endpoints list
+  sources list
+  sources create NAME [--retention-days N]
+
+Uses DATABASE_URL like the service. Without it (the embedded database in ./data), stop the
+service first: the embedded data directory can be opened by only one process at a time.`;
+
+/** A failure the operator can act on: printed as one line, exit code 1 (2 for usage errors). */
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+  }
+}
+
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  out: (text: string) => void;
+  /** Messages for the operator (errors, the "shown once" warning). */
+  err: (text: string) => void;
+}
+
+/** Runs one command; resolves with the exit code. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    await dispatch(argv, io);
+    return 0;
+  } catch (err) {
+    if (err instanceof CliError) {
+      io.err(err.message);
+      return err.exitCode;
+    }
+    if (err instanceof ConfigError) {
+      io.err(`configuration error: ${err.message}`);
+      return 1;
+    }
+    if (err instanceof AppError) {
+      io.err(err.message);
+      return 1;
+    }
+    io.err(`failed: ${(err as Error).message?.split('\n')[0] ?? String(err)}`);
+    return 1;
+  }
+}
+
+async function dispatch(argv: string[], io: CliIo): Promise<void> {
+  const { values, positionals } = parse(argv);
+  const [noun, verb, ...rest] = positionals;
+  if (values.help || !noun) {
+    io.out(USAGE);
+    if (!noun && !values.help) throw new CliError('no command given', 2);
+    return;
+  }
+  const command = `${noun} ${verb ?? ''}`.trim();
+  const known = ['keys create', 'keys list', 'keys delete', 'endpoints list', 'sources list', 'sources create'];
+  if (!known.includes(command)) throw new CliError(`unknown command "${command}"\n\n${USAGE}`, 2);
+
+  const config = loadConfig(io.env);
+  await refuseIfEmbeddedInUse(config);
+  const ctx = await createContext(config, createLogger(io.env.LOG_LEVEL ?? 'error'));
+  try {
+    await run(command, rest, values, ctx, io);
+  } finally {
+    await ctx.close();
+  }
+}
+
+type Values = ReturnType<typeof parse>['values'];
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        scope: { type: 'string', multiple: true },
+        'retention-days': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    throw new CliError(`${(err as Error).message}\n\n${USAGE}`, 2);
+  }
+}
+
+async function run(command: string, args: string[], values: Values, ctx: AppContext, io: CliIo): Promise<void> {
+  const print = (value: unknown) => io.out(JSON.stringify(value, null, 2));
+  switch (command) {
+    case 'keys create': {
+      const name = values.name?.trim();
+      if (!name) throw new CliError('keys create needs --name NAME', 2);
+      const scopes = [...new Set(values.scope ?? [])];
+      if (scopes.length === 0) throw new CliError(`keys create needs at least one --scope (${SCOPES.join(', ')})`, 2);
+      const bad = scopes.find((s) => !SCOPES.includes(s as Scope));
+      if (bad) throw new CliError(`unknown scope "${bad}": use ${SCOPES.join(', ')}`, 2);
+      const key = generateKey();
+      const record = await ctx.keys.create(name, key, scopes as Scope[]);
+      print({ ...record, key });
+      io.err('The key is shown only this once: store it now.');
+      return;
+    }
+    case 'keys list':
+      print(await ctx.keys.list());
+      return;
+    case 'keys delete': {
+      const id = args[0];
+      if (!id) throw new CliError('keys delete needs the key id (see keys list)', 2);
+      if (!isUuid(id) || !(await ctx.keys.delete(id))) throw new CliError(`no API key with id "${id}"`);
+      io.out(`deleted key ${id}`);
+      return;
+    }
+    case 'endpoints list':
+      print(await new EndpointRepository(ctx.db.knex).list());
+      return;
+    case 'sources list':
+      await ctx.sources.reload();
+      print(ctx.sources.list());
+      return;
+    case 'sources create': {
+      const name = args[0];
+      if (!name) throw new CliError('sources create needs a NAME', 2);
+      const retention = values['retention-days'];
+      if (retention !== undefined && !/^\d+$/.test(retention)) throw new CliError('--retention-days must be a whole number', 2);
+      print(await ctx.sources.create(retention === undefined ? { name } : { name, retention_days: Number(retention) }));
+      return;
+    }
+  }
+}
+
+/**
+ * PGlite's data directory must not be opened by two processes. Without DATABASE_URL, a service
+ * answering on the configured port is taken to hold it.
+ */
+async function refuseIfEmbeddedInUse(config: Config): Promise<void> {
+  if (config.databaseUrl) return;
+  const url = `http://127.0.0.1:${config.port}/health`;
+  const running = await fetch(url, { signal: AbortSignal.timeout(1500) }).then(() => true, () => false);
+  if (running) {
+    throw new CliError(
+      `A service is running on port ${config.port}, and without DATABASE_URL this command would open the same embedded ` +
+        `database directory (${config.dataDir}), which only one process may use at a time. Stop the service first, ` +
+        'set DATABASE_URL to use a Postgres server, or use the HTTP API while the service runs (POST /api/keys, GET /api/endpoints, ...).',
+    );
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const code = await runCli(process.argv.slice(2), {
+    env: process.env,
+    out: (text) => process.stdout.write(text + '\n'),
+    err: (text) => process.stderr.write(text + '\n'),
+  });
+  process.exit(code);
+}
