@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKey } from '../../src/auth/keys.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import { createEmptyDatabase } from '../support/db.js';
+import { OwnRedis, eventually, freePort, sleep } from './support.js';
+
+/**
+ * Two service processes (`tsx src/main.ts`) on one database and one Redis, with warming shortened
+ * (WARMING_SCALE=0.01: usage.api-counts is re-run every 3 s instead of 300 s). Between them, a
+ * live key is warmed once per period, not once per process.
+ */
+describe('two service processes on one Redis', function () {
+  this.timeout(90_000);
+  const adminKey = generateKey();
+  let redis: OwnRedis;
+  const children: ChildProcess[] = [];
+  const ports: number[] = [];
+
+  async function startService(databaseUrl: string): Promise<number> {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: PROJECT_ROOT,
+      env: {
+        PATH: process.env.PATH!,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redis.url,
+        ADMIN_API_KEY: adminKey,
+        LOAD_DEMO_DATA: 'false',
+        LOG_LEVEL: 'warn',
+        WARMING_TICK: '* * * * * *',
+        WARMING_SCALE: '0.01',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    children.push(child);
+    const up = await eventually(async () => (await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)), 30_000);
+    assert.ok(up, `service on port ${port} did not start`);
+    return port;
+  }
+
+  async function warmRuns(port: number): Promise<number> {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('logquery_cache_events_total{event="warm_run"}'));
+    return line ? Number(line.split(' ').pop()) : 0;
+  }
+
+  before(async () => {
+    redis = await OwnRedis.start();
+    const { url } = await createEmptyDatabase('lq_cache_procs');
+    ports.push(await startService(url)); // the first one migrates and seeds; then the second
+    ports.push(await startService(url));
+  });
+  after(async () => {
+    await Promise.all(children.map((child) => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      child.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    })));
+    await redis?.kill();
+  });
+
+  it('when usage.api-counts is called once and N periods pass, then the two processes warmed it about N times in all', async () => {
+    const url = `http://127.0.0.1:${ports[0]}/api/endpoints/query/usage.api-counts?interval=hourly&project=${encodeURIComponent('^https://procs\\.')}`;
+    const first = await fetch(url, { headers: { 'X-API-KEY': adminKey } });
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('x-cache'), 'MISS');
+    const started = Date.now();
+    const body = await first.text();
+
+    await sleep(4 * 3000 + 500);
+    const periods = (Date.now() - started) / 3000;
+    const [a, b] = [await warmRuns(ports[0]!), await warmRuns(ports[1]!)];
+    if (process.env.CACHE_TEST_VERBOSE) console.log(`    warm runs: ${a} + ${b} in ${periods.toFixed(2)} periods`);
+    assert.ok(Math.abs(a + b - Math.floor(periods)) <= 1, `${a} + ${b} warm runs in ${periods.toFixed(2)} periods`);
+
+    // The other process answers from the shared, warmed entry.
+    const other = await fetch(url.replace(String(ports[0]), String(ports[1])), { headers: { 'X-API-KEY': adminKey } });
+    assert.equal(other.headers.get('x-cache'), 'HIT');
+    assert.equal(await other.text(), body);
+  });
+});
