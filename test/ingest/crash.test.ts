@@ -1,0 +1,136 @@
+/**
+ * Durability: the real service (`src/main.ts` in its own process) is killed with SIGKILL while
+ * batches stream in, then restarted on the same database. Every batch answered 200 must be
+ * there in full; no batch may be there in part.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import pg from 'pg';
+import { createEmptyDatabase } from '../support/db.js';
+
+const PROJECT = 'ingest-crash';
+const ADMIN_KEY = 'crash-test-admin-key-0123456789';
+const BATCH_SIZE = 500;
+const CLIENTS = 4;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** One node process (no npx wrapper), so SIGKILL hits the service itself. */
+function startService(url: string, port: number): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'error' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function waitReady(port: number, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the service did not become ready');
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+function batch(batchId: string): object {
+  const now = Date.now();
+  return {
+    batch: Array.from({ length: BATCH_SIZE }, (_, i) => ({
+      id: `${batchId}-${i}`,
+      timestamp: now - i,
+      event_message: batchId,
+      project: PROJECT,
+      metadata: { request: { method: 'POST', path: `/rest/v1/t${i}` }, response: { status_code: 200 } },
+    })),
+  };
+}
+
+describe('Ingest durability across a crash', function () {
+  this.timeout(180_000);
+  let child: ChildProcess | undefined;
+  let pool: pg.Pool | undefined;
+
+  after(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited(child);
+    }
+    await pool?.end();
+  });
+
+  it('when the service is SIGKILLed mid-stream, then every acknowledged batch is complete and no batch is partial', async () => {
+    const { url } = await createEmptyDatabase('lq_crash');
+    const port = await freePort();
+    child = startService(url, port);
+    await waitReady(port, child);
+
+    const acknowledged = new Set<string>();
+    const sent: string[] = [];
+    let killed = false;
+    let seq = 0;
+    const post = (batchId: string) =>
+      fetch(`http://127.0.0.1:${port}/api/logs?source_name=cloudflare.logs.prod`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-API-KEY': ADMIN_KEY },
+        body: JSON.stringify(batch(batchId)),
+      }).then(async (res) => {
+        if (res.status === 200) {
+          const body = (await res.json()) as { count: number };
+          assert.equal(body.count, BATCH_SIZE);
+          acknowledged.add(batchId);
+        }
+      }, () => undefined); // the connection died with the service: unknown outcome
+
+    const victim = child;
+    const client = async () => {
+      while (!killed) {
+        const batchId = `crash-${seq++}`;
+        sent.push(batchId);
+        await post(batchId);
+        if (!killed && acknowledged.size >= 12) {
+          killed = true;
+          victim.kill('SIGKILL'); // other clients' batches are in flight right now
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: CLIENTS }, client));
+    await exited(victim);
+    assert.ok(acknowledged.size >= 12);
+
+    child = startService(url, port);
+    await waitReady(port, child);
+
+    pool = new pg.Pool({ connectionString: url, max: 2 });
+    const { rows } = await pool.query<{ batch: string; n: number }>(
+      'SELECT event_message AS batch, count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1 GROUP BY 1',
+      [PROJECT],
+    );
+    const counts = new Map(rows.map((r) => [r.batch, r.n]));
+    for (const id of acknowledged) assert.equal(counts.get(id), BATCH_SIZE, `acknowledged batch ${id} is complete`);
+    for (const [id, n] of counts) assert.equal(n, BATCH_SIZE, `batch ${id} is all or nothing (found ${n})`);
+    assert.ok(sent.length > acknowledged.size, 'some batches were in flight when the service died');
+
+    // And the restarted service takes new batches.
+    await post('crash-after-restart');
+    assert.ok(acknowledged.has('crash-after-restart'));
+
+    child.kill('SIGTERM');
+    await exited(child);
+  });
+});
