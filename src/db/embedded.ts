@@ -55,7 +55,7 @@
  * - `stop()` closes open connections from the server side; end your `pg.Pool` first (or have a
  *   pool 'error' listener) so idle clients are not reported as errors.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -87,9 +87,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const maxConnections = options.maxConnections ?? 64;
   const dataDir = path.resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
+  const lockFile = await lockDataDir(dataDir);
 
   const started = Date.now();
-  const db = await PGlite.create({ dataDir });
+  const db = await PGlite.create({ dataDir }).catch(async (err) => {
+    await rm(lockFile, { force: true });
+    throw err;
+  });
   log(`embedded postgres: PGlite ready in ${Date.now() - started} ms (data in ${dataDir})`);
 
   const queue = new ExclusiveBackendQueue(db, log);
@@ -135,6 +139,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     });
   } catch (err) {
     await db.close();
+    await rm(lockFile, { force: true });
     throw err;
   }
   const { port } = server.address() as net.AddressInfo;
@@ -154,11 +159,46 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         await closed;
         await queue.idle();
         await db.close();
+        await rm(lockFile, { force: true });
         log('embedded postgres: stopped');
       })();
       return stopped;
     },
   };
+}
+
+/**
+ * PGlite opens a data directory without any lock, and two processes writing one directory
+ * corrupt it. A lock file with the owner's pid refuses a second process (a stale file of a
+ * process that is gone is taken over).
+ */
+async function lockDataDir(dataDir: string): Promise<string> {
+  const lockFile = path.join(dataDir, 'logquery.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const handle = await open(lockFile, 'wx');
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return lockFile;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const owner = Number((await readFile(lockFile, 'utf8').catch(() => '')).trim());
+      if (owner && owner !== process.pid && isAlive(owner)) {
+        throw new Error(`the embedded database in ${dataDir} is in use by process ${owner}; stop it first, or set DATABASE_URL`);
+      }
+      await rm(lockFile, { force: true });
+    }
+  }
+  throw new Error(`cannot lock the embedded database in ${dataDir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 interface Pending {

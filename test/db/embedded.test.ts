@@ -189,6 +189,15 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
     ]);
   });
 
+  it('refuses a second process on the same data directory, naming the owner', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve('src/db/embedded.ts'))};
+      startEmbeddedPostgres({ dataDir: ${JSON.stringify(path.join(dataDir, 'data'))} }).then(() => process.exit(0), (e) => { console.error(e.message); process.exit(3); });`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(child.status, 3, child.stderr);
+    assert.match(child.stderr, new RegExp(`in use by process ${process.pid}`));
+  });
+
   // What the embedded default supports, for deciding what the service may rely on there.
   it('supports roles, SET LOCAL ROLE, GRANT, range partitioning, jsonb and regexp; not lz4', async () => {
     const q = (sql: string) => db().query(sql);
