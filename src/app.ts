@@ -36,7 +36,7 @@ export async function createApp(ctx: AppContext): Promise<Express> {
   // Routers of each feature (one line each):
   app.use(queryRoutes(ctx, queries));
   app.use(ingestRoutes(ctx));
-  app.use(endpointManagementRoutes(ctx));
+  app.use(endpointManagementRoutes(ctx, () => queries.forgetEndpoints()));
   app.use(sourceRoutes(ctx));
   app.use(keyRoutes(ctx));
 

@@ -9,7 +9,8 @@ import type { AppContext } from '../context.js';
 import { jsonBody } from '../ingest/parseBody.js';
 import { EndpointManagementService } from './managementService.js';
 
-export function endpointManagementRoutes(ctx: AppContext): Router {
+/** `onChange` runs after every create, update or delete, so this replica's query path sees it at once. */
+export function endpointManagementRoutes(ctx: AppContext, onChange: () => void): Router {
   const router = Router();
   const endpoints = new EndpointManagementService(ctx.db.knex, ctx.sources.lookup);
   const admin = ctx.auth.require('admin');
@@ -18,19 +19,26 @@ export function endpointManagementRoutes(ctx: AppContext): Router {
     res.json(await endpoints.list());
   });
   router.post('/api/endpoints', admin, jsonBody, async (req, res) => {
-    res.status(201).json(await endpoints.create(req.body));
+    const created = await endpoints.create(req.body);
+    onChange();
+    res.status(201).json(created);
   });
   router.get('/api/endpoints/:idOrName', admin, async (req, res) => {
     res.json(await endpoints.get(String(req.params.idOrName)));
   });
   router.put('/api/endpoints/:idOrName', admin, jsonBody, async (req, res) => {
-    res.json(await endpoints.replace(String(req.params.idOrName), req.body));
+    const replaced = await endpoints.replace(String(req.params.idOrName), req.body);
+    onChange();
+    res.json(replaced);
   });
   router.patch('/api/endpoints/:idOrName', admin, jsonBody, async (req, res) => {
-    res.json(await endpoints.patch(String(req.params.idOrName), req.body));
+    const patched = await endpoints.patch(String(req.params.idOrName), req.body);
+    onChange();
+    res.json(patched);
   });
   router.delete('/api/endpoints/:idOrName', admin, async (req, res) => {
     await endpoints.delete(String(req.params.idOrName));
+    onChange();
     res.status(204).end();
   });
   return router;
