@@ -383,7 +383,8 @@ function sourceColumnNames(source: SourceTable): string[] {
 
 /** A column of a log table: a fixed column, the metadata column, or a top-level field stored in `body`. */
 function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): Typed | undefined {
-  const key = findKey(name, sourceKeys(range.source));
+  const keys = sourceKeys(range.source);
+  const key = keys.exact.has(name) ? name : keys.folded.get(name.toLowerCase());
   if (key === undefined) return undefined;
   const fixed = FIXED.get(key);
   if (fixed) return typed(pg.column(range.alias, key), fixed);
@@ -395,12 +396,18 @@ function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): 
   return jsonField(pg.column(range.alias, BODY_COLUMN), key, field!);
 }
 
-const keysBySource = new WeakMap<SourceTable, readonly string[]>();
+/** Column names a source answers to, exact and case-folded; computed once per source object. */
+interface SourceKeys { readonly exact: ReadonlySet<string>; readonly folded: ReadonlyMap<string, string>; readonly all: readonly string[] }
+const keysBySource = new WeakMap<SourceTable, SourceKeys>();
 
-/** Column names a source answers to; computed once per source object (lookups return the same object until its schema changes). */
-function sourceKeys(source: SourceTable): readonly string[] {
+function sourceKeys(source: SourceTable): SourceKeys {
   let keys = keysBySource.get(source);
-  if (!keys) keysBySource.set(source, (keys = [...FIXED.keys(), METADATA_COLUMN, ...Object.keys(source.fields)]));
+  if (!keys) {
+    const all = [...FIXED.keys(), METADATA_COLUMN, ...Object.keys(source.fields)];
+    const folded = new Map<string, string>();
+    for (const k of all) if (!folded.has(k.toLowerCase())) folded.set(k.toLowerCase(), k);
+    keysBySource.set(source, (keys = { exact: new Set(all), folded, all }));
+  }
   return keys;
 }
 

@@ -68,5 +68,5 @@ export interface Typed {
 }
 
 export function typed(sql: PgExpr, type: BqType, extra: Partial<Typed> = {}): Typed {
-  return Object.freeze({ sql, type, ...extra });
+  return { sql, type, ...extra };
 }

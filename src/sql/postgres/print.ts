@@ -101,9 +101,9 @@ function printLiteral(l: P.PgLiteral): string {
   if (typeof l.value === 'boolean') return l.value ? 'TRUE' : 'FALSE';
   if (typeof l.value === 'number') return l.numeric ?? String(l.value);
   // standard_conforming_strings is on (and cannot be changed by a query), so only quotes need doubling.
-  return `'${l.value.replace(/'/g, "''")}'`;
+  return l.value.includes("'") ? `'${l.value.replace(/'/g, "''")}'` : `'${l.value}'`;
 }
 
 export function ident(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
+  return name.includes('"') ? `"${name.replace(/"/g, '""')}"` : `"${name}"`;
 }
