@@ -1,0 +1,56 @@
+/**
+ * BigQuery in → Postgres out, for the rewrites whose shape matters (speed, pruning, semantics).
+ * The rows these produce are checked on Postgres in the other files; this pins the text.
+ */
+import assert from 'node:assert/strict';
+import { initTranslator, translateQuery } from '../../src/sql/index.js';
+import { sampleSources } from '../support/translation.js';
+
+const sources = sampleSources();
+
+const cases: [name: string, bq: string, postgres: string, maxRows?: number][] = [
+  ['a literal regex without metacharacters becomes strpos; a real regex stays ~',
+    "select regexp_contains(event_message, '/rest') as a, regexp_contains(event_message, r'^GET') as b from `cloudflare.logs.prod`",
+    `SELECT (strpos("t0"."event_message", '/rest') > 0) AS "a", ("t0"."event_message" ~ '^GET') AS "b"
+FROM "logs"."cloudflare_logs_prod" AS "t0"`],
+  ['CROSS JOIN UNNEST of single records reads by path, with not-null guards',
+    'select r.path from `cloudflare.logs.prod` t cross join unnest(t.metadata) m cross join unnest(m.request) r',
+    `SELECT (((("t0"."metadata" -> 0) -> 'request') -> 0) ->> 'path') AS "path"
+FROM "logs"."cloudflare_logs_prod" AS "t0"
+WHERE ((("t0"."metadata" -> 0) IS NOT NULL) AND (((("t0"."metadata" -> 0) -> 'request') -> 0) IS NOT NULL))`],
+  ['LEFT JOIN UNNEST … ON TRUE reads by path without a guard; INT64 leaves are cast',
+    'select r.status_code from `cloudflare.logs.prod` t left join unnest(t.metadata) m on true left join unnest(m.response) r on true',
+    `SELECT ((((("t0"."metadata" -> 0) -> 'response') -> 0) ->> 'status_code'))::bigint AS "status_code"
+FROM "logs"."cloudflare_logs_prod" AS "t0"`],
+  ['GROUP BY and ORDER BY a select alias become ordinals; truncation is in UTC',
+    'select timestamp_trunc(timestamp, hour) as timestamp, count(*) as n from `postgres.logs` group by timestamp order by timestamp',
+    `SELECT date_trunc('hour', "t0"."timestamp", 'UTC') AS "timestamp", count(*) AS "n"
+FROM "logs"."postgres_logs" AS "t0"
+GROUP BY 1
+ORDER BY 1 ASC`],
+  ['a real array is unnested laterally; parameters are text placeholders',
+    'select a from `gotrue.logs.prod` t cross join unnest(t.metadata) m cross join unnest(m.args) a where t.project = @project',
+    `SELECT "t1"."value" AS "a"
+FROM "logs"."gotrue_logs_prod" AS "t0"
+  CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN (jsonb_typeof((("t0"."metadata" -> 0) -> 'args')) = 'array') THEN (("t0"."metadata" -> 0) -> 'args') END) AS "t1"("value")
+WHERE ((("t0"."metadata" -> 0) IS NOT NULL) AND ("t0"."project" = $1::text))`],
+  ['division is floating point', 'select 7 / 2 as x', 'SELECT ((7)::float8 / 2) AS "x"'],
+  ['maxRows lowers a larger LIMIT', 'select 1 as x limit 5000', 'SELECT 1 AS "x"\nLIMIT 1000', 1000],
+  ['maxRows adds a LIMIT', 'select 1 as x', 'SELECT 1 AS "x"\nLIMIT 10', 10],
+  ['maxRows keeps a smaller LIMIT', 'select 1 as x limit 3', 'SELECT 1 AS "x"\nLIMIT 3', 10],
+];
+
+describe('printed Postgres', () => {
+  before(() => initTranslator());
+  for (const [name, bq, expected, maxRows] of cases) {
+    it(`when ${name}, then the SQL is as pinned`, () => {
+      assert.equal(translateQuery({ query: bq, sources, maxRows }).sql, expected);
+    });
+  }
+
+  it('when a query uses parameters, then each @name is listed once in $n order', () => {
+    const t = translateQuery({ query: 'select @b as b, @a as a, @b as c', sources });
+    assert.deepStrictEqual(t.parameters, ['b', 'a']);
+    assert.equal(t.sql, 'SELECT $1::text AS "b", $2::text AS "a", $1::text AS "c"');
+  });
+});
