@@ -11,6 +11,11 @@ describe('lexical structure', () => {
     await expectTranslation(`select event_message from \`cloudflare.logs.prod\` where project = '${PROJECT}'`).toReturn([{ event_message: 'lex' }]);
   });
 
+  it('when a backticked name has dashes, or a plain dotted name is lexable, then it names a source', async () => {
+    await expectTranslation(`select count(*) as n from \`deno-relay-logs\` where project = '${PROJECT}'`).toReturn([{ n: 0 }]);
+    await expectTranslation(`select count(*) as n from postgres.logs where project = '${PROJECT}'`).toReturn([{ n: 0 }]);
+  });
+
   it("when strings use '…' and \"…\" with backslash escapes, then both are string literals", async () => {
     await expectTranslation(String.raw`select 'it\'s' as a, "say \"hi\"" as b, 'tab\there' as c, 'back\\slash' as d, '''tri'ple''' as e, r'\d+' as f`)
       .toReturn([{ a: "it's", b: 'say "hi"', c: 'tab\there', d: 'back\\slash', e: "tri'ple", f: '\\d+' }]);

@@ -58,6 +58,13 @@ describe('sandboxed sql', () => {
       await expectTranslation(ENDPOINT, { sandboxSql: 'select * from edge_logs for update' }).toFail(SqlUnsupportedError, /FOR/);
     });
 
+    it('when the caller groups and orders by an alias (the README example), then it runs', async () => {
+      await expectTranslation(ENDPOINT, {
+        params: { project: P },
+        sandboxSql: 'select count(*) as n, event_message from edge_logs group by event_message order by n desc limit 5',
+      }).toReturn([{ n: 1, event_message: 'visible' }]);
+    });
+
     it('when sandboxed sql is capped by maxRows, then at most that many rows', async () => {
       await expectTranslation(LOGS_ALL_SQL, { params: { project: P }, sandboxSql: 'select event_message from edge_logs union all select event_message from edge_logs', maxRows: 1 })
         .toReturn([{ event_message: 'visible' }]);
@@ -93,6 +100,10 @@ describe('sandboxed sql', () => {
       'WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a',
       'SET ROLE postgres',
       'SELECT count(*) OVER () FROM logs.x',
+      'SELECT * FROM "logs"."x" AS a, "pg_catalog"."pg_class" AS b',
+      'SELECT * FROM logs.x /* ; */ ; DROP TABLE logs.x',
+      "SELECT $q$pg_authid$q$::regclass",
+      'SELECT * FROM logs.x AS a WHERE a.id = (SELECT usename FROM pg_user LIMIT 1)',
     ];
     for (const sql of refused) {
       it(`when given ${sql}, then SqlSandboxError`, () => {
