@@ -38,7 +38,15 @@ export interface ParsedEvents {
   events: unknown[];
   /** NDJSON lines that did not parse (their slot in `events` holds `undefined`). */
   lineErrors: UnparsedLine[];
+  /**
+   * False when the body cannot hold a NUL or a lone surrogate: in JSON text they can only
+   * arrive as `\u0000` or `\ud800`-`\udfff` escapes (raw control characters are invalid JSON,
+   * and invalid UTF-8 decodes to U+FFFD). Then normalisation skips its per-string check.
+   */
+  mayHoldUnstorable: boolean;
 }
+
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 
 /** 415 in the error envelope (errors.ts has no class of its own for it). */
 export class UnsupportedMediaTypeError extends AppError {
@@ -68,7 +76,9 @@ export async function readIngestBody(req: Request, limit = INGEST_BODY_LIMIT): P
   const bytes = await decompress(raw, encoding, limit);
   if (bytes.length === 0) throw new BadRequestError('The request body is empty: send an event, {"batch": [...]}, an array of events or NDJSON lines.');
   const text = bytes.toString('utf8');
-  return format === 'ndjson' ? parseNdjson(text) : { events: parseJsonBody(text), lineErrors: [] };
+  const mayHoldUnstorable = UNSTORABLE_ESCAPE.test(text);
+  const parsed = format === 'ndjson' ? parseNdjson(text) : { events: parseJsonBody(text), lineErrors: [] };
+  return { ...parsed, mayHoldUnstorable };
 }
 
 /** The request bytes, at most `limit` of them; 413 as soon as more arrive (or Content-Length says so). */
@@ -156,7 +166,7 @@ export function parseJsonBody(text: string): unknown[] {
 }
 
 /** One event per non-blank line; a line that is not JSON is reported by its event index. */
-export function parseNdjson(text: string): ParsedEvents {
+export function parseNdjson(text: string): Omit<ParsedEvents, 'mayHoldUnstorable'> {
   const events: unknown[] = [];
   const lineErrors: UnparsedLine[] = [];
   let start = 0;

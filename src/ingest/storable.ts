@@ -21,9 +21,8 @@ export function unstorableReason(value: unknown, depth = 0): string | undefined 
     }
     return undefined;
   }
+  // Keys need no check: every key is stored through fieldName, which replaces such characters.
   for (const key in value) {
-    const keyReason = stringProblem(key);
-    if (keyReason) return `has a key that ${keyReason}`;
     const reason = unstorableReason((value as Record<string, unknown>)[key], depth + 1);
     if (reason) return reason;
   }

@@ -130,9 +130,10 @@ describe('POST /api/logs: events as stored', () => {
       { id: 'nul-4', project: PROJECT, metadata: { lone: '\ud800' } },
       { id: 'nul-5', project: PROJECT, metadata: { emoji: '😀 \\u0000 is fine as text' } },
     ] }).expect(400);
-    assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['1', '2', '3', '4']);
+    // A key is stored through fieldName (non-identifier characters become "_"), so event 3 is fine.
+    assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['1', '2', '4']);
     assert.match(res.body.error.errors[0].message, /NUL/);
-    assert.match(res.body.error.errors[3].message, /surrogate/);
+    assert.match(res.body.error.errors[2].message, /surrogate/);
     assert.equal((await rows(`id LIKE 'nul-%'`, [])).length, 0);
   });
 
