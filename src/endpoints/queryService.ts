@@ -166,7 +166,7 @@ export function sqlBadRequest(err: SqlError, where: 'query' | 'sql'): BadRequest
 /**
  * Postgres errors that are about the values the caller sent: a bad ISO timestamp or regular
  * expression (class 22, data exception), a sandbox rule enforced by the reader role (42501),
- * an expression too deep (54001). Everything else goes on to the error middleware (503, 504, 500).
+ * an expression too deep (54001), a query Postgres refuses (classes 21 and 42). Everything else goes on to the error middleware (503, 504, 500).
  */
 function queryError(err: unknown): unknown {
   const e = err as { code?: string; message?: string };
@@ -177,6 +177,13 @@ function queryError(err: unknown): unknown {
     ]);
   }
   if (e.code === '42501') return new BadRequestError('The query tried to read something outside the endpoint.', [{ domain: 'sandbox', reason: 'forbidden', message: 'permission denied' }]);
+  // security: caller SQL that passes both walls can still fail in Postgres: a scalar subquery
+  // returning several rows (21000), or names that Postgres truncates to 63 bytes and then finds
+  // duplicate or ambiguous (42712, 42702; class 42). That is bad input, so 400, not a 500 per
+  // request in the error log (test/security/http.test.ts, runtimeErrors).
+  if (e.code.startsWith('21') || e.code.startsWith('42')) {
+    return new BadRequestError(`The query cannot run: ${firstLine(e.message)}.`, [{ domain: 'sql', reason: 'invalidQuery', message: firstLine(e.message) }]);
+  }
   if (e.code === '54001') return new BadRequestError('The query is too deeply nested.');
   return err;
 }
