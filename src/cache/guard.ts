@@ -6,7 +6,8 @@
 export type Guarded<T> = { ok: true; value: T } | { ok: false };
 
 export interface StoreGuard {
-  run<T>(op: () => Promise<T>): Promise<Guarded<T>>;
+  /** Runs `op` within the guard's time budget plus `extraMs` (large writes). */
+  run<T>(op: () => Promise<T>, extraMs?: number): Promise<Guarded<T>>;
   /** True while calls are being skipped after a failure. */
   readonly open: boolean;
 }
@@ -35,16 +36,21 @@ export class CircuitBreaker implements StoreGuard {
     return Date.now() < this.openUntil;
   }
 
-  async run<T>(op: () => Promise<T>): Promise<Guarded<T>> {
+  async run<T>(op: () => Promise<T>, extraMs = 0): Promise<Guarded<T>> {
     if (this.open) return { ok: false };
     try {
-      return { ok: true, value: await withTimeout(op(), this.options.timeoutMs) };
+      return { ok: true, value: await withTimeout(op(), this.options.timeoutMs + extraMs) };
     } catch (err) {
       if (!this.open) this.options.onOpen?.(err);
       this.openUntil = Date.now() + this.options.openMs;
       return { ok: false };
     }
   }
+}
+
+/** Extra time budget to write a large body: 10 ms per 100 kB. */
+export function extraPutMs(body: string): number {
+  return Math.floor(body.length / 100_000) * 10;
 }
 
 export class StoreTimeoutError extends Error {

@@ -91,10 +91,17 @@ export class RedisStore implements CacheStore {
     await multi.exec();
   }
 
+  /** Usually one small round trip; the entry (which may hold a large `sql`) is sent only when the key was dropped. */
   async touch(key: string, live: LiveRegistration): Promise<void> {
-    const pipeline = this.client.multi();
-    this.addRegistration(pipeline, key, live, true);
-    await pipeline.execAsPipeline();
+    const [due] = (await this.client
+      .multi()
+      .addCommand(['ZSCORE', this.due, key])
+      .addCommand(['HSET', this.seen, key, String(live.seenAt)])
+      .execAsPipeline()) as unknown as [string | null, number];
+    if (due !== null) return;
+    const multi = this.client.multi();
+    this.addRegistration(multi, key, live, true);
+    await multi.execAsPipeline();
   }
 
   async dueKeys(now: number, limit: number): Promise<DueKey[]> {
@@ -151,19 +158,14 @@ export class RedisStore implements CacheStore {
   }
 
   /**
-   * Live-key registration. On a store (`onlyIfMissing` false) the key is due one period from
-   * now; on a request (`onlyIfMissing` true) only `seen` changes unless the key was dropped.
+   * Live-key registration: the entry first, then the due time, so the warmer never finds a due
+   * key without its entry. On a store the key is due one period from now; on a request
+   * (`onlyIfMissing`) an existing due time is kept.
    */
   private addRegistration(multi: { addCommand(args: string[]): unknown }, key: string, live: LiveRegistration, onlyIfMissing: boolean): void {
-    const json = JSON.stringify(live.entry);
-    if (onlyIfMissing) {
-      multi.addCommand(['ZADD', this.due, 'NX', String(live.due), key]);
-      multi.addCommand(['HSETNX', this.specs, key, json]);
-    } else {
-      multi.addCommand(['ZADD', this.due, String(live.due), key]);
-      multi.addCommand(['HSET', this.specs, key, json]);
-    }
+    multi.addCommand(['HSET', this.specs, key, JSON.stringify(live.entry)]);
     multi.addCommand(['HSET', this.seen, key, String(live.seenAt)]);
+    multi.addCommand(onlyIfMissing ? ['ZADD', this.due, 'NX', String(live.due), key] : ['ZADD', this.due, String(live.due), key]);
   }
 
   /** Connection errors repeat on every reconnect attempt: log at most one every 10 s. */

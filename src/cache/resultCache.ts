@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { StoreGuard } from './guard.js';
+import { extraPutMs, type StoreGuard } from './guard.js';
 import type { CacheStore, LiveRegistration } from './store.js';
 import type { CacheOutcome, CacheRequest, ResultCache, WarmRunner } from './types.js';
 import { Warmer, type WarmerOptions } from './warmer.js';
@@ -129,7 +129,7 @@ export class StoreResultCache implements ResultCache {
     }
     const live = this.registration(request);
     if (live) this.touched.set(request.key, live.seenAt);
-    await this.guard.run(() => this.store.put(request.key, body, request.ttlSeconds, { live, unlock: lock }));
+    await this.guard.run(() => this.store.put(request.key, body, request.ttlSeconds, { live, unlock: lock }), extraPutMs(body));
     return { body, status: 'MISS' };
   }
 

@@ -14,7 +14,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { StoreGuard } from './guard.js';
+import { extraPutMs, type StoreGuard } from './guard.js';
 import type { CacheStore, DueKey, LiveEntry } from './store.js';
 import type { WarmRunner } from './types.js';
 
@@ -117,7 +117,7 @@ export class Warmer {
       await this.guard.run(() => this.store.drop([item.key]));
       return;
     }
-    await this.guard.run(() => this.store.put(item.key, body, item.entry.ttlSeconds));
+    await this.guard.run(() => this.store.put(item.key, body, item.entry.ttlSeconds), extraPutMs(body));
     this.metrics.cacheEvents.inc({ event: 'warm_run' });
   }
 }

@@ -112,6 +112,23 @@ describe('cache warming', function () {
     }
   });
 
+  it('when a dropped key is requested again, then it is registered and warmed again', async () => {
+    const namespace = uniqueNamespace('rereg');
+    const a = await open(SHARED_REDIS_URL, namespace, { ...EVERY_SECOND, WARMING_SCALE: '1' });
+    let calls = 0;
+    a.cache.startWarming(async () => {
+      if (++calls === 1) throw new Error('database briefly unavailable');
+      return '{"result":["again"]}';
+    });
+    const req = request('ep:r:1:x', { ttlSeconds: 60, warmPeriodSeconds: 1, spec: spec('r') });
+    await a.cache.fetch(req, countingCompute().compute);
+    assert.ok(await eventually(async () => (await a.events('warm_failure')) === 1, 4000));
+    await sleep(1000); // requests record themselves at most once a second
+    assert.equal((await a.cache.fetch(req, countingCompute().compute)).status, 'HIT');
+    assert.ok(await eventually(async () => (await a.events('warm_run')) >= 1, 4000), 'warmed again');
+    assert.equal((await a.cache.fetch(req, countingCompute().compute)).body, '{"result":["again"]}');
+  });
+
   it('when the key has no warming period, then it is never re-run', async () => {
     const namespace = uniqueNamespace('nowarm');
     const a = await open(SHARED_REDIS_URL, namespace, { ...EVERY_SECOND, WARMING_SCALE: '1' });
