@@ -7,8 +7,11 @@ import type { CastType } from './ast/expressions.js';
 import { pg, type PgExpr, type PgTypeName } from './postgres/ast.js';
 import { isNumeric, isScalar, scalar, typed, type BqType, type ScalarName, type Typed } from './types.js';
 
-/** A time string names its zone when it ends in Z, an offset after the time, or a zone name (`… UTC`). */
-const HAS_ZONE = '([0-9]:[0-9]{2}(:[0-9]{2}(\\.[0-9]*)?)?\\s*([zZ]|[+-][0-9]{1,2}(:?[0-9]{2})?)|[A-Za-z_]{2,}[A-Za-z_/]*)\\s*$';
+/**
+ * A time string names its zone when it ends in Z or an offset right after the time, or in a zone
+ * name (`… UTC`). Kept short: logs.all prints it once per optional bound and CTE.
+ */
+const HAS_ZONE = '(:[0-9]{2}(\\.[0-9]*)? *([zZ]|[+-][0-9:]+)|[A-Za-z]) *$';
 const HAS_ZONE_RE = new RegExp(HAS_ZONE);
 
 const PG_TYPES: Readonly<Record<CastType, PgTypeName>> = {

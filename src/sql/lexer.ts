@@ -51,10 +51,13 @@ export function tokenize(source: string): Token[] {
   const n = source.length;
   let i = 0;
   for (;;) {
-    SKIP.lastIndex = i;
-    if (SKIP.test(source)) i = SKIP.lastIndex;
+    let code = source.charCodeAt(i);
+    while (code === 32) code = source.charCodeAt(++i); // the common case, without a regex call
+    if (code === 10 || code === 9 || code === 13 || code === 45 || code === 35 || code === 12 || code === 11) {
+      SKIP.lastIndex = i;
+      if (SKIP.test(source)) code = source.charCodeAt((i = SKIP.lastIndex));
+    }
     if (i >= n) break;
-    const code = source.charCodeAt(i);
     const c = source[i]!;
     const start = i;
     if (c === '/' && source[i + 1] === '*') {

@@ -39,6 +39,8 @@ const CAST_TYPES: Readonly<Record<string, E.CastType>> = {
 };
 
 const COMPARISONS = new Set(['=', '!=', '<>', '<', '<=', '>', '>=']);
+const ADDITIVE = new Set(['+', '-']);
+const MULTIPLICATIVE = new Set(['*', '/', '||']);
 
 /** Parses one statement (a trailing `;` allowed). */
 export function parseQuery(source: string): Q.Query {
@@ -290,23 +292,30 @@ class Parser {
 
   // ── expressions (precedence climbing, lowest first) ───────────────────────
 
+  // The hot path passes operand parsers as method references (`this.and`) rather than arrow
+  // functions, so parsing an expression allocates no closures.
+
   expr(): E.Expr {
-    return this.nested(() => this.or());
+    const saved = this.depth;
+    this.enter(this.peek());
+    const e = this.or();
+    this.depth = saved;
+    return e;
   }
 
   private or(): E.Expr {
-    return this.logical('OR', () => this.and());
+    return this.logical('OR', this.and);
   }
 
   private and(): E.Expr {
-    return this.logical('AND', () => this.not());
+    return this.logical('AND', this.not);
   }
 
-  private logical(op: 'AND' | 'OR', operand: () => E.Expr): E.Expr {
-    const first = operand();
+  private logical(op: 'AND' | 'OR', operand: (this: Parser) => E.Expr): E.Expr {
+    const first = operand.call(this);
     if (!this.isWord(this.peek(), op)) return first;
     const operands = [first];
-    while (this.acceptWord(op)) operands.push(operand());
+    while (this.acceptWord(op)) operands.push(operand.call(this));
     return make<E.Logical>({ kind: 'logical', pos: first.pos, op, operands });
   }
 
@@ -361,23 +370,23 @@ class Parser {
   }
 
   private additive(): E.Expr {
-    return this.binaryChain(['+', '-'], () => this.multiplicative());
+    return this.binaryChain(ADDITIVE, this.multiplicative);
   }
 
   private multiplicative(): E.Expr {
-    return this.binaryChain(['*', '/', '||'], () => this.unary());
+    return this.binaryChain(MULTIPLICATIVE, this.unary);
   }
 
   /** Left-associative operators; each link counts towards the depth limit, as later stages recurse through it. */
-  private binaryChain(ops: readonly string[], operand: () => E.Expr): E.Expr {
-    let left = operand();
+  private binaryChain(ops: ReadonlySet<string>, operand: (this: Parser) => E.Expr): E.Expr {
+    let left = operand.call(this);
     const saved = this.depth;
     for (;;) {
       const t = this.peek();
-      if (t.kind !== 'op' || !ops.includes(t.text)) break;
+      if (t.kind !== 'op' || !ops.has(t.text)) break;
       this.next();
       this.enter(t);
-      left = make<E.Binary>({ kind: 'binary', pos: left.pos, op: t.text as E.BinaryOp, left, right: operand() });
+      left = make<E.Binary>({ kind: 'binary', pos: left.pos, op: t.text as E.BinaryOp, left, right: operand.call(this) });
     }
     this.depth = saved;
     return left;
