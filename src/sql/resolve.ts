@@ -13,6 +13,7 @@ import { adapt, asText, castTo, commonType, pgTypeOf, unify, unifyAll } from './
 import { SqlNameError, SqlSandboxError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from './errors.js';
 import { FUNCTIONS, type CallSite } from './functions.js';
 import { pg, type PgExpr, type PgFrom, type PgOrder, type PgQuery, type PgSelect } from './postgres/ast.js';
+import { narrowAggregateInput } from './postgres/narrow.js';
 import { BODY_COLUMN, FIXED_COLUMNS, METADATA_COLUMN, type FieldSchema, type SourceLookup, type SourceTable } from '../sources/schema.js';
 import {
   BOOL, FLOAT64, INT64, LOOSE_JSON_LEAF, NULL_TYPE, STRING, fieldType, isNumeric, isScalar, scalar, typed,
@@ -102,7 +103,8 @@ export function resolveQuery(q: Q.Query, ctx: Context, parent?: Scope): Resolved
   const orderBy = q.orderBy.map((o) => resolveOrder(o, body, inner));
   const limit = q.limit && resolveCount(q.limit, inner, 'LIMIT');
   const offset = q.offset && resolveCount(q.offset, inner, 'OFFSET');
-  return { query: { kind: 'query', ctes, body: body.pg, orderBy, limit, offset }, columns: body.columns };
+  const query: PgQuery = { kind: 'query', ctes, body: body.pg, orderBy, limit, offset };
+  return { query: narrowAggregateInput(query, () => ctx.translation.alias()), columns: body.columns };
 }
 
 /** WITH: each CTE sees the ones before it; names must be new in this query. */

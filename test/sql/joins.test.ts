@@ -53,6 +53,13 @@ describe('joins and UNNEST', () => {
       .toReturn([{ pathname: '/a' }]);
   });
 
+  it('when grouping by a JSON leaf (narrowed into an inner query), then groups, HAVING and ORDER BY still match', async () => {
+    await expectTranslation(`select r.method, lower(r.method) as low, count(*) as n, max(r.pathname) as p from ${src} t
+        cross join unnest(t.metadata) as m left join unnest(m.request) as r on true
+        where t.project = '${P}' group by r.method having count(*) >= 1 order by r.method nulls first`)
+      .toReturn([{ method: null, low: null, n: 1, p: null }, { method: 'GET', low: 'get', n: 1, p: '/a' }]);
+  });
+
   it('when CTEs are joined with JOIN USING and INNER / LEFT JOIN ON, then rows match', async () => {
     await expectTranslation(`
       with a as (select 1 as k, 'x' as v union all select 2, 'y'),

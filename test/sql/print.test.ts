@@ -34,6 +34,14 @@ ORDER BY 1 ASC`],
 FROM "logs"."gotrue_logs_prod" AS "t0"
   CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN (jsonb_typeof((("t0"."metadata" -> 0) -> 'args')) = 'array') THEN (("t0"."metadata" -> 0) -> 'args') END) AS "t1"("value")
 WHERE ((("t0"."metadata" -> 0) IS NOT NULL) AND ("t0"."project" = $1::text))`],
+  ['an aggregate over JSON leaves computes them in an inner query fenced by OFFSET 0',
+    'select r.method, count(*) as n from `deno-relay-logs` t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.method',
+    `SELECT "t1"."c0" AS "method", count(*) AS "n"
+FROM (SELECT (((("t0"."metadata" -> 0) -> 'request') -> 0) ->> 'method') AS "c0"
+FROM "logs"."deno_relay_logs" AS "t0"
+WHERE ((("t0"."metadata" -> 0) IS NOT NULL) AND (((("t0"."metadata" -> 0) -> 'request') -> 0) IS NOT NULL))
+OFFSET 0) AS "t1"
+GROUP BY "t1"."c0"`],
   ['division is floating point', 'select 7 / 2 as x', 'SELECT ((7)::float8 / 2) AS "x"'],
   ['maxRows lowers a larger LIMIT', 'select 1 as x limit 5000', 'SELECT 1 AS "x"\nLIMIT 1000', 1000],
   ['maxRows adds a LIMIT', 'select 1 as x', 'SELECT 1 AS "x"\nLIMIT 10', 10],
