@@ -47,10 +47,13 @@ const NODES = new Set([
 ]);
 
 let loaded: Promise<void> | undefined;
+let ready = false;
 
 /** Loads the WASM parser once. */
 export function loadValidator(): Promise<void> {
-  loaded ??= loadModule();
+  loaded ??= loadModule().then(() => {
+    ready = true;
+  });
   return loaded;
 }
 
@@ -58,11 +61,11 @@ type Json = { [key: string]: unknown };
 
 /** Throws SqlSandboxError unless `sql` is one SELECT that only reads CTEs and `logs.*` through allowed functions. */
 export function validatePostgres(sql: string): void {
+  if (!ready) throw new Error('the SQL validator is not loaded: await initTranslator() at startup');
   let tree: { stmts?: { stmt?: Json }[] };
   try {
     tree = parseSync(sql) as typeof tree;
   } catch (e) {
-    if (e instanceof Error && /not loaded|loadModule/i.test(e.message)) throw e;
     throw refuse(`does not parse: ${(e as Error).message}`, sql);
   }
   const statements = tree.stmts ?? [];
