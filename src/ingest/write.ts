@@ -53,9 +53,9 @@ export class LogWriter {
  *
  * Why one jsonb document rather than six array parameters (`unnest($5::jsonb[])`): Postgres then
  * parses the JSON once and hands each `metadata`/`body` value on as binary jsonb, while an array
- * of JSON texts is escaped twice (array literal, then JSON) and parsed twice. Measured on 1,000
- * edge events (2.3 MB): 345 ms with arrays, 119 ms with this, 138 ms for COPY of the same rows
- * (BENCHMARKS.md, Ingestion).
+ * of JSON texts is escaped twice (array literal, then JSON) and parsed twice. Measured by
+ * bench/ingest-insert.ts (median ms per 1,000 edge rows, two runs): six arrays 203–226,
+ * this 116–119, multi-row VALUES 99–123, COPY of the same rows 89–110.
  */
 export async function insertRows(client: Pick<pg.PoolClient, 'query'>, table: string, rows: LogRow[]): Promise<void> {
   const records = rows.map((r) => ({ i: r.id, t: microsToIso(r.micros), e: r.event_message, p: r.project, m: r.metadata, b: r.body }));

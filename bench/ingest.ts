@@ -1,0 +1,234 @@
+/**
+ * Ingest throughput: the app in-process on a fresh database, `POST /api/logs` of 1,000-event
+ * batches of edge events over HTTP by a few concurrent clients, against the floor of raw `COPY`
+ * of the same rows into the same table with the same batch size and concurrency. Also the
+ * in-process path without HTTP (normalise + LogWriter), to show where the time goes.
+ * Writes BENCHMARKS.md's "Ingestion" section.
+ *
+ *   npx tsx bench/ingest.ts [--batches 30] [--clients 3] [--batch-size 1000]
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { from as copyFrom } from 'pg-copy-streams';
+import { createApp } from '../src/app.js';
+import { generateKey } from '../src/auth/keys.js';
+import { createContext } from '../src/context.js';
+import { normaliseEvents, type LogRow } from '../src/ingest/normalise.js';
+import { microsToIso } from '../src/ingest/timestamp.js';
+import { createLogger } from '../src/logger.js';
+import { qualifiedTable } from '../src/storage/logTables.js';
+import { createEmptyDatabase, dropDatabase, testConfig } from '../test/support/db.js';
+
+const { values: opts } = parseArgs({
+  options: {
+    batches: { type: 'string', default: '30' },
+    clients: { type: 'string', default: '3' },
+    'batch-size': { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '3' },
+    'no-write': { type: 'boolean', default: false },
+  },
+});
+const BATCHES = Number(opts.batches);
+const CLIENTS = Number(opts.clients);
+const BATCH_SIZE = Number(opts['batch-size']);
+/** Each round runs the three paths in a different order; the best round of each path counts (the machine is shared and noisy). */
+const ROUNDS = Number(opts.rounds);
+const SOURCE = 'cloudflare.logs.prod';
+const FIXTURE = new URL('../seeds/fixtures/cloudflare.logs.prod.json', import.meta.url);
+
+/** Edge events from the fixture, each with its own id, a distinct µs timestamp in the last hour, and a few varied fields. */
+function edgeEvents(count: number, project: string): Record<string, unknown>[] {
+  const template = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, any>;
+  const nowMicros = Date.now() * 1000;
+  const methods = ['GET', 'POST', 'PATCH', 'DELETE'];
+  const paths = ['/rest/v1/some_table', '/storage/v1/object/bucket/img.png', '/auth/v1/token', '/realtime/v1/websocket'];
+  const statuses = [200, 201, 204, 400, 401, 404, 500];
+  return Array.from({ length: count }, (_, i) => {
+    const e = structuredClone(template);
+    e.id = randomUUID();
+    e.timestamp = nowMicros - Math.floor(Math.random() * 3_600_000_000); // unix µs
+    e.project = project;
+    e.metadata.request.method = methods[i % methods.length];
+    e.metadata.request.path = paths[i % paths.length];
+    e.metadata.request.url = `https://${project}.supabase.co${paths[i % paths.length]}`;
+    e.metadata.response.status_code = statuses[i % statuses.length];
+    e.metadata.response.origin_time = Math.floor(Math.random() * 500);
+    return e;
+  });
+}
+
+/** Runs `work(i)` for i in 0..n-1 with `clients` workers; returns elapsed seconds. */
+async function timed(n: number, clients: number, work: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(Array.from({ length: clients }, async () => {
+    for (let i = next++; i < n; i = next++) await work(i);
+  }));
+  return (performance.now() - start) / 1000;
+}
+
+/** COPY text format of one stored row (the same columns ingest writes). */
+function copyLine(r: LogRow): string {
+  const esc = (v: string | null) => (v === null ? '\\N' : v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t'));
+  return [
+    esc(r.id),
+    microsToIso(r.micros),
+    esc(r.event_message),
+    esc(r.project),
+    esc(r.metadata === null ? null : JSON.stringify(r.metadata)),
+    esc(r.body === null ? null : JSON.stringify(r.body)),
+  ].join('\t') + '\n';
+}
+
+async function main(): Promise<void> {
+  const { url, name } = await createEmptyDatabase('lq_bench');
+  const ctx = await createContext(testConfig(url, { DB_POOL_SIZE: '10' }), createLogger('silent'));
+  let server: Server | undefined;
+  try {
+    const app = await createApp(ctx);
+    const key = generateKey();
+    await ctx.keys.create('bench', key, ['ingest']);
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const { port } = server.address() as AddressInfo;
+    const source = await ctx.sources.get(SOURCE);
+    const total = BATCHES * BATCH_SIZE;
+
+    // Bodies are built before timing (the figure is the service's, not the client's), fresh ids for each round.
+    const httpBodies = () => Array.from({ length: BATCHES }, () => JSON.stringify({ batch: edgeEvents(BATCH_SIZE, 'bench-http') }));
+    const directBatches = () => Array.from({ length: BATCHES }, () => edgeEvents(BATCH_SIZE, 'bench-direct'));
+    const copyBodies = () => Array.from({ length: BATCHES }, () => {
+      const batch = normaliseEvents(edgeEvents(BATCH_SIZE, 'bench-copy'), { nowMs: Date.now(), retentionDays: 30 });
+      return batch.rows.map(copyLine).join('');
+    });
+    const sample = httpBodies();
+    const bodyBytes = sample.reduce((n, b) => n + Buffer.byteLength(b), 0);
+
+    // Warm-up: one batch through each path (JIT, partitions, connections), not counted.
+    const warm = JSON.stringify({ batch: edgeEvents(BATCH_SIZE, 'bench-warm') });
+    const post = async (body: string) => {
+      const res = await fetch(`http://127.0.0.1:${port}/api/logs?source_name=${SOURCE}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-API-KEY': key },
+        body,
+      });
+      if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    await post(warm);
+    const copy = async (text: string) => {
+      const client = await ctx.db.pool.connect();
+      try {
+        const stream = client.query(copyFrom(`COPY ${qualifiedTable(source.table_name)} (id, "timestamp", event_message, project, metadata, body) FROM STDIN`));
+        await pipeline(Readable.from([text]), stream);
+      } finally {
+        client.release();
+      }
+    };
+    await copy(copyBodies()[0]!);
+
+    const paths = {
+      http: async () => {
+        const bodies = httpBodies();
+        return timed(BATCHES, CLIENTS, (i) => post(bodies[i]!));
+      },
+      direct: async () => {
+        const batches = directBatches();
+        return timed(BATCHES, CLIENTS, async (i) => {
+          const batch = normaliseEvents(batches[i]!, { nowMs: Date.now(), retentionDays: source.retention_days });
+          await ctx.writer.write(source, batch.rows, batch.fields);
+        });
+      },
+      copy: async () => {
+        const bodies = copyBodies();
+        return timed(BATCHES, CLIENTS, (i) => copy(bodies[i]!));
+      },
+    };
+    const best = { http: Infinity, direct: Infinity, copy: Infinity };
+    const orders: Array<Array<keyof typeof paths>> = [['copy', 'http', 'direct'], ['http', 'direct', 'copy'], ['direct', 'copy', 'http']];
+    for (let round = 0; round < ROUNDS; round++) {
+      const times: string[] = [];
+      for (const path of orders[round % orders.length]!) {
+        const seconds = await paths[path]();
+        best[path] = Math.min(best[path], seconds);
+        times.push(`${path} ${(total / seconds).toFixed(0)}/s`);
+      }
+      console.log(`round ${round + 1}: ${times.join(', ')}`);
+    }
+    const httpSeconds = best.http, directSeconds = best.direct, copySeconds = best.copy;
+
+    const { rows } = await ctx.db.pool.query(`SELECT project, count(*)::int AS n FROM ${qualifiedTable(source.table_name)} GROUP BY 1 ORDER BY 1`);
+    const counts = Object.fromEntries(rows.map((r) => [r.project, r.n]));
+    if (counts['bench-http'] !== total * ROUNDS || counts['bench-direct'] !== total * ROUNDS) throw new Error(`row counts are off: ${JSON.stringify(counts)}`);
+
+    const httpRate = total / httpSeconds;
+    const directRate = total / directSeconds;
+    const copyRate = total / copySeconds;
+    const ratio = httpRate / copyRate;
+    const figures = {
+      date: new Date().toISOString().slice(0, 10),
+      node: process.version,
+      batches: BATCHES,
+      batchSize: BATCH_SIZE,
+      clients: CLIENTS,
+      rounds: ROUNDS,
+      mbPerBatch: bodyBytes / BATCHES / 1e6,
+      httpRate,
+      directRate,
+      copyRate,
+      ratio,
+    };
+    console.log(`HTTP POST /api/logs      ${httpRate.toFixed(0).padStart(8)} events/s  (${(httpSeconds * 1000).toFixed(0)} ms, ${figures.mbPerBatch.toFixed(2)} MB per batch)`);
+    console.log(`in-process normalise+write ${directRate.toFixed(0).padStart(6)} events/s  (${(directSeconds * 1000).toFixed(0)} ms)`);
+    console.log(`raw COPY (floor)         ${copyRate.toFixed(0).padStart(8)} events/s  (${(copySeconds * 1000).toFixed(0)} ms)`);
+    console.log(`ratio HTTP / COPY        ${ratio.toFixed(2)}  (target >= 0.5)`);
+    if (!opts['no-write']) writeSection(figures);
+  } finally {
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await ctx.close();
+    await dropDatabase(name);
+  }
+}
+
+interface Figures {
+  date: string; node: string; batches: number; batchSize: number; clients: number; rounds: number; mbPerBatch: number;
+  httpRate: number; directRate: number; copyRate: number; ratio: number;
+}
+
+const START = '<!-- ingest-bench:start -->';
+const END = '<!-- ingest-bench:end -->';
+
+/** Replaces the latest-run table of the "Ingestion" section; the rest of the section (notes, history) is kept. */
+function writeSection(f: Figures): void {
+  const file = new URL('../BENCHMARKS.md', import.meta.url);
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
+  const table = [
+    START,
+    `Latest run: ${f.date}, Node ${f.node}, ${f.batches} batches of ${f.batchSize} edge events (${f.mbPerBatch.toFixed(2)} MB of JSON each), ${f.clients} concurrent clients, local Postgres; best of ${f.rounds} rounds, each running the three paths in a different order.`,
+    '',
+    '| path | events/s |',
+    '|---|---:|',
+    `| \`POST /api/logs\` over HTTP (parse, normalise, one-transaction insert) | ${f.httpRate.toFixed(0)} |`,
+    `| in-process \`normaliseEvents\` + \`LogWriter.write\` (no HTTP, no JSON parse) | ${f.directRate.toFixed(0)} |`,
+    `| raw \`COPY ... FROM STDIN\` of the same stored rows (floor) | ${f.copyRate.toFixed(0)} |`,
+    `| **ratio HTTP / COPY** (target ≥ 0.5) | **${f.ratio.toFixed(2)}** |`,
+    END,
+  ].join('\n');
+  if (!/^## Ingestion$/m.test(text)) {
+    text = text.trimEnd() + `\n\n## Ingestion\n\n\`npx tsx bench/ingest.ts\`\n\n${table}\n`;
+  } else if (text.includes(START) && text.includes(END)) {
+    text = text.slice(0, text.indexOf(START)) + table + text.slice(text.indexOf(END) + END.length);
+  } else {
+    text = text.replace(/^## Ingestion\n/m, `## Ingestion\n\n${table}\n`);
+  }
+  writeFileSync(file, text);
+}
+
+await main();
