@@ -98,7 +98,7 @@ function readRaw(req: Request, limit: number): Promise<Buffer> {
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
-      req.off('aborted', onAborted);
+      req.off('close', onClose);
       if (err) {
         req.resume();
         reject(err);
@@ -111,11 +111,11 @@ function readRaw(req: Request, limit: number): Promise<Buffer> {
     };
     const onEnd = () => finish();
     const onError = (err: Error) => finish(new BadRequestError(`The request body could not be read: ${err.message}`));
-    const onAborted = () => finish(new BadRequestError('The request was aborted.'));
+    const onClose = () => finish(new BadRequestError('The request was aborted before its body was complete.')); // after 'end' this is a no-op
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
-    req.on('aborted', onAborted);
+    req.on('close', onClose);
   });
 }
 
