@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
 import request from 'supertest';
 import { testApp, type TestApp } from '../support/http.js';
 
@@ -193,5 +195,24 @@ describe('Management: /api/endpoints', () => {
     const huge = await admin().post('/api/endpoints', { name: 'mgmt.huge', query: QUERY, description: 'x'.repeat(1_100_000) }).expect(413);
     assert.equal(huge.body.error.status, 'PAYLOAD_TOO_LARGE');
     await request(t.app).post('/api/endpoints').set('X-API-KEY', t.keys.admin).expect(400); // no body
+  });
+
+  it('when a gzip body inflates past 1 MB, then 413 and nothing is created', async () => {
+    const server = t.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const body = zlib.gzipSync(JSON.stringify({ name: 'mgmt.bomb', query: QUERY, description: ' '.repeat(8 * 1024 * 1024) }));
+      const res = await fetch(`http://127.0.0.1:${port}/api/endpoints`, {
+        method: 'POST',
+        headers: { 'X-API-KEY': t.keys.admin, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+        body: new Uint8Array(body),
+      });
+      assert.equal(res.status, 413);
+      assert.equal(((await res.json()) as { error: { code: number } }).error.code, 413);
+      await admin().get('/api/endpoints/mgmt.bomb').expect(404);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
