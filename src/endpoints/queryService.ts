@@ -188,6 +188,14 @@ function queryError(err: unknown): unknown {
   return err;
 }
 
+/**
+ * security: the first line of a Postgres message, cut before the first double quote. Data errors
+ * quote the offending value (`invalid input syntax for type boolean: "…"`), and Postgres may
+ * evaluate a caller's condition on rows that an endpoint CTE's own filter would drop, so the
+ * value can be a row the caller may not read (test/security/http.test.ts, "rows outside a CTE").
+ */
 function firstLine(message: string | undefined): string {
-  return (message ?? '').split('\n')[0]!.slice(0, 300);
+  const line = (message ?? '').split('\n')[0]!;
+  const quote = line.indexOf('"');
+  return (quote < 0 ? line : line.slice(0, quote).replace(/[\s:]+$/, '')).slice(0, 300);
 }
