@@ -16,6 +16,12 @@ export function toAppError(err: unknown, queryTimeoutMs: number): AppError {
   if (e.type === 'request.aborted') return new BadRequestError('The request was aborted.');
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return new BadRequestError(e.message ?? 'Bad request.');
   if (e.code === '57014') return new QueryTimeoutError(queryTimeoutMs);
+  // A NUL byte or invalid text in a value the caller sent (e.g. `/api/endpoints/logs.all%00`,
+  // looked up by name) is refused by Postgres with 22021/22P05 wherever it is bound: bad input,
+  // so 400, not 500 (test/hardening/bad-input.test.ts).
+  if (e.code === '22021' || e.code === '22P05') {
+    return new BadRequestError('A value in the request contains a character the database cannot store (such as a NUL byte).');
+  }
   if ((e.code && UNAVAILABLE_CODES.has(e.code)) || /timeout exceeded when trying to connect|Connection terminated/i.test(e.message ?? '')) {
     return new UnavailableError();
   }
