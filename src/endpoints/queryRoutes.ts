@@ -1,4 +1,5 @@
-import express, { Router, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
+import { jsonBody } from '../ingest/parseBody.js';
 import type { AppContext } from '../context.js';
 import type { EndpointQueryService } from './queryService.js';
 import { collectInput } from './params.js';
@@ -17,7 +18,10 @@ export function queryRoutes(ctx: AppContext, service: EndpointQueryService): Rou
     res.status(200).set('X-Cache', result.cache).type('application/json; charset=utf-8').send(result.body);
   };
   router.get('/api/endpoints/query/:idOrName', requireQuery, run);
-  router.post('/api/endpoints/query/:idOrName', requireQuery, express.json({ limit: '1mb', strict: false }), run);
+  // jsonBody: a JSON body of at most 1 MB, and 415 for a body of another Content-Type
+  // (text/plain, multipart, form): express.json() skipped those, so their parameters (and
+  // `sql`) were silently ignored and the endpoint ran without them (test/hardening/bad-input.test.ts).
+  router.post('/api/endpoints/query/:idOrName', requireQuery, jsonBody, run);
 
   router.get('/api/endpoints/:idOrName/sql', ctx.auth.require('admin'), async (req, res) => {
     const input = collectInput(req.query as Record<string, unknown>, undefined);
