@@ -1,0 +1,192 @@
+/**
+ * Hardening test support: the real service in a child process, a TCP proxy that can be cut
+ * (a database or cache that goes away and comes back), and small measuring helpers.
+ * Everything listens on 127.0.0.1 only; every helper has a stop that the tests call in `after`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+
+export { OwnRedis, eventually, sleep } from '../cache/support.js';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of `target`. `cut()` drops every open connection and stops
+ * listening (new connections are refused: the database is gone); `blackhole()` accepts
+ * connections and never answers (the database hangs); `restore()` forwards again on the same port.
+ */
+export class TcpProxy {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  private mode: 'forward' | 'blackhole' = 'forward';
+  /** Connections accepted so far (forwarded or swallowed). */
+  accepted = 0;
+
+  private constructor(readonly port: number, private readonly target: { host: string; port: number }) {}
+
+  static async start(target: { host: string; port: number }): Promise<TcpProxy> {
+    const proxy = new TcpProxy(await freePort(), target);
+    await proxy.listen();
+    return proxy;
+  }
+
+  /** Open client-side connections right now. */
+  get open(): number {
+    let n = 0;
+    for (const s of this.sockets) if ((s as net.Socket & { isClient?: boolean }).isClient) n++;
+    return n;
+  }
+
+  private listen(): Promise<void> {
+    const server = net.createServer((client) => {
+      this.accepted++;
+      (client as net.Socket & { isClient?: boolean }).isClient = true;
+      this.track(client);
+      if (this.mode === 'blackhole') {
+        client.on('data', () => undefined);
+        return;
+      }
+      const upstream = net.connect(this.target.port, this.target.host);
+      this.track(upstream);
+      client.pipe(upstream);
+      upstream.pipe(client);
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+    });
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+  }
+
+  private track(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => this.sockets.delete(socket));
+  }
+
+  /** Drops every connection and refuses new ones. */
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Drops every connection; new ones are accepted and never answered. */
+  async blackhole(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+    this.mode = 'blackhole';
+    if (!this.server) await this.listen();
+  }
+
+  /** Forwards again (on the same port). */
+  async restore(): Promise<void> {
+    if (this.mode === 'blackhole') {
+      for (const s of this.sockets) s.destroy();
+      this.sockets.clear();
+    }
+    this.mode = 'forward';
+    if (!this.server) await this.listen();
+  }
+
+  async stop(): Promise<void> {
+    await this.cut();
+  }
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  port: number;
+  base: string;
+  /** Everything the process wrote to stderr (and stdout, when `captureStdout`). */
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGKILL if still running, and wait for it. */
+  kill(): Promise<void>;
+}
+
+/** `node --import tsx src/main.ts` (one process, no npx wrapper, so signals reach the service itself). */
+export async function startService(env: Record<string, string>, options: { nodeArgs?: string[]; readyTimeoutMs?: number } = {}): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.length > 200_000) out = out.slice(-100_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const base = `http://127.0.0.1:${port}`;
+  const service: ServiceProcess = {
+    child,
+    port,
+    base,
+    output: () => out,
+    exited,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited early (${child.exitCode ?? child.signalCode}): ${out.slice(-2000)}`);
+    const ok = await fetch(`${base}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+    if (ok) return service;
+    if (Date.now() > deadline) {
+      await service.kill();
+      throw new Error(`the service did not become ready: ${out.slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** p50 / p95 / p99 / max of a list of milliseconds. */
+export function percentiles(ms: number[]): { n: number; p50: number; p95: number; p99: number; max: number } {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (q: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : 0);
+  return { n: s.length, p50: round(at(0.5)), p95: round(at(0.95)), p99: round(at(0.99)), max: round(s[s.length - 1] ?? 0) };
+}
+
+function round(n: number): number {
+  return Math.round(n * 10) / 10;
+}
+
+/** Asserts the CONTRACT.md §2 envelope and returns it. */
+export function envelopeOf(status: number, text: string): { code: number; status: string; message: string; errors: unknown[] } {
+  let body: { error?: { code: number; status: string; message: string; errors: unknown[] } };
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(`status ${status}: body is not JSON: ${text.slice(0, 300)}`);
+  }
+  const e = body.error;
+  if (!e || e.code !== status || typeof e.status !== 'string' || typeof e.message !== 'string' || !Array.isArray(e.errors) || e.errors.length === 0) {
+    throw new Error(`status ${status}: not the error envelope: ${text.slice(0, 300)}`);
+  }
+  return e;
+}
+
+/** Writes a log line for the report (visible in the mocha output). */
+export function report(line: string, figures?: object): void {
+  process.stdout.write(`      [hardening] ${line}${figures ? ' ' + JSON.stringify(figures) : ''}\n`);
+}
