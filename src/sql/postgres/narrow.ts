@@ -12,7 +12,6 @@
  *   → SELECT s.c0 AS ts, count(*) FILTER (WHERE s.c1) … FROM (SELECT date_trunc(…) AS c0, (strpos(…) > 0) AS c1 FROM … WHERE … OFFSET 0) AS s GROUP BY 1
  */
 import { pg, type PgExpr, type PgFrom, type PgOrder, type PgQuery, type PgSelect } from './ast.js';
-import { printExpr } from './print.js';
 import { mapChildren, some } from './transform.js';
 
 const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg', 'percentile_disc']);
@@ -34,16 +33,13 @@ export function narrowAggregateInput(query: PgQuery, newAlias: () => string): Pg
   if (outside.some((e) => some(e, (n) => isSubquery(n) || (n.kind === 'column' && n.table === undefined)))) return query;
   const alias = newAlias();
 
-  const projections: { expr: PgExpr; name: string }[] = [];
-  const names = new Map<string, string>();
+  // GROUP BY expressions move inward first, so equal expressions elsewhere reuse their column.
+  const keys = select.groupBy.filter((g) => !isOrdinal(g));
+  const projections: { expr: PgExpr; name: string }[] = keys.map((expr, i) => ({ expr, name: `c${i}` }));
+  const keyIndex = (e: PgExpr): number => keys.findIndex((k) => sameNode(k, e));
   const project = (e: PgExpr): PgExpr => {
-    const key = printExpr(e);
-    let name = names.get(key);
-    if (name === undefined) {
-      name = `c${projections.length}`;
-      names.set(key, name);
-      projections.push({ expr: e, name });
-    }
+    const k = keyIndex(e);
+    const name = k >= 0 ? `c${k}` : `c${projections.push({ expr: e, name: `c${projections.length}` }) - 1}`;
     return pg.column(alias, name);
   };
 
@@ -54,12 +50,11 @@ export function narrowAggregateInput(query: PgQuery, newAlias: () => string): Pg
   };
   // Outside aggregates only GROUP BY keys move as a whole (so the outer GROUP BY still matches);
   // other expressions are rebuilt around their grouped parts.
-  const groupKeys = new Set(select.groupBy.filter((g) => !isOrdinal(g)).map(printExpr));
   const byOrdinal = new Set(select.groupBy.filter(isOrdinal).map((g) => Number((g as { value: number }).value) - 1));
   const outer = (e: PgExpr): PgExpr => {
     if (isAggregate(e)) return mapChildren(e, inside);
     if (!some(e, isLocal)) return e;
-    if (groupKeys.has(printExpr(e)) || isLocal(e)) return project(e);
+    if (isLocal(e) || keyIndex(e) >= 0) return project(e);
     return mapChildren(e, outer);
   };
 
@@ -85,3 +80,13 @@ function fromAliases(from: PgFrom): string[] {
   return from.kind === 'join' ? [...fromAliases(from.left), ...fromAliases(from.right)] : [from.alias];
 }
 
+
+/** Structural equality of two expression trees (plain data, so a generic deep compare). */
+function sameNode(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => sameNode((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}

@@ -4,29 +4,30 @@
  */
 import type * as P from './ast.js';
 
-type Children<K extends P.PgExprKind> = (node: Extract<P.PgExpr, { kind: K }>) => readonly P.PgExpr[];
+type Some<K extends P.PgExprKind> = (node: Extract<P.PgExpr, { kind: K }>, test: (e: P.PgExpr) => boolean) => boolean;
 type Rebuild<K extends P.PgExprKind> = (node: Extract<P.PgExpr, { kind: K }>, f: (e: P.PgExpr) => P.PgExpr) => P.PgExpr;
 
-const none = (): readonly P.PgExpr[] => [];
-const orderExprs = (items: readonly P.PgOrder[] | undefined): P.PgExpr[] => (items ?? []).map((o) => o.expr);
+const never = (): boolean => false;
+const anyOrder = (items: readonly P.PgOrder[] | undefined, test: (e: P.PgExpr) => boolean): boolean => !!items?.some((o) => some(o.expr, test));
 const mapOrder = (items: readonly P.PgOrder[] | undefined, f: (e: P.PgExpr) => P.PgExpr): P.PgOrder[] | undefined =>
   items && items.map((o) => ({ ...o, expr: f(o.expr) }));
 
-const CHILDREN: { [K in P.PgExprKind]: Children<K> } = {
-  column: none, literal: none, param: none, subquery: none,
-  op: (n) => [n.left, n.right],
-  not: (n) => [n.operand],
-  neg: (n) => [n.operand],
-  andOr: (n) => n.operands,
-  is: (n) => [n.operand],
-  func: (n) => [...n.args, ...(n.filter ? [n.filter] : []), ...orderExprs(n.orderBy), ...orderExprs(n.withinGroup)],
-  cast: (n) => [n.operand],
-  case: (n) => [...(n.operand ? [n.operand] : []), ...n.whens.flatMap((w) => [w.when, w.then]), ...(n.otherwise ? [n.otherwise] : [])],
-  in: (n) => [n.operand, ...(n.list ?? [])],
-  between: (n) => [n.operand, n.low, n.high],
-  subscript: (n) => [n.base, n.index],
-  array: (n) => n.items,
-  extract: (n) => [n.operand],
+/** Whether `test` holds below a node; a table of checks rather than child arrays, so the walk allocates nothing. */
+const SOME_BELOW: { [K in P.PgExprKind]: Some<K> } = {
+  column: never, literal: never, param: never, subquery: never,
+  op: (n, t) => some(n.left, t) || some(n.right, t),
+  not: (n, t) => some(n.operand, t),
+  neg: (n, t) => some(n.operand, t),
+  andOr: (n, t) => n.operands.some((o) => some(o, t)),
+  is: (n, t) => some(n.operand, t),
+  func: (n, t) => n.args.some((a) => some(a, t)) || (!!n.filter && some(n.filter, t)) || anyOrder(n.orderBy, t) || anyOrder(n.withinGroup, t),
+  cast: (n, t) => some(n.operand, t),
+  case: (n, t) => (!!n.operand && some(n.operand, t)) || n.whens.some((w) => some(w.when, t) || some(w.then, t)) || (!!n.otherwise && some(n.otherwise, t)),
+  in: (n, t) => some(n.operand, t) || !!n.list?.some((i) => some(i, t)),
+  between: (n, t) => some(n.operand, t) || some(n.low, t) || some(n.high, t),
+  subscript: (n, t) => some(n.base, t) || some(n.index, t),
+  array: (n, t) => n.items.some((i) => some(i, t)),
+  extract: (n, t) => some(n.operand, t),
 };
 
 const REBUILD: { [K in P.PgExprKind]: Rebuild<K> } = {
@@ -46,11 +47,6 @@ const REBUILD: { [K in P.PgExprKind]: Rebuild<K> } = {
   extract: (n, f) => ({ ...n, operand: f(n.operand) }),
 };
 
-/** The direct sub-expressions of a node. */
-export function children(node: P.PgExpr): readonly P.PgExpr[] {
-  return (CHILDREN[node.kind] as Children<P.PgExprKind>)(node);
-}
-
 /** The node with `f` applied to each direct sub-expression. */
 export function mapChildren(node: P.PgExpr, f: (e: P.PgExpr) => P.PgExpr): P.PgExpr {
   return (REBUILD[node.kind] as Rebuild<P.PgExprKind>)(node, f);
@@ -58,5 +54,5 @@ export function mapChildren(node: P.PgExpr, f: (e: P.PgExpr) => P.PgExpr): P.PgE
 
 /** True when `test` holds for the node or any node below it (not looking into subqueries). */
 export function some(node: P.PgExpr, test: (e: P.PgExpr) => boolean): boolean {
-  return test(node) || children(node).some((c) => some(c, test));
+  return test(node) || (SOME_BELOW[node.kind] as Some<P.PgExprKind>)(node, test);
 }
