@@ -120,6 +120,17 @@ describe('POST /api/logs: events as stored', () => {
     assert.deepEqual(result.rows.map((r) => ({ latency: Number(r.latency), region: r.region })), [{ latency: 12, region: 'eu' }]);
   });
 
+  it('when a batch brings no new field, then the source row is not rewritten and the catalog stays as it was', async () => {
+    const event = { project: PROJECT, event_message: 'same-shape', metadata: { same_shape_probe: { a: 1, b: 'x', c: { d: true } } } };
+    await post([event, event]).expect(200);
+    const updatedAt = async () => (await t.context.db.pool.query('SELECT updated_at FROM sources WHERE name = $1', [SOURCE])).rows[0].updated_at.getTime();
+    const before = await updatedAt();
+    const version = t.context.sources.catalogVersion;
+    for (let i = 0; i < 3; i++) await post([event]).expect(200);
+    assert.equal(await updatedAt(), before);
+    assert.equal(t.context.sources.catalogVersion, version);
+  });
+
   it('when an event contains a NUL character, then the batch is rejected with 400 naming that event, not 500', async () => {
     const res = await post({ batch: [
       { id: 'nul-0', project: PROJECT, event_message: 'fine' },
