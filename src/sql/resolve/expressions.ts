@@ -1,0 +1,245 @@
+/** Expressions: one resolver per syntax node kind, building typed Postgres expressions. */
+import type * as E from '../ast/expressions.js';
+import { adapt, asText, castTo, commonType, unify, unifyAll } from '../coerce.js';
+import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
+import { FUNCTIONS, type CallSite } from '../functions.js';
+import { pg, type PgExpr, type PgOrder, type PgQuery } from '../postgres/ast.js';
+import { BOOL, FLOAT64, INT64, NULL_TYPE, STRING, isNumeric, isScalar, scalar, typed, type BqType, type ScalarName, type Typed } from '../types.js';
+import { fieldOf, jsonText, nameResolves, resolvePath } from './names.js';
+import { resolveQuery } from './queries.js';
+import type { Context, Scope } from './scope.js';
+
+const INTERVAL_UNITS: Readonly<Record<string, [number, string]>> = {
+  MICROSECOND: [1, 'microseconds'], MILLISECOND: [1, 'milliseconds'], SECOND: [1, 'seconds'], MINUTE: [1, 'minutes'], HOUR: [1, 'hours'],
+  DAY: [1, 'days'], WEEK: [1, 'weeks'], MONTH: [1, 'months'], QUARTER: [3, 'months'], YEAR: [1, 'years'],
+};
+
+const EXTRACT_PARTS: Readonly<Record<string, (ts: PgExpr) => PgExpr>> = {
+  YEAR: (ts) => pg.extract('year', ts), MONTH: (ts) => pg.extract('month', ts), DAY: (ts) => pg.extract('day', ts),
+  HOUR: (ts) => pg.extract('hour', ts), MINUTE: (ts) => pg.extract('minute', ts), QUARTER: (ts) => pg.extract('quarter', ts),
+  DAYOFYEAR: (ts) => pg.extract('doy', ts), ISOWEEK: (ts) => pg.extract('week', ts), ISOYEAR: (ts) => pg.extract('isoyear', ts),
+  // BigQuery numbers days from Sunday = 1; Postgres' dow from Sunday = 0.
+  DAYOFWEEK: (ts) => pg.op('+', pg.extract('dow', ts), pg.number('1')),
+  SECOND: (ts) => pg.func('floor', [pg.extract('second', ts)]),
+  // BigQuery's sub-second parts are within the second; Postgres' include the seconds.
+  MILLISECOND: (ts) => pg.func('mod', [pg.func('floor', [pg.extract('milliseconds', ts)]), pg.number('1000')]),
+  MICROSECOND: (ts) => pg.func('mod', [pg.func('floor', [pg.extract('microseconds', ts)]), pg.number('1000000')]),
+};
+
+type ExprResolver<K extends E.ExprKind> = (e: Extract<E.Expr, { kind: K }>, scope: Scope, ctx: Context) => Typed;
+
+const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
+  literal: (e) => {
+    switch (e.type) {
+      case 'STRING': return typed(pg.literal(e.value as string), STRING, { literal: e.value as string });
+      case 'INT64': return typed(pg.number(BigInt(e.value as string).toString()), INT64);
+      case 'FLOAT64': return typed(pg.cast(pg.number(e.value as string), 'float8'), FLOAT64);
+      case 'BOOL': return typed(pg.literal(e.value as boolean), BOOL);
+      case 'NULL': return typed(pg.literal(null), NULL_TYPE);
+    }
+  },
+  param: (e, _scope, ctx) => typed(pg.param(ctx.translation.parameter(e.name)), STRING, { param: true }),
+  path: (e, scope, ctx) => {
+    const head = resolvePath(e.parts, e.pos, scope, ctx);
+    return (head as { value: Typed }).value;
+  },
+  field: (e, scope, ctx) => fieldOf(resolveExpr(e.base, scope, ctx), e.name, ctx, e.pos),
+  subscript: (e, scope, ctx) => resolveSubscript(e, scope, ctx),
+  unary: (e, scope, ctx) => {
+    const v = resolveExpr(e.operand, scope, ctx);
+    if (e.op === 'NOT') return typed(pg.not(v.sql), BOOL);
+    if (e.op === '+') return v;
+    return typed(pg.neg(adapt(v, INT64).sql), v.param ? INT64 : v.type);
+  },
+  binary: (e, scope, ctx) => resolveBinary(e, scope, ctx),
+  logical: (e, scope, ctx) => {
+    const operands = e.operands.map((o) => expectBool(resolveExpr(o, scope, ctx), ctx, o.pos));
+    return typed(e.op === 'AND' ? pg.and(...operands) : pg.or(...operands), BOOL);
+  },
+  is: (e, scope, ctx) => typed(pg.is(resolveExpr(e.operand, scope, ctx).sql, e.test, e.negated), BOOL),
+  between: (e, scope, ctx) => {
+    const v = resolveExpr(e.operand, scope, ctx);
+    const [a, low] = unify(v, resolveExpr(e.low, scope, ctx));
+    const [, high] = unify(a, resolveExpr(e.high, scope, ctx));
+    return typed({ kind: 'between', operand: a.sql, low: low.sql, high: high.sql, negated: e.negated }, BOOL);
+  },
+  like: (e, scope, ctx) => {
+    const v = asText(resolveExpr(e.operand, scope, ctx));
+    return typed(pg.op(e.negated ? 'NOT LIKE' : 'LIKE', v, asText(resolveExpr(e.pattern, scope, ctx))), BOOL);
+  },
+  inList: (e, scope, ctx) => {
+    let v = resolveExpr(e.operand, scope, ctx);
+    const list = e.list.map((item) => {
+      const [a, b] = unify(v, resolveExpr(item, scope, ctx));
+      v = a;
+      return b.sql;
+    });
+    return typed({ kind: 'in', operand: v.sql, list, negated: e.negated }, BOOL);
+  },
+  inQuery: (e, scope, ctx) => {
+    const v = resolveExpr(e.operand, scope, ctx);
+    const r = resolveQuery(e.query, ctx, scope);
+    if (r.columns.length !== 1) throw new SqlSyntaxError('IN (subquery) needs a subquery with one column', ctx.text, e.query.pos);
+    return typed({ kind: 'in', operand: adapt(v, r.columns[0]!.type).sql, query: r.query, negated: e.negated }, BOOL);
+  },
+  case: (e, scope, ctx) => {
+    const operand = e.operand && resolveExpr(e.operand, scope, ctx);
+    const conditions = e.whens.map((w) => resolveExpr(w.when, scope, ctx));
+    const results = unifyAll([...e.whens.map((w) => resolveExpr(w.then, scope, ctx)), ...(e.otherwise ? [resolveExpr(e.otherwise, scope, ctx)] : [])]);
+    const whens = conditions.map((c, i) => ({
+      when: operand ? unify(operand, c)[1].sql : expectBool(c, ctx, e.whens[i]!.when.pos),
+      then: results[i]!.sql,
+    }));
+    const node = pg.case(whens, e.otherwise ? results[results.length - 1]!.sql : undefined, operand && unify(operand, conditions[0]!)[0].sql);
+    return typed(node, commonType(results));
+  },
+  cast: (e, scope, ctx) => castTo(resolveExpr(e.operand, scope, ctx), e.type, e.safe, ctx.text, e.pos),
+  call: (e, scope, ctx) => resolveCall(e, scope, ctx),
+  extract: (e, scope, ctx) => {
+    const v = resolveExpr(e.operand, scope, ctx);
+    if (e.part === 'DATE') return typed(pg.cast(pg.atUtc(v.sql), 'date'), scalar('DATE'));
+    const part = EXTRACT_PARTS[e.part];
+    if (!part) throw new SqlUnsupportedError(`EXTRACT(${e.part} …) is not supported`, ctx.text, e.pos);
+    // From a TIMESTAMP BigQuery extracts in UTC; timezone() makes that independent of the session zone.
+    const wall = isScalar(v.type, 'TIMESTAMP') ? pg.atUtc(v.sql) : v.sql;
+    return typed(pg.cast(part(wall), 'bigint'), INT64);
+  },
+  interval: (e, scope, ctx) => {
+    const unit = INTERVAL_UNITS[e.unit];
+    if (!unit) throw new SqlUnsupportedError(`INTERVAL unit ${e.unit} is not supported`, ctx.text, e.pos);
+    const [factor, name] = unit;
+    if (e.value.kind === 'literal' && e.value.type === 'INT64') {
+      return typed(pg.cast(pg.literal(`${Number(e.value.value) * factor} ${name}`), 'interval'), scalar('INTERVAL'));
+    }
+    const n = adapt(resolveExpr(e.value, scope, ctx), INT64);
+    return typed(pg.op('*', pg.cast(n.sql, 'float8'), pg.cast(pg.literal(`${factor} ${name}`), 'interval')), scalar('INTERVAL'));
+  },
+  subquery: (e, scope, ctx) => {
+    const r = resolveQuery(e.query, ctx, scope);
+    if (r.columns.length !== 1) throw new SqlSyntaxError('a scalar subquery must return one column', ctx.text, e.pos);
+    return typed(pg.subquery(r.query), r.columns[0]!.type);
+  },
+  exists: (e, scope, ctx) => typed(pg.subquery(resolveQuery(e.query, ctx, scope).query, true), BOOL),
+};
+
+export function resolveExpr(e: E.Expr, scope: Scope, ctx: Context): Typed {
+  return (EXPR_RESOLVERS[e.kind] as ExprResolver<E.ExprKind>)(e, scope, ctx);
+}
+
+export function expectBool(v: Typed, ctx: Context, pos: number): PgExpr {
+  if (v.type.kind !== 'scalar' || !['BOOL', 'NULL'].includes(v.type.name)) {
+    if (v.type.kind === 'scalar' && v.type.loose) return pg.cast(v.sql, 'boolean');
+    throw new SqlSyntaxError(`expected a BOOL condition, got ${v.type.kind === 'scalar' ? v.type.name : 'a record or array'}`, ctx.text, pos);
+  }
+  return v.sql;
+}
+
+const ARITHMETIC = new Set(['+', '-', '*', '/']);
+
+function resolveBinary(e: E.Binary, scope: Scope, ctx: Context): Typed {
+  let left = resolveExpr(e.left, scope, ctx);
+  let right = resolveExpr(e.right, scope, ctx);
+  if (e.op === '||') return typed(pg.op('||', asText(left), asText(right)), STRING);
+  if (!ARITHMETIC.has(e.op)) {
+    [left, right] = unify(left, right);
+    return typed(pg.op(e.op === '!=' ? '<>' : e.op, left.sql, right.sql), BOOL);
+  }
+  // Arithmetic: text parameters and untyped leaves become numbers.
+  left = adapt(left, isNumeric(right.type) ? right.type : INT64);
+  right = adapt(right, isNumeric(left.type) ? left.type : INT64);
+  const type = arithmeticType(e.op, left.type, right.type);
+  if (e.op === '/' && isScalar(type, 'FLOAT64')) {
+    // BigQuery's `/` always divides as floating point: 7 / 2 = 3.5.
+    return typed(pg.op('/', pg.cast(left.sql, 'float8'), right.sql), FLOAT64);
+  }
+  return typed(pg.op(e.op, left.sql, right.sql), type);
+}
+
+function arithmeticType(op: string, a: BqType, b: BqType): BqType {
+  const x: ScalarName | undefined = a.kind === 'scalar' ? a.name : undefined;
+  const y: ScalarName | undefined = b.kind === 'scalar' ? b.name : undefined;
+  if (x === 'TIMESTAMP' || y === 'TIMESTAMP') return scalar('TIMESTAMP');
+  if (x === 'DATETIME' || y === 'DATETIME') return scalar('DATETIME');
+  if (x === 'DATE' || y === 'DATE') return scalar('DATE');
+  if (x === 'INTERVAL' && y === 'INTERVAL') return scalar('INTERVAL');
+  if (x === 'FLOAT64' || y === 'FLOAT64') return FLOAT64;
+  if (x === 'NUMERIC' || y === 'NUMERIC') return scalar('NUMERIC');
+  return op === '/' ? FLOAT64 : INT64;
+}
+
+/** `arr[OFFSET(n)]` on an array, or `dates[0]`: a one-column CTE indexed like an array. */
+function resolveSubscript(e: E.Subscript, scope: Scope, ctx: Context): Typed {
+  const index = adapt(resolveExpr(e.index, scope, ctx), INT64).sql;
+  const zeroBased = e.mode === 'OFFSET' || e.mode === 'SAFE_OFFSET' ? index : pg.op('-', index, pg.number('1'));
+  if (e.base.kind === 'path' && e.base.parts.length === 1 && !nameResolves(e.base.parts[0]!, scope)) {
+    const cte = ctx.ctes.get(e.base.parts[0]!.toLowerCase());
+    if (cte) {
+      if (cte.columns.length !== 1) throw new SqlSyntaxError(`${cte.name}[…] needs a CTE with one column; ${cte.name} has ${cte.columns.length}`, ctx.text, e.pos);
+      const alias = ctx.translation.alias();
+      const column = cte.columns[0]!;
+      const query: PgQuery = {
+        kind: 'query', ctes: [], orderBy: [], limit: pg.number('1'), offset: zeroBased,
+        body: { kind: 'select', distinct: false, targets: [{ expr: pg.column(alias, column.name), name: column.name }], from: { kind: 'table', name: cte.name, alias }, groupBy: [] },
+      };
+      return typed(pg.subquery(query), column.type);
+    }
+  }
+  const base = resolveExpr(e.base, scope, ctx);
+  if (base.type.kind === 'array') {
+    // Postgres arrays are 1-based; out of range yields NULL for OFFSET as for SAFE_OFFSET.
+    return typed(pg.subscript(base.sql, pg.op('+', zeroBased, pg.number('1'))), base.type.element);
+  }
+  if (base.type.kind === 'jsonArray') {
+    const element = pg.op('->', base.sql, pg.cast(zeroBased, 'bigint'));
+    if (base.type.element.kind !== 'scalar') return typed(element, base.type.element);
+    return jsonText(pg.op('->>', base.sql, pg.cast(zeroBased, 'bigint')), base.type.element);
+  }
+  throw new SqlSyntaxError('only arrays can be indexed with [OFFSET(n)]', ctx.text, e.pos);
+}
+
+function resolveCall(e: E.Call, scope: Scope, ctx: Context): Typed {
+  const fn = Object.prototype.hasOwnProperty.call(FUNCTIONS, e.name) ? FUNCTIONS[e.name] : undefined;
+  if (!fn) throw new SqlNameError(`unknown function ${e.name}${didYouMean(e.name, Object.keys(FUNCTIONS))}`, ctx.text, e.pos);
+  const n = e.args.length;
+  if (n < fn.min || n > fn.max || (e.star && e.name !== 'count')) {
+    const range = fn.min === fn.max ? `${fn.min}` : `${fn.min} to ${fn.max}`;
+    throw new SqlSyntaxError(`${e.name.toUpperCase()} takes ${range} argument${fn.max === 1 ? '' : 's'}, got ${e.star ? '*' : n}`, ctx.text, e.pos);
+  }
+  if (e.distinct && !fn.aggregate?.distinct) throw new SqlUnsupportedError(`${e.name.toUpperCase()}(DISTINCT …) is not supported`, ctx.text, e.pos);
+  if ((e.orderBy.length || e.limit) && !fn.aggregate?.orderBy) throw new SqlUnsupportedError(`${e.name.toUpperCase()}(… ORDER BY / LIMIT) is not supported`, ctx.text, e.pos);
+  return fn.build(new ResolvingCallSite(e, scope, ctx));
+}
+
+/** Arguments resolved on demand: date-part words like `hour` are never resolved as names. */
+class ResolvingCallSite implements CallSite {
+  private readonly resolved: Typed[] = [];
+  readonly text: string;
+
+  constructor(readonly call: E.Call, private readonly scope: Scope, private readonly ctx: Context) {
+    this.text = ctx.text;
+  }
+
+  arg(i: number): Typed {
+    return (this.resolved[i] ??= resolveExpr(this.call.args[i]!, this.scope, this.ctx));
+  }
+
+  word(i: number): string {
+    const a = this.call.args[i]!;
+    if (a.kind === 'path' && a.parts.length === 1) return a.parts[0]!.toUpperCase();
+    throw new SqlSyntaxError('expected a date part such as HOUR or DAY', this.text, a.pos);
+  }
+
+  stringLiteral(i: number): string | undefined {
+    const a = this.call.args[i];
+    return a?.kind === 'literal' && a.type === 'STRING' ? (a.value as string) : undefined;
+  }
+
+  integerLiteral(i: number): number | undefined {
+    const a = this.call.args[i];
+    return a?.kind === 'literal' && a.type === 'INT64' ? Number(a.value) : undefined;
+  }
+
+  orderBy(): PgOrder[] {
+    return this.call.orderBy.map((o) => ({ expr: resolveExpr(o.expr, this.scope, this.ctx).sql, desc: o.desc }));
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * FROM clauses: sources, CTEs, derived tables and UNNEST, attached left to right. UNNEST of a
+ * single-record array becomes a path read plus a guard instead of a join.
+ */
+import type * as E from '../ast/expressions.js';
+import type * as F from '../ast/from.js';
+import { SqlNameError, SqlSandboxError, SqlUnsupportedError, didYouMean } from '../errors.js';
+import { pg, type PgExpr, type PgFrom } from '../postgres/ast.js';
+import { typed } from '../types.js';
+import { expectBool, resolveExpr } from './expressions.js';
+import { jsonText } from './names.js';
+import { resolveQuery } from './queries.js';
+import type { Context, Scope } from './scope.js';
+
+/** The join being built: what is on its left and how the next item attaches. */
+export interface JoinLink {
+  readonly left: PgFrom | undefined;
+  readonly type: F.JoinType;
+  readonly on: E.Expr | undefined;
+  readonly using: readonly string[];
+  readonly scope: Scope;
+  readonly ctx: Context;
+}
+
+type FromResolver<K extends F.FromKind> = (item: Extract<F.FromItem, { kind: K }>, link: JoinLink, guards: PgExpr[]) => PgFrom | undefined;
+
+/**
+ * FROM items, attached left to right (joins are left-deep). UNNEST of a record array that always
+ * held one object is not joined at all: its alias stands for `array->0`, read by path, and
+ * CROSS/INNER semantics (drop rows without the record) become an `IS NOT NULL` guard in `guards`.
+ */
+const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
+  join: (j, link, guards) => {
+    const left = resolveFromItem(j.left, link, guards);
+    return resolveFromItem(j.right, { ...link, left, type: j.type, on: j.on, using: j.using }, guards);
+  },
+
+  unnest: (item, link, guards) => {
+    const { scope, ctx, type, on } = link;
+    const array = resolveExpr(item.expr, scope, ctx);
+    if (array.type.kind !== 'jsonArray') {
+      throw new SqlUnsupportedError(`UNNEST needs an array field of a source; got ${array.type.kind === 'scalar' ? array.type.name : 'a computed array'}`, ctx.text, item.expr.pos);
+    }
+    const names = [item.alias ?? implicitAlias(item.expr) ?? ctx.translation.alias()];
+    const trueOn = on === undefined || (on.kind === 'literal' && on.value === true);
+    if (array.type.single && array.type.element.kind === 'record' && (type !== 'LEFT' || trueOn)) {
+      const value = typed(pg.op('->', array.sql, pg.number('0')), array.type.element);
+      scope.ranges.push({ kind: 'value', names, value });
+      if (type !== 'LEFT') {
+        guards.push(pg.is(value.sql, 'NULL', true));
+        const condition = joinCondition(link);
+        if (condition) guards.push(condition);
+      }
+      return link.left;
+    }
+    const alias = ctx.translation.alias();
+    const record = array.type.element.kind === 'record';
+    const column = pg.column(alias, 'value');
+    const value = record ? typed(column, array.type.element) : jsonText(column, array.type.element);
+    // jsonb_array_elements raises on a non-array; a stray scalar must behave like a missing array.
+    const arg = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
+    scope.ranges.push({ kind: 'value', names, value });
+    return join(link, { kind: 'function', fn: record ? 'jsonb_array_elements' : 'jsonb_array_elements_text', arg, alias, column: 'value' });
+  },
+
+  derived: (item, link) => {
+    // A derived table cannot see the FROM items before it (BigQuery has no LATERAL subqueries), only outer queries.
+    const r = resolveQuery(item.query, link.ctx, link.scope.parent);
+    const alias = link.ctx.translation.alias();
+    link.scope.ranges.push({ kind: 'relation', names: item.alias ? [item.alias] : [], alias, columns: r.columns });
+    return join(link, { kind: 'derived', query: r.query, alias });
+  },
+
+  table: (item, link) => {
+    const { scope, ctx } = link;
+    const alias = ctx.translation.alias();
+    const cte = ctx.ctes.get(item.name.toLowerCase());
+    if (cte) {
+      scope.ranges.push({ kind: 'relation', names: [item.alias ?? item.name], alias, columns: cte.columns });
+      return join(link, { kind: 'table', name: cte.name, alias });
+    }
+    const cteNames = [...ctx.ctes.values()].map((c) => c.name);
+    if (!ctx.sources) {
+      throw new SqlSandboxError(`table ${item.name} is not allowed here: a sandboxed query may only read the endpoint's CTEs (${cteNames.join(', ')})`, ctx.text, item.pos);
+    }
+    const source = ctx.sources(item.name);
+    if (!source) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
+    // Without an alias, both the full name and its last part qualify columns (`prod.id`).
+    const parts = item.name.split('.');
+    scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!], alias, source });
+    return join(link, { kind: 'table', schema: source.schema, name: source.table, alias });
+  },
+};
+
+export function resolveFromItem(item: F.FromItem, link: JoinLink, guards: PgExpr[]): PgFrom | undefined {
+  return (FROM_RESOLVERS[item.kind] as FromResolver<F.FromKind>)(item, link, guards);
+}
+
+/** The ON condition, resolved once the new item's names are in scope. */
+function joinCondition(link: JoinLink): PgExpr | undefined {
+  return link.on && expectBool(resolveExpr(link.on, link.scope, link.ctx), link.ctx, link.on.pos);
+}
+
+function join(link: JoinLink, right: PgFrom): PgFrom {
+  const { left, type, using, scope } = link;
+  if (!left) return right;
+  if (using.length) {
+    for (const name of using) scope.using.add(name.toLowerCase());
+    return { kind: 'join', type: type === 'LEFT' ? 'LEFT' : 'INNER', left, right, using };
+  }
+  if (type === 'COMMA' || type === 'CROSS') return { kind: 'join', type: 'CROSS', left, right };
+  return { kind: 'join', type, left, right, on: joinCondition(link) ?? pg.literal(true) };
+}
+
+function implicitAlias(e: E.Expr): string | undefined {
+  return e.kind === 'path' ? e.parts[e.parts.length - 1] : undefined;
+}

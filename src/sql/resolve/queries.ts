@@ -1,0 +1,166 @@
+/** Queries: WITH, SELECT (select list, GROUP BY, HAVING), set operations, ORDER BY and LIMIT. */
+import type * as E from '../ast/expressions.js';
+import type * as Q from '../ast/queries.js';
+import { SqlNameError, SqlSandboxError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
+import { pg, type PgExpr, type PgOrder, type PgQuery, type PgSelect } from '../postgres/ast.js';
+import { narrowAggregateInput } from '../postgres/narrow.js';
+import { typed, type Typed } from '../types.js';
+import { expectBool, resolveExpr } from './expressions.js';
+import { resolveFromItem } from './from.js';
+import { rangeColumns, recordColumns, resolvePath } from './names.js';
+import { Scope, type Column, type Context, type Resolved, type SelectTarget } from './scope.js';
+
+/** Resolves a query; `parent` is the enclosing scope for correlated subqueries. */
+export function resolveQuery(q: Q.Query, ctx: Context, parent?: Scope): Resolved {
+  const { ctx: inner, ctes } = resolveCtes(q.ctes, ctx);
+  const body = resolveBody(q.body, inner, parent);
+  const orderBy = q.orderBy.map((o) => resolveOrder(o, body, inner));
+  const limit = q.limit && resolveCount(q.limit, inner, 'LIMIT');
+  const offset = q.offset && resolveCount(q.offset, inner, 'OFFSET');
+  const query: PgQuery = { kind: 'query', ctes, body: body.pg, orderBy, limit, offset };
+  return { query: narrowAggregateInput(query, () => ctx.translation.alias()), columns: body.columns };
+}
+
+/** WITH: each CTE sees the ones before it; names must be new in this query. */
+export function resolveCtes(list: readonly Q.Cte[], ctx: Context, reserved: ReadonlySet<string> = new Set()): { ctx: Context; ctes: PgQuery['ctes'] } {
+  if (!list.length) return { ctx, ctes: [] };
+  const visible = new Map(ctx.ctes);
+  const ctes: { name: string; query: PgQuery }[] = [];
+  for (const cte of list) {
+    const key = cte.name.toLowerCase();
+    if (reserved.has(key)) throw new SqlSandboxError(`CTE ${cte.name} is already defined by the endpoint; choose another name`, ctx.text, cte.pos);
+    if (ctes.some((c) => c.name.toLowerCase() === key)) throw new SqlNameError(`duplicate CTE name ${cte.name}`, ctx.text, cte.pos);
+    const resolved = resolveQuery(cte.query, { ...ctx, ctes: visible });
+    ctes.push({ name: cte.name, query: resolved.query });
+    visible.set(key, { name: cte.name, columns: resolved.columns });
+  }
+  return { ctx: { ...ctx, ctes: visible }, ctes };
+}
+
+interface ResolvedBody {
+  readonly pg: PgQuery['body'];
+  readonly columns: readonly Column[];
+  /** For ORDER BY on a plain SELECT: its FROM scope and select list. */
+  readonly select?: { scope: Scope; items: readonly SelectTarget[] };
+}
+
+
+const BODY_RESOLVERS: { [K in Q.QueryBodyKind]: (b: Extract<Q.QueryBody, { kind: K }>, ctx: Context, parent?: Scope) => ResolvedBody } = {
+  select: (s, ctx, parent) => resolveSelect(s, ctx, parent),
+  query: (q, ctx, parent) => {
+    const r = resolveQuery(q, ctx, parent);
+    return { pg: r.query, columns: r.columns };
+  },
+  setOp: (s, ctx, parent) => {
+    const left = resolveBody(s.left, ctx, parent);
+    const right = resolveBody(s.right, ctx, parent);
+    if (left.columns.length !== right.columns.length) {
+      throw new SqlSyntaxError(`UNION ALL operands have ${left.columns.length} and ${right.columns.length} columns`, ctx.text, s.pos);
+    }
+    return { pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: left.pg, right: right.pg }, columns: left.columns };
+  },
+};
+
+function resolveBody(b: Q.QueryBody, ctx: Context, parent?: Scope): ResolvedBody {
+  return (BODY_RESOLVERS[b.kind] as (b: Q.QueryBody, ctx: Context, parent?: Scope) => ResolvedBody)(b, ctx, parent);
+}
+
+function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody {
+  const scope = new Scope(parent);
+  const guards: PgExpr[] = [];
+  const from = s.from && resolveFromItem(s.from, { left: undefined, type: 'COMMA', on: undefined, using: [], scope, ctx }, guards);
+  const items = resolveSelectList(s.items, scope, ctx);
+  const where = s.where && expectBool(resolveExpr(s.where, scope, ctx), ctx, s.where.pos);
+  const groupBy = s.groupBy.map((g) => resolveGroupKey(g, items, scope, ctx));
+  const having = s.having && resolveExpr(s.having, scope.withAliases(items), ctx).sql;
+  const conditions = [...guards, ...(where ? [where] : [])];
+  const select: PgSelect = {
+    kind: 'select',
+    distinct: s.distinct,
+    targets: items.map((t) => ({ expr: t.value.sql, name: t.name })),
+    from,
+    where: conditions.length ? pg.and(...conditions) : undefined,
+    groupBy,
+    having,
+  };
+  return { pg: select, columns: items.map((t) => ({ name: t.name, type: t.value.type })), select: { scope, items } };
+}
+
+function resolveSelectList(list: readonly Q.SelectItem[], scope: Scope, ctx: Context): SelectTarget[] {
+  const targets: SelectTarget[] = [];
+  let anonymous = 0;
+  for (const item of list) {
+    if (item.kind === 'selectStar') {
+      targets.push(...expandStar(item, scope, ctx));
+      continue;
+    }
+    const value = resolveExpr(item.expr, scope, ctx);
+    // BigQuery names an unaliased column after its last name part (`request.method` → method), else f0_, f1_, …
+    const implicit = item.expr.kind === 'path' ? item.expr.parts[item.expr.parts.length - 1] : item.expr.kind === 'field' ? item.expr.name : undefined;
+    const name = item.alias ?? implicit ?? `f${anonymous++}_`;
+    targets.push({ name, value, explicit: item.alias !== undefined });
+  }
+  return targets;
+}
+
+function expandStar(item: Q.SelectStar, scope: Scope, ctx: Context): SelectTarget[] {
+  let columns: { name: string; value: Typed }[];
+  if (item.qualifier) {
+    const base = resolvePath(item.qualifier, item.pos, scope, ctx, true);
+    if (base.kind === 'range') columns = rangeColumns(base.range);
+    else if (base.value.type.kind === 'record') columns = recordColumns(base.value, ctx, item.pos);
+    else throw new SqlSyntaxError(`${item.qualifier.join('.')} is not a table or record, so it has no *`, ctx.text, item.pos);
+  } else {
+    columns = scope.ranges.flatMap(rangeColumns);
+    if (!columns.length) throw new SqlSyntaxError('SELECT * needs a FROM clause', ctx.text, item.pos);
+  }
+  const except = new Set(item.except.map((n) => n.toLowerCase()));
+  for (const name of item.except) {
+    if (!columns.some((c) => c.name.toLowerCase() === name.toLowerCase())) throw new SqlNameError(`column ${name} in EXCEPT is not in *`, ctx.text, item.pos);
+  }
+  return columns.filter((c) => !except.has(c.name.toLowerCase())).map((c) => ({ ...c, explicit: false }));
+}
+
+/** GROUP BY: a select alias (even one equal to an input column, as BigQuery does) or an ordinal groups by that select item. */
+function resolveGroupKey(g: E.Expr, items: readonly SelectTarget[], scope: Scope, ctx: Context): PgExpr {
+  const ordinal = selectOrdinal(g, items, ctx);
+  if (ordinal !== undefined) return pg.number(String(ordinal));
+  return resolveExpr(g, scope, ctx).sql;
+}
+
+/** `e` as a select-list position: an integer literal, or a name of the select list (GROUP BY: aliases only). */
+function selectOrdinal(e: E.Expr, items: readonly SelectTarget[], ctx: Context, implicitNames = false): number | undefined {
+  if (e.kind === 'literal' && e.type === 'INT64') {
+    const n = Number(e.value);
+    if (n < 1 || n > items.length) throw new SqlNameError(`ordinal ${n} is out of range: the SELECT list has ${items.length} columns`, ctx.text, e.pos);
+    return n;
+  }
+  if (e.kind === 'path' && e.parts.length === 1) {
+    const name = e.parts[0]!.toLowerCase();
+    const i = items.findIndex((t) => (t.explicit || implicitNames) && t.name.toLowerCase() === name);
+    if (i >= 0) return i + 1;
+  }
+  return undefined;
+}
+
+function resolveOrder(o: Q.OrderItem, body: ResolvedBody, ctx: Context): PgOrder {
+  const items = body.select?.items ?? body.columns.map((c) => ({ name: c.name, value: typed(pg.column(undefined, c.name), c.type), explicit: true }));
+  const ordinal = selectOrdinal(o.expr, items, ctx, true);
+  let expr: PgExpr;
+  if (ordinal !== undefined) expr = pg.number(String(ordinal));
+  else if (body.select) expr = resolveExpr(o.expr, body.select.scope.withAliases(body.select.items), ctx).sql;
+  else if (o.expr.kind === 'path' && o.expr.parts.length === 1) {
+    const name = o.expr.parts[0]!.toLowerCase();
+    const i = items.findIndex((t) => t.name.toLowerCase() === name);
+    if (i < 0) throw new SqlNameError(`ORDER BY ${o.expr.parts[0]} is not an output column${didYouMean(name, items.map((t) => t.name))}`, ctx.text, o.pos);
+    expr = pg.number(String(i + 1));
+  } else throw new SqlUnsupportedError('ORDER BY after UNION ALL takes output column names or ordinals', ctx.text, o.pos);
+  return { expr, desc: o.desc, nulls: o.nulls };
+}
+
+/** LIMIT / OFFSET: an integer literal or a parameter. */
+function resolveCount(e: E.Expr, ctx: Context, clause: string): PgExpr {
+  if (e.kind === 'literal' && e.type === 'INT64') return pg.number(String(Number(e.value)));
+  if (e.kind === 'param') return pg.cast(pg.param(ctx.translation.parameter(e.name)), 'bigint');
+  throw new SqlSyntaxError(`${clause} takes an integer literal or a parameter`, ctx.text, e.pos);
+}

@@ -1,0 +1,63 @@
+/** The resolver's state: shared per translation (parameters, aliases) and per SELECT (scopes). */
+import type { SourceLookup, SourceTable } from '../../sources/schema.js';
+import type { PgQuery } from '../postgres/ast.js';
+import type { BqType, Typed } from '../types.js';
+
+export interface Column { readonly name: string; readonly type: BqType }
+
+/** A resolved query: its Postgres tree and its output columns. */
+export interface Resolved { readonly query: PgQuery; readonly columns: readonly Column[] }
+
+/** A CTE visible by name. */
+export interface CteBinding { readonly name: string; readonly columns: readonly Column[] }
+
+/** State shared by one translation: parameter numbering and fresh aliases. */
+export class TranslationState {
+  readonly parameters: string[] = [];
+  private aliases = 0;
+
+  parameter(name: string): number {
+    const i = this.parameters.indexOf(name);
+    if (i >= 0) return i + 1;
+    return this.parameters.push(name);
+  }
+
+  alias(): string {
+    return `t${this.aliases++}`;
+  }
+}
+
+/** Where names come from while resolving one piece of text. */
+export interface Context {
+  readonly translation: TranslationState;
+  /** The text being resolved, for error positions (the endpoint query or the caller's sandboxed SQL). */
+  readonly text: string;
+  /** Sources may be read (endpoint text); undefined in sandboxed SQL, where only CTEs are tables. */
+  readonly sources?: SourceLookup;
+  readonly ctes: ReadonlyMap<string, CteBinding>;
+}
+
+export type Range =
+  | { readonly kind: 'source'; readonly names: readonly string[]; readonly alias: string; readonly source: SourceTable }
+  | { readonly kind: 'relation'; readonly names: readonly string[]; readonly alias: string; readonly columns: readonly Column[] }
+  | { readonly kind: 'value'; readonly names: readonly string[]; readonly value: Typed };
+
+/** The names one SELECT sees: its FROM items, JOIN USING columns, and (HAVING, ORDER BY) its select aliases. */
+export class Scope {
+  constructor(
+    readonly parent?: Scope,
+    readonly ranges: Range[] = [],
+    readonly using = new Set<string>(),
+    /** Select-list aliases, consulted after every column: BigQuery lets HAVING and ORDER BY name them. */
+    readonly aliases: readonly SelectTarget[] = [],
+  ) {}
+
+  withAliases(aliases: readonly SelectTarget[]): Scope {
+    return new Scope(this.parent, this.ranges, this.using, aliases);
+  }
+}
+
+/** Column names of the physical log tables, typed. */
+
+/** One column of a select list: its output name, value, and whether the query named it. */
+export interface SelectTarget { readonly name: string; readonly value: Typed; readonly explicit: boolean }
