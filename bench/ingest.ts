@@ -32,6 +32,8 @@ const { values: opts } = parseArgs({
     'batch-size': { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '3' },
     'no-write': { type: 'boolean', default: false },
+    /** Run only these paths (comma-separated: http,direct,copy), e.g. to profile one. */
+    only: { type: 'string', default: 'http,direct,copy' },
   },
 });
 const BATCHES = Number(opts.batches);
@@ -40,6 +42,7 @@ const BATCH_SIZE = Number(opts['batch-size']);
 /** Each round runs the three paths in a different order; the best round of each path counts (the machine is shared and noisy). */
 const ROUNDS = Number(opts.rounds);
 const SOURCE = 'cloudflare.logs.prod';
+const utf8 = new TextEncoder();
 const FIXTURE = new URL('../seeds/fixtures/cloudflare.logs.prod.json', import.meta.url);
 
 /** Edge events from the fixture, each with its own id, a distinct µs timestamp in the last hour, and a few varied fields. */
@@ -63,14 +66,16 @@ function edgeEvents(count: number, project: string): Record<string, unknown>[] {
   });
 }
 
-/** Runs `work(i)` for i in 0..n-1 with `clients` workers; returns elapsed seconds. */
-async function timed(n: number, clients: number, work: (i: number) => Promise<void>): Promise<number> {
+/** Runs `work(i)` for i in 0..n-1 with `clients` workers; elapsed seconds and this process's CPU seconds. */
+async function timed(n: number, clients: number, work: (i: number) => Promise<void>): Promise<{ seconds: number; cpu: number }> {
   let next = 0;
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   await Promise.all(Array.from({ length: clients }, async () => {
     for (let i = next++; i < n; i = next++) await work(i);
   }));
-  return (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
+  return { seconds: (performance.now() - start) / 1000, cpu: (cpu.user + cpu.system) / 1e6 };
 }
 
 /** COPY text format of one stored row (the same columns ingest writes). */
@@ -102,18 +107,18 @@ async function main(): Promise<void> {
     const total = BATCHES * BATCH_SIZE;
 
     // Bodies are built before timing (the figure is the service's, not the client's), fresh ids for each round.
-    const httpBodies = () => Array.from({ length: BATCHES }, () => JSON.stringify({ batch: edgeEvents(BATCH_SIZE, 'bench-http') }));
+    const httpBodies = () => Array.from({ length: BATCHES }, () => utf8.encode(JSON.stringify({ batch: edgeEvents(BATCH_SIZE, 'bench-http') })));
     const directBatches = () => Array.from({ length: BATCHES }, () => edgeEvents(BATCH_SIZE, 'bench-direct'));
     const copyBodies = () => Array.from({ length: BATCHES }, () => {
       const batch = normaliseEvents(edgeEvents(BATCH_SIZE, 'bench-copy'), { nowMs: Date.now(), retentionDays: 30 });
       return batch.rows.map(copyLine).join('');
     });
     const sample = httpBodies();
-    const bodyBytes = sample.reduce((n, b) => n + Buffer.byteLength(b), 0);
+    const bodyBytes = sample.reduce((n, b) => n + b.length, 0);
 
     // Warm-up: one batch through each path (JIT, partitions, connections), not counted.
-    const warm = JSON.stringify({ batch: edgeEvents(BATCH_SIZE, 'bench-warm') });
-    const post = async (body: string) => {
+    const warm = utf8.encode(JSON.stringify({ batch: edgeEvents(BATCH_SIZE, 'bench-warm') }));
+    const post = async (body: Uint8Array<ArrayBuffer>) => {
       const res = await fetch(`http://127.0.0.1:${port}/api/logs?source_name=${SOURCE}`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-API-KEY': key },
@@ -152,13 +157,17 @@ async function main(): Promise<void> {
       },
     };
     const best = { http: Infinity, direct: Infinity, copy: Infinity };
+    const cpuOfBest = { http: 0, direct: 0, copy: 0 };
     const orders: Array<Array<keyof typeof paths>> = [['copy', 'http', 'direct'], ['http', 'direct', 'copy'], ['direct', 'copy', 'http']];
     for (let round = 0; round < ROUNDS; round++) {
       const times: string[] = [];
-      for (const path of orders[round % orders.length]!) {
-        const seconds = await paths[path]();
-        best[path] = Math.min(best[path], seconds);
-        times.push(`${path} ${(total / seconds).toFixed(0)}/s`);
+      for (const path of orders[round % orders.length]!.filter((p) => opts.only.split(',').includes(p))) {
+        const { seconds, cpu } = await paths[path]();
+        if (seconds < best[path]) {
+          best[path] = seconds;
+          cpuOfBest[path] = cpu;
+        }
+        times.push(`${path} ${(total / seconds).toFixed(0)}/s (node cpu ${cpu.toFixed(2)} s)`);
       }
       console.log(`round ${round + 1}: ${times.join(', ')}`);
     }
@@ -166,7 +175,9 @@ async function main(): Promise<void> {
 
     const { rows } = await ctx.db.pool.query(`SELECT project, count(*)::int AS n FROM ${qualifiedTable(source.table_name)} GROUP BY 1 ORDER BY 1`);
     const counts = Object.fromEntries(rows.map((r) => [r.project, r.n]));
-    if (counts['bench-http'] !== total * ROUNDS || counts['bench-direct'] !== total * ROUNDS) throw new Error(`row counts are off: ${JSON.stringify(counts)}`);
+    for (const path of ['http', 'direct'] as const) {
+      if (opts.only.includes(path) && counts[`bench-${path}`] !== total * ROUNDS) throw new Error(`row counts are off: ${JSON.stringify(counts)}`);
+    }
 
     const httpRate = total / httpSeconds;
     const directRate = total / directSeconds;
@@ -185,7 +196,7 @@ async function main(): Promise<void> {
       copyRate,
       ratio,
     };
-    console.log(`HTTP POST /api/logs      ${httpRate.toFixed(0).padStart(8)} events/s  (${(httpSeconds * 1000).toFixed(0)} ms, ${figures.mbPerBatch.toFixed(2)} MB per batch)`);
+    console.log(`HTTP POST /api/logs      ${httpRate.toFixed(0).padStart(8)} events/s  (${(httpSeconds * 1000).toFixed(0)} ms, Node CPU ${cpuOfBest.http.toFixed(2)} s incl. the client, ${figures.mbPerBatch.toFixed(2)} MB per batch)`);
     console.log(`in-process normalise+write ${directRate.toFixed(0).padStart(6)} events/s  (${(directSeconds * 1000).toFixed(0)} ms)`);
     console.log(`raw COPY (floor)         ${copyRate.toFixed(0).padStart(8)} events/s  (${(copySeconds * 1000).toFixed(0)} ms)`);
     console.log(`ratio HTTP / COPY        ${ratio.toFixed(2)}  (target >= 0.5)`);
