@@ -29,6 +29,14 @@ export function openDatabase({ url, poolSize, connectTimeoutMs, logger }: Databa
   // An idle client losing its connection (database restart) must not crash the process:
   // the pool drops it and the next request gets a fresh connection.
   pool.on('error', (err) => logger.warn({ err: err.message }, 'idle database connection lost'));
+  // A *checked-out* client losing its connection (database stopped mid-query) emits 'error' too,
+  // and pg-pool removes its own listener while a client is checked out: with no listener the
+  // EventEmitter throws and the process crashes. The query in flight is rejected anyway (the
+  // request answers 503) and the pool drops the client on release (it is no longer queryable),
+  // so this listener only has to exist (test/hardening/faults.test.ts, "Postgres gone").
+  pool.on('connect', (client) => {
+    client.on('error', (err) => logger.warn({ err: err.message }, 'database connection lost during a query'));
+  });
 
   const knex = knexFactory({
     client: 'pg',
