@@ -22,7 +22,11 @@ export function toAppError(err: unknown, queryTimeoutMs: number): AppError {
   if (e.code === '22021' || e.code === '22P05') {
     return new BadRequestError('A value in the request contains a character the database cannot store (such as a NUL byte).');
   }
-  if ((e.code && UNAVAILABLE_CODES.has(e.code)) || /timeout exceeded when trying to connect|Connection terminated/i.test(e.message ?? '')) {
+  // KnexTimeoutError: the admin (knex) pool found no connection within DB_CONNECT_TIMEOUT_MS,
+  // which is what a hanging database looks like to endpoint and key lookups: 503 as for the raw
+  // pool, not 500 (test/hardening/faults.test.ts, "Postgres gone").
+  const name = (err as { name?: string } | null)?.name;
+  if ((e.code && UNAVAILABLE_CODES.has(e.code)) || name === 'KnexTimeoutError' || /timeout exceeded when trying to connect|Connection terminated/i.test(e.message ?? '')) {
     return new UnavailableError();
   }
   return new InternalError();
