@@ -30,6 +30,8 @@ export class TcpProxy {
   private mode: 'forward' | 'blackhole' = 'forward';
   /** Connections accepted so far (forwarded or swallowed). */
   accepted = 0;
+  /** Called with the size of every chunk a client sends upstream (to cut in the middle of a write). */
+  onClientChunk: ((bytes: number) => void) | undefined;
 
   private constructor(readonly port: number, private readonly target: { host: string; port: number }) {}
 
@@ -57,6 +59,7 @@ export class TcpProxy {
       }
       const upstream = net.connect(this.target.port, this.target.host);
       this.track(upstream);
+      client.on('data', (chunk: Buffer) => this.onClientChunk?.(chunk.length));
       client.pipe(upstream);
       upstream.pipe(client);
       upstream.on('error', () => client.destroy());
