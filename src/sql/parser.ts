@@ -5,32 +5,16 @@
  *
  * Every node keeps its source offset so later stages can point at the problem. Nesting is
  * bounded (MAX_DEPTH) so hostile input ends in SqlLimitError, never a stack overflow.
+ * Token handling (peek, accept, expect, errors) lives in cursor.ts, keyword lists in keywords.ts.
  */
 import type * as E from './ast/expressions.js';
 import type * as F from './ast/from.js';
 import { make } from './ast/node.js';
 import type * as Q from './ast/queries.js';
-import { SqlLimitError, SqlSyntaxError, SqlUnsupportedError } from './errors.js';
+import { MAX_DEPTH, TokenCursor, describe } from './cursor.js';
+import { SqlLimitError } from './errors.js';
+import { OTHER_STATEMENTS, RESERVED, UNSUPPORTED_CLAUSES } from './keywords.js';
 import { tokenize, type Token } from './lexer.js';
-
-export const MAX_DEPTH = 200;
-
-/** BigQuery's reserved words: they cannot be unquoted identifiers or implicit aliases. */
-const RESERVED = new Set(('ALL AND ANY ARRAY AS ASC ASSERT_ROWS_MODIFIED AT BETWEEN BY CASE CAST COLLATE CONTAINS CREATE CROSS CUBE ' +
-  'CURRENT DEFAULT DEFINE DESC DISTINCT ELSE END ENUM ESCAPE EXCEPT EXCLUDE EXISTS EXTRACT FALSE FETCH FOLLOWING FOR FROM FULL GROUP ' +
-  'GROUPING GROUPS HASH HAVING IF IGNORE IN INNER INTERSECT INTERVAL INTO IS JOIN LATERAL LEFT LIKE LIMIT LOOKUP MERGE NATURAL NEW NO ' +
-  'NOT NULL NULLS OF ON OR ORDER OUTER OVER PARTITION PRECEDING PROTO QUALIFY RANGE RECURSIVE RESPECT RIGHT ROLLUP ROWS SELECT SET ' +
-  'SOME STRUCT TABLESAMPLE THEN TO TREAT TRUE UNBOUNDED UNION UNNEST USING WHEN WHERE WINDOW WITH WITHIN').split(' '));
-
-/** Statements other than SELECT, named in the error so the caller knows what was refused. */
-const OTHER_STATEMENTS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'CREATE', 'DROP', 'ALTER', 'TRUNCATE', 'GRANT', 'REVOKE',
-  'CALL', 'DECLARE', 'SET', 'BEGIN', 'COMMIT', 'ROLLBACK', 'EXECUTE', 'EXPORT', 'LOAD', 'COPY', 'ASSERT', 'VACUUM', 'ANALYZE', 'EXPLAIN']);
-
-/** Words that start a clause BigQuery has but this translator refuses, with the name to report. */
-const UNSUPPORTED_CLAUSES: Readonly<Record<string, string>> = {
-  QUALIFY: 'QUALIFY', WINDOW: 'WINDOW', PIVOT: 'PIVOT', UNPIVOT: 'UNPIVOT', TABLESAMPLE: 'TABLESAMPLE',
-  INTERSECT: 'INTERSECT', EXCEPT: 'EXCEPT (set operation)', FOR: 'FOR (locking / time travel)', INTO: 'SELECT INTO',
-};
 
 const CAST_TYPES: Readonly<Record<string, E.CastType>> = {
   INT64: 'INT64', INT: 'INT64', INTEGER: 'INT64', BIGINT: 'INT64', SMALLINT: 'INT64', TINYINT: 'INT64', BYTEINT: 'INT64',
@@ -47,13 +31,9 @@ export function parseQuery(source: string): Q.Query {
   return new Parser(source).statement();
 }
 
-class Parser {
-  private readonly tokens: Token[];
-  private i = 0;
-  private depth = 0;
-
-  constructor(private readonly source: string) {
-    this.tokens = tokenize(source);
+class Parser extends TokenCursor {
+  constructor(source: string) {
+    super(source, tokenize(source));
   }
 
   statement(): Q.Query {
@@ -603,96 +583,5 @@ class Parser {
     const unit = this.identifier('interval unit', true).toUpperCase();
     if (this.isWord(this.peek(), 'TO')) throw this.unsupported('INTERVAL … TO … ranges are not supported', this.peek());
     return make<E.Interval>({ kind: 'interval', pos: start.start, value, unit });
-  }
-
-  // ── token helpers ──────────────────────────────────────────────────────────
-
-  private nested<T>(parse: () => T): T {
-    const saved = this.depth;
-    this.enter(this.peek());
-    try {
-      return parse();
-    } finally {
-      this.depth = saved;
-    }
-  }
-
-  private enter(at: Token): void {
-    if (++this.depth > MAX_DEPTH) throw new SqlLimitError(`query nested deeper than ${MAX_DEPTH} levels`, this.source, at.start);
-  }
-
-  private peek(ahead = 0): Token {
-    return this.tokens[Math.min(this.i + ahead, this.tokens.length - 1)]!;
-  }
-
-  private next(): Token {
-    const t = this.peek();
-    if (t.kind !== 'eof') this.i++;
-    return t;
-  }
-
-  private isWord(t: Token, word: string): boolean {
-    return t.kind === 'word' && t.upper === word;
-  }
-
-  private isOp(t: Token, op: string): boolean {
-    return t.kind === 'op' && t.text === op;
-  }
-
-  private acceptWord(word: string): boolean {
-    if (!this.isWord(this.peek(), word)) return false;
-    this.i++;
-    return true;
-  }
-
-  private acceptWords(...words: string[]): boolean {
-    if (!words.every((w, k) => this.isWord(this.peek(k), w))) return false;
-    this.i += words.length;
-    return true;
-  }
-
-  private acceptOp(op: string): boolean {
-    if (!this.isOp(this.peek(), op)) return false;
-    this.i++;
-    return true;
-  }
-
-  private expectWord(word: string): Token {
-    const t = this.peek();
-    if (!this.isWord(t, word)) throw this.syntax(`expected ${word} but found ${describe(t)}`, t);
-    return this.next();
-  }
-
-  private expectOp(op: string): Token {
-    const t = this.peek();
-    if (!this.isOp(t, op)) throw this.syntax(`expected "${op}" but found ${describe(t)}`, t);
-    return this.next();
-  }
-
-  /** An identifier; after a dot (`anyWord`) reserved words are fine, as in `t.end`. */
-  private identifier(what: string, anyWord = false): string {
-    const t = this.peek();
-    if (t.kind === 'quoted' || (t.kind === 'word' && (anyWord || !RESERVED.has(t.upper)))) {
-      this.next();
-      return t.text;
-    }
-    throw this.syntax(`expected ${what} but found ${describe(t)}`, t);
-  }
-
-  private syntax(message: string, at: Token): SqlSyntaxError {
-    return new SqlSyntaxError(message, this.source, at.start);
-  }
-
-  private unsupported(message: string, at: Token): SqlUnsupportedError {
-    return new SqlUnsupportedError(message, this.source, at.start);
-  }
-}
-
-function describe(t: Token): string {
-  switch (t.kind) {
-    case 'eof': return 'end of query';
-    case 'string': return 'a string';
-    case 'param': return `@${t.text}`;
-    default: return `"${t.text}"`;
   }
 }
