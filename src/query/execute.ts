@@ -9,6 +9,7 @@
  * backend itself, so a runaway query frees its connection.
  */
 import type pg from 'pg';
+import { BadRequestError } from '../errors.js';
 import { RAW_TYPES } from './encode.js';
 
 export interface QueryRun {
@@ -20,13 +21,37 @@ export interface ExecuteOptions {
   timeoutMs: number;
   /** Off only where the database has no roles to switch to (checked at start, see `supportsReaderRole`). */
   useReaderRole: boolean;
+  /** Cap on the bytes of the result read from the database (default MAX_RESULT_BYTES). */
+  maxResultBytes?: number;
 }
 
 export const READER_ROLE = 'logquery_reader';
 
+/**
+ * security: max rows bound the number of rows, not their size. One `string_agg` over a cross join
+ * of CTEs builds a value of hundreds of MB in well under the time limit; `pg` buffers a whole row
+ * before parsing it, so one request took the process to 1.1 GB and answered after 10 s (with a
+ * 2 s limit), or answered 200 with a body over 200 MB. Past this many bytes the connection is
+ * dropped (the backend stops at its next write) and the caller gets 400.
+ */
+export const MAX_RESULT_BYTES = 64 * 1024 * 1024;
+
 export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknown[], options: ExecuteOptions): Promise<QueryRun> {
   const client = await pool.connect();
   let broken = false;
+  const limit = options.maxResultBytes ?? MAX_RESULT_BYTES;
+  const stream = (client as unknown as { connection?: { stream?: NodeJS.ReadableStream & { destroy(): void } } }).connection?.stream;
+  let received = 0;
+  let tooLarge = false;
+  const count = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > limit && !tooLarge) {
+      tooLarge = true;
+      stream!.destroy();
+    }
+  };
+  // The dropped connection surfaces as a client 'error' event; the pool listens only while idle.
+  const ignore = () => undefined;
   try {
     const role = options.useReaderRole ? `SET LOCAL ROLE ${READER_ROLE}; ` : '';
     // security: standard_conforming_strings is forced on because the printer escapes string
@@ -41,13 +66,22 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
     // after COMMIT escape the read-only transaction and the reader role.
     // (`queryMode` is a pg ≥ 8.10 option that @types/pg does not declare yet.)
     const query: pg.QueryArrayConfig & { queryMode: 'extended' } = { text: sql, values, rowMode: 'array', types: RAW_TYPES, queryMode: 'extended' };
+    client.on('error', ignore);
+    stream?.on('data', count);
     const result = await client.query(query);
     return { fields: result.fields, rows: result.rows as Array<Array<string | null>> };
   } catch (err) {
-    broken = isConnectionError(err);
+    broken = tooLarge || isConnectionError(err);
+    if (tooLarge) {
+      throw new BadRequestError(`The result is larger than ${Math.round(limit / 1024 / 1024)} MB; select fewer rows or smaller values.`, [
+        { domain: 'sql', reason: 'resultTooLarge', message: `result larger than ${limit} bytes` },
+      ]);
+    }
     throw err;
   } finally {
+    stream?.removeListener('data', count);
     if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+    if (!broken) client.removeListener('error', ignore); // a dropped client may still report its end
     client.release(broken);
   }
 }
