@@ -164,6 +164,17 @@ describe('security walls, each on its own', function () {
       assert.equal(rows[0].t, null);
     });
 
+    it('when the result is larger than the byte cap, then 400 resultTooLarge, the connection is dropped and the pool still works', async () => {
+      const before = process.memoryUsage().rss;
+      await assert.rejects(
+        executeReadOnly(pool, "SELECT repeat('a', 50000000)", [], { ...options, timeoutMs: 10_000, maxResultBytes: 1024 * 1024 }),
+        (e: { httpStatus?: number; details?: Array<{ reason: string }> }) => e.httpStatus === 400 && e.details?.[0]?.reason === 'resultTooLarge',
+      );
+      assert.ok(process.memoryUsage().rss - before < 40 * 1024 * 1024, 'the 50 MB row was read into memory');
+      const run = await executeReadOnly(pool, 'SELECT 1', [], options);
+      assert.deepEqual(run.rows, [['1']]);
+    });
+
     describe('on a database configured with standard_conforming_strings = off', () => {
       let lax: pg.Pool;
       before(() => {
