@@ -62,7 +62,7 @@ function args(site: CallSite): Typed[] {
 
 function truncPart(site: CallSite, i: number): string {
   const word = site.word(i);
-  const part = TRUNC_PARTS[word.replace(/\(.*$/, '')];
+  const part = TRUNC_PARTS[word];
   if (!part) throw new SqlUnsupportedError(`unknown date part ${word}`, site.text, site.call.args[i]!.pos);
   return part;
 }
@@ -116,10 +116,13 @@ function timestampFrom(unit: keyof typeof EPOCH_UNITS): FunctionDef {
 
 /** `$.a.b[0]` / `$["a"]` → path elements for `#>`. */
 function jsonPath(site: CallSite, i: number): string[] {
+  if (i < site.call.args.length && site.stringLiteral(i) === undefined) {
+    throw new SqlUnsupportedError('the JSON path must be a string literal', site.text, site.call.args[i]!.pos);
+  }
   const path = site.stringLiteral(i) ?? '$';
   const elements: string[] = [];
   const re = /\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*(\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s*'([^']*)'\s*\]|\."([^"]*)"/y;
-  if (!path.startsWith('$')) throw new SqlUnsupportedError('JSON paths start with $', site.text, site.call.args[i]?.pos ?? site.call.pos);
+  if (!path.startsWith('$')) throw new SqlUnsupportedError('JSON paths start with $', site.text, site.call.args[i]!.pos);
   re.lastIndex = 1;
   while (re.lastIndex < path.length) {
     const m = re.exec(path);
@@ -299,7 +302,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   round: def(1, 2, (s) => {
     const v = s.arg(0);
     // round(double precision, int) does not exist in Postgres; numeric rounds half away from zero, like BigQuery.
-    const rounded = pg.func('round', [pg.cast(v.sql, 'numeric'), ...(s.call.args.length > 1 ? [pg.cast(s.arg(1).sql, 'bigint')] : [])]);
+    const rounded = pg.func('round', [pg.cast(v.sql, 'numeric'), ...(s.call.args.length > 1 ? [pg.cast(s.arg(1).sql, 'integer')] : [])]);
     return isScalar(v.type, 'NUMERIC') ? typed(rounded, v.type) : typed(pg.cast(rounded, 'float8'), FLOAT64);
   }),
   floor: def(1, 1, (s) => fn('floor', [s.arg(0).sql], FLOAT64)),

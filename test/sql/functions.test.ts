@@ -42,6 +42,13 @@ const cases: [string, string, Record<string, unknown>[]][] = [
   ['any_value skips NULLs', `${TEN} select any_value(n) is not null as a from v`, [{ a: true }]],
   ['array_agg with ORDER BY and [OFFSET] / [ORDINAL]', `${TEN} select array_agg(x order by x desc)[offset(0)] as a, array_agg(x order by x)[ordinal(2)] as b from v`, [{ a: 10, b: 2 }]],
   ['string_agg with delimiter and order', `${TEN} select string_agg(distinct s, '|' order by s) as a from v`, [{ a: 'a|b' }]],
+  ['regexp_replace / trim / replace / substr / split', `select regexp_replace('a1b22', r'\\d+', '#') as a, trim('  x ') as b, replace('aXbX', 'X', '-') as c, substr('hello', 2, 3) as d, split('a,b,c')[offset(1)] as e`,
+    [{ a: 'a#b#', b: 'x', c: 'a-b-', d: 'ell', e: 'b' }]],
+  ['nullif / abs / round / floor / ceil / greatest / least', `select nullif(1, 1) as a, abs(-3) as b, round(2.5) as c, round(1.2345, 2) as d, floor(1.7) as e, ceil(1.2) as f, greatest(1, 5, 3) as g, least(4, 2) as h`,
+    [{ a: null, b: 3, c: 3, d: 1.23, e: 1, f: 2, g: 5, h: 2 }]],
+  ['date / datetime_trunc / date_trunc / current_date / current_datetime', `select date(${TS}) as a, datetime_trunc(datetime(${TS}), hour) as b, date_trunc(date '2026-03-18', month) as c,
+      current_date() = date(current_timestamp()) as d, current_datetime() <= datetime(current_timestamp(), 'UTC') as e, timestamp('2026-01-02 03:04:05', 'America/New_York') as f`,
+    [{ a: '2026-03-04', b: '2026-03-04T05:00:00', c: '2026-03-01', d: true, e: true, f: '2026-01-02T08:04:05.000Z' }]],
   ['dates[0]: a one-column CTE indexed like an array', `with dates as (select 41 + 1 as start) select dates[0] as a`, [{ a: 42 }]],
 ];
 

@@ -40,7 +40,7 @@ export interface PgArray { readonly kind: 'array'; readonly items: readonly PgEx
 export interface PgExtract { readonly kind: 'extract'; readonly field: string; readonly operand: PgExpr }
 
 /** The only type names the printer emits; validate.ts allows exactly these. */
-export type PgTypeName = 'text' | 'bigint' | 'float8' | 'numeric' | 'boolean' | 'timestamptz' | 'timestamp' | 'date' | 'interval' | 'jsonb';
+export type PgTypeName = 'text' | 'integer' | 'bigint' | 'float8' | 'numeric' | 'boolean' | 'timestamptz' | 'timestamp' | 'date' | 'interval' | 'jsonb';
 
 // ── queries and FROM ───────────────────────────────────────────────────────
 
