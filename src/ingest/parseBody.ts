@@ -50,8 +50,8 @@ const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 
 /** 415 in the error envelope (errors.ts has no class of its own for it). */
 export class UnsupportedMediaTypeError extends AppError {
-  constructor(message: string) {
-    super(415, 'INVALID_ARGUMENT', message, [{ domain: 'body', reason: 'unsupportedMediaType', message, location: 'Content-Type' }]);
+  constructor(message: string, header: 'Content-Type' | 'Content-Encoding' = 'Content-Type') {
+    super(415, 'INVALID_ARGUMENT', message, [{ domain: 'body', reason: 'unsupportedMediaType', message, location: header }]);
   }
 }
 
@@ -70,12 +70,13 @@ export async function readIngestBody(req: Request, limit = INGEST_BODY_LIMIT): P
   const format = bodyFormat(req.get('content-type'));
   const encoding = (req.get('content-encoding') ?? 'identity').trim().toLowerCase();
   if (!['identity', 'gzip', 'x-gzip', 'deflate', 'br', ''].includes(encoding)) {
-    throw new UnsupportedMediaTypeError(`Content-Encoding "${encoding}" is not accepted: send gzip, deflate, br or none.`);
+    throw new UnsupportedMediaTypeError(`Content-Encoding "${encoding}" is not accepted: send gzip, deflate, br or none.`, 'Content-Encoding');
   }
   const raw = await readRaw(req, limit);
   const bytes = await decompress(raw, encoding, limit);
   if (bytes.length === 0) throw new BadRequestError('The request body is empty: send an event, {"batch": [...]}, an array of events or NDJSON lines.');
-  const text = bytes.toString('utf8');
+  let text = bytes.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte order mark
   const mayHoldUnstorable = UNSTORABLE_ESCAPE.test(text);
   const parsed = format === 'ndjson' ? parseNdjson(text) : { events: parseJsonBody(text), lineErrors: [] };
   return { ...parsed, mayHoldUnstorable };

@@ -117,6 +117,15 @@ describe('POST /api/logs: body forms', () => {
     assert.equal(res.body.error.errors[0].location, 'Content-Type');
   });
 
+  it('when the Content-Encoding is unknown, then 415 naming that header; a UTF-8 byte order mark is accepted', async () => {
+    const res = await postBytes(Buffer.from(JSON.stringify(event('x'))), { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' });
+    assert.equal(res.status, 415);
+    assert.equal(res.body.error.errors[0].location, 'Content-Encoding');
+    const bom = await postBytes(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(event('form-bom')))]), { 'Content-Type': 'application/json; charset=utf-8' });
+    assert.equal(bom.status, 200);
+    assert.equal(await countRows(t, 'form-bom'), 1);
+  });
+
   it('when the batch is empty, then 200 with count 0', async () => {
     const res = await post().send({ batch: [] }).expect(200);
     assert.deepEqual(res.body, { message: 'Logged!', count: 0 });
