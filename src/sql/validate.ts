@@ -151,8 +151,17 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
       if (!type || !TYPES.has(type) || node.arrayBounds) throw refuse(`type ${name.join('.')} is not allowed`, sql, at);
       return;
     }
-    case 'SubLink':
+    case 'SubLink': {
       if (!['EXPR_SUBLINK', 'EXISTS_SUBLINK', 'ANY_SUBLINK'].includes(String(node.subLinkType))) throw refuse(`${String(node.subLinkType)} is not allowed`, sql, at);
+      // security: `x op ANY (subquery)` names its operator here, not in an A_Expr; an operator is a
+      // function call, so it must be on the list too (test/security/walls.test.ts, wall 2).
+      const op = names(node.operName);
+      if (op.length && (op.length !== 1 || !OPERATORS.has(op[0]!))) throw refuse(`operator ${op.join('.')} is not allowed`, sql, at);
+      break;
+    }
+    case 'SortBy':
+      // security: `ORDER BY x USING op` calls an arbitrary operator; the printer never emits it.
+      if (node.useOp) throw refuse('ORDER BY … USING is not allowed', sql, at);
       break;
   }
   visitChildren(kind, node, ctes, sql);
