@@ -558,6 +558,11 @@ export const POSTGRES_SQL: Readonly<Record<string, readonly string[]>> = {
     'SELECT lower(pg_read_file(\'/etc/passwd\'))',
     'SELECT * FROM logs.x WHERE pg_sleep(1) IS NULL',
     'SELECT 1 OPERATOR(pg_catalog.+) 1',
+    // Operators are functions too: the ones inside `op ANY (subquery)` and `ORDER BY … USING op`.
+    'SELECT 1 FROM logs.x WHERE 1 OPERATOR(public.===) ANY (SELECT 1)',
+    'SELECT 1 FROM logs.x WHERE 1 <@> ANY (SELECT 1)',
+    'SELECT a FROM logs.x ORDER BY a USING OPERATOR(public.<<<)',
+    'SELECT a FROM logs.x ORDER BY a USING <',
     'SELECT \'a\' ## \'b\'',
     'SELECT 1 WHERE 1 = ALL (SELECT 1)',
     'SELECT ARRAY(SELECT 1)',
@@ -577,7 +582,6 @@ export const POSTGRES_SQL: Readonly<Record<string, readonly string[]>> = {
     'SELECT \'x\'::pg_catalog.regclass',
     'SELECT \'{}\'::text[]',
     'SELECT \'<a/>\'::xml',
-    'SELECT 1::int4',
   ],
   lockingAndInto: [
     'SELECT * FROM logs.x FOR UPDATE',
