@@ -117,6 +117,19 @@ export function asTimestamp(value: Typed): PgExpr {
   return value.sql;
 }
 
+/** JSON text (a leaf, or an element of jsonb_array_elements_text) as a value of a scalar type. */
+export function fromJsonText(text: PgExpr, type: BqType): Typed {
+  if (type.kind !== 'scalar' || type.name === 'STRING') return typed(text, type.kind === 'scalar' ? type : scalar('STRING'));
+  // Time strings are read as UTC, like any string cast to TIMESTAMP.
+  if (type.name === 'TIMESTAMP') return typed(stringToTimestamp(typed(text, scalar('STRING'))), type);
+  return typed(pg.cast(text, pgTypeOf(type)), type);
+}
+
+/** A value used as a number: a text parameter or untyped leaf becomes INT64. */
+export function asNumber(value: Typed): PgExpr {
+  return adapt(value, scalar('INT64')).sql;
+}
+
 /** The Postgres type that holds a BigQuery type; used to cast JSON leaves and NULLs. */
 export function pgTypeOf(t: BqType): PgTypeName {
   if (t.kind !== 'scalar') return 'jsonb';

@@ -5,7 +5,7 @@
  * Adding a function is one entry here (plus, if it emits a new Postgres function, one name in
  * validate.ts's allowlist) and a test in test/sql/functions.test.ts.
  */
-import { asText, asTimestamp, commonType, unify, unifyAll } from './coerce.js';
+import { asNumber, asText, asTimestamp, commonType, unify, unifyAll } from './coerce.js';
 import { SqlUnsupportedError } from './errors.js';
 import type { Call } from './ast/expressions.js';
 import { pg, type PgExpr, type PgOrder } from './postgres/ast.js';
@@ -110,7 +110,7 @@ function unixFrom(unit: keyof typeof EPOCH_UNITS): FunctionDef {
 function timestampFrom(unit: keyof typeof EPOCH_UNITS): FunctionDef {
   return def(1, 1, (s) => {
     const oneUnit = pg.cast(pg.literal(EPOCH_UNITS[unit][0]), 'interval');
-    return typed(pg.op('+', pg.func('to_timestamp', [pg.number('0')]), pg.op('*', s.arg(0).sql, oneUnit)), TIMESTAMP);
+    return typed(pg.op('+', pg.func('to_timestamp', [pg.number('0')]), pg.op('*', asNumber(s.arg(0)), oneUnit)), TIMESTAMP);
   });
 }
 
@@ -184,7 +184,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   length: def(1, 1, (s) => fn('length', [asText(s.arg(0))], INT64)),
   trim: def(1, 1, (s) => fn('btrim', [asText(s.arg(0))], STRING)),
   replace: def(3, 3, (s) => fn('replace', [asText(s.arg(0)), asText(s.arg(1)), asText(s.arg(2))], STRING)),
-  substr: def(2, 3, (s) => fn('substr', args(s).map((a, i) => (i === 0 ? asText(a) : a.sql)), STRING)),
+  substr: def(2, 3, (s) => fn('substr', args(s).map((a, i) => (i === 0 ? asText(a) : asNumber(a))), STRING)),
   split: def(1, 2, (s) => typed(pg.func('string_to_array', [asText(s.arg(0)), s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',')]), { kind: 'array', element: STRING })),
 
   // ── conditionals ──

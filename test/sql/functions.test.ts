@@ -8,7 +8,7 @@ const TEN = `with v as (
 
 const TS = `timestamp '2026-03-04 05:06:07.123456'`;
 
-const cases: [string, string, Record<string, unknown>[]][] = [
+const cases: [name: string, bq: string, rows: Record<string, unknown>[], params?: Record<string, string>][] = [
   ['regexp_contains with a regex and with a metacharacter-free literal (strpos)',
     `select regexp_contains('/rest/v1', r'^/re[s]t') as a, regexp_contains('/rest/v1', '/rest') as b, regexp_contains('/auth', '/rest') as c, regexp_contains('a.b', '.') as d`,
     [{ a: true, b: true, c: false, d: true }]],
@@ -31,8 +31,8 @@ const cases: [string, string, Record<string, unknown>[]][] = [
   ['parse_timestamp / format_timestamp', `select parse_timestamp('%Y-%m-%d %H:%M:%S', '2026-01-02 03:04:05') as a, format_timestamp('%Y-%m-%dT%H:%M:%SZ', ${TS}) as b, format_timestamp('%F %T', ${TS}) as c`,
     [{ a: '2026-01-02T03:04:05.000Z', b: '2026-03-04T05:06:07Z', c: '2026-03-04 05:06:07' }]],
   ['unix_micros / millis / seconds', `select unix_micros(${TS}) as a, unix_millis(${TS}) as b, unix_seconds(${TS}) as c`, [{ a: 1772600767123456, b: 1772600767123, c: 1772600767 }]],
-  ['timestamp_micros / millis / seconds', `select timestamp_micros(1772600767123456) as a, timestamp_millis(1772600767123) as b, timestamp_seconds(1772600767) as c`,
-    [{ a: '2026-03-04T05:06:07.123Z', b: '2026-03-04T05:06:07.123Z', c: '2026-03-04T05:06:07.000Z' }]],
+  ['timestamp_micros / millis / seconds', `select timestamp_micros(1772600767123456) as a, timestamp_millis(1772600767123) as b, timestamp_seconds(1772600767) as c, timestamp_seconds(@s) as d`,
+    [{ a: '2026-03-04T05:06:07.123Z', b: '2026-03-04T05:06:07.123Z', c: '2026-03-04T05:06:07.000Z', d: '2026-03-04T05:06:07.000Z' }], { s: '1772600767' }],
   ['extract', `select extract(hour from ${TS}) as a, extract(dayofweek from ${TS}) as b, extract(millisecond from ${TS}) as c, extract(year from ${TS}) as d, extract(date from ${TS}) as e`,
     [{ a: 5, b: 4, c: 123, d: 2026, e: '2026-03-04' }]],
   ['json_value / json_query', `select json_value('{"a": {"b": [1, "x"]}}', '$.a.b[1]') as a, json_value('{"a": {"b": 1}}', '$.a') as b, json_query('{"a": {"b": 1}}', '$.a') as c`,
@@ -53,9 +53,9 @@ const cases: [string, string, Record<string, unknown>[]][] = [
 ];
 
 describe('functions', () => {
-  for (const [name, bq, rows] of cases) {
+  for (const [name, bq, rows, params] of cases) {
     it(`when ${name}, then the rows match BigQuery`, async () => {
-      await expectTranslation(bq).toReturn(rows);
+      await expectTranslation(bq, { params }).toReturn(rows);
     });
   }
 });

@@ -1,11 +1,11 @@
 /** Expressions: one resolver per syntax node kind, building typed Postgres expressions. */
 import type * as E from '../ast/expressions.js';
-import { adapt, asText, castTo, commonType, unify, unifyAll } from '../coerce.js';
+import { adapt, asText, castTo, commonType, fromJsonText, unify, unifyAll } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { FUNCTIONS, type CallSite } from '../functions.js';
 import { pg, type PgExpr, type PgOrder, type PgQuery } from '../postgres/ast.js';
 import { BOOL, FLOAT64, INT64, NULL_TYPE, STRING, isNumeric, isScalar, scalar, typed, type BqType, type ScalarName, type Typed } from '../types.js';
-import { fieldOf, jsonText, nameResolves, resolvePath } from './names.js';
+import { fieldOf, nameResolves, resolvePath } from './names.js';
 import { resolveQuery } from './queries.js';
 import type { Context, Scope } from './scope.js';
 
@@ -192,7 +192,7 @@ function resolveSubscript(e: E.Subscript, scope: Scope, ctx: Context): Typed {
   if (base.type.kind === 'jsonArray') {
     const element = pg.op('->', base.sql, pg.cast(zeroBased, 'bigint'));
     if (base.type.element.kind !== 'scalar') return typed(element, base.type.element);
-    return jsonText(pg.op('->>', base.sql, pg.cast(zeroBased, 'bigint')), base.type.element);
+    return fromJsonText(pg.op('->>', base.sql, pg.cast(zeroBased, 'bigint')), base.type.element);
   }
   throw new SqlSyntaxError('only arrays can be indexed with [OFFSET(n)]', ctx.text, e.pos);
 }

@@ -8,7 +8,7 @@ import { SqlNameError, SqlSandboxError, SqlUnsupportedError, didYouMean } from '
 import { pg, type PgExpr, type PgFrom } from '../postgres/ast.js';
 import { typed } from '../types.js';
 import { expectBool, resolveExpr } from './expressions.js';
-import { jsonText } from './names.js';
+import { fromJsonText } from '../coerce.js';
 import { resolveQuery } from './queries.js';
 import type { Context, Scope } from './scope.js';
 
@@ -56,7 +56,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     const alias = ctx.translation.alias();
     const record = array.type.element.kind === 'record';
     const column = pg.column(alias, 'value');
-    const value = record ? typed(column, array.type.element) : jsonText(column, array.type.element);
+    const value = record ? typed(column, array.type.element) : fromJsonText(column, array.type.element);
     // jsonb_array_elements raises on a non-array; a stray scalar must behave like a missing array.
     const arg = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
     scope.ranges.push({ kind: 'value', names, value });

@@ -2,11 +2,11 @@
  * Name resolution: range aliases, columns of sources and CTEs, fields of JSON records typed by
  * the source schema, and the "did you mean" of unknown names.
  */
-import { pgTypeOf } from '../coerce.js';
+import { fromJsonText } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { BODY_COLUMN, FIXED_COLUMNS, METADATA_COLUMN, type FieldSchema, type SourceTable } from '../../sources/schema.js';
-import { LOOSE_JSON_LEAF, STRING, fieldType, scalar, typed, type BqType, type Typed } from '../types.js';
+import { LOOSE_JSON_LEAF, fieldType, scalar, typed, type BqType, type Typed } from '../types.js';
 import type { Context, Range, Scope } from './scope.js';
 
 /** Columns every log table has, typed. */
@@ -27,11 +27,6 @@ export function recordColumns(value: Typed, ctx: Context, pos: number): { name: 
   return Object.keys(fields).map((name) => ({ name, value: fieldOf(value, name, ctx, pos) }));
 }
 
-/** Text from jsonb_array_elements_text, typed as the array's element. */
-export function jsonText(text: PgExpr, element: BqType): Typed {
-  if (element.kind !== 'scalar' || element.name === 'STRING') return typed(text, element.kind === 'scalar' ? element : STRING);
-  return typed(pg.cast(text, pgTypeOf(element)), element);
-}
 
 function sourceColumnNames(source: SourceTable): string[] {
   return [...FIXED.keys(), METADATA_COLUMN, ...Object.keys(source.fields).filter((k) => k !== METADATA_COLUMN && !FIXED.has(k))];
@@ -83,8 +78,7 @@ function jsonField(object: PgExpr, key: string, field: FieldSchema | undefined):
   if (!field) return typed(pg.op('->>', object, pg.literal(key)), LOOSE_JSON_LEAF);
   const type = fieldType(field);
   if (type.kind !== 'scalar') return typed(pg.op('->', object, pg.literal(key)), type);
-  const text = pg.op('->>', object, pg.literal(key));
-  return typed(type.name === 'STRING' ? text : pg.cast(text, pgTypeOf(type)), type);
+  return fromJsonText(pg.op('->>', object, pg.literal(key)), type);
 }
 
 export function fieldOf(value: Typed, name: string, ctx: Context, pos: number): Typed {
