@@ -4,6 +4,7 @@
  * requests, close pools, exit 0. A configuration or start-up error exits 1 with one line.
  */
 import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { createContext } from './context.js';
@@ -39,7 +40,28 @@ async function main(): Promise<void> {
   }).catch((err: NodeJS.ErrnoException) => exitWith(`cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}`));
   logger.info({ port: config.port }, 'logquery is serving');
 
+  // Requests in flight per connection. On SIGTERM, server.close() stops accepting and
+  // closeIdleConnections() closes keep-alive connections between requests, but Node counts a
+  // connection that has not sent its first request yet as busy (until headersTimeout, 60 s),
+  // so one idle client (a load balancer's pre-opened connection, a port check) held the exit
+  // up for a minute. Here every connection with nothing in flight is ended at once, and the
+  // others as soon as their last response is sent (test/hardening/sigterm.test.ts).
   let stopping = false;
+  const inFlight = new Map<Socket, number>();
+  server.on('connection', (socket: Socket) => {
+    inFlight.set(socket, 0);
+    socket.once('close', () => inFlight.delete(socket));
+  });
+  server.on('request', (req, res) => {
+    const socket = req.socket;
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = Math.max(0, (inFlight.get(socket) ?? 1) - 1);
+      inFlight.set(socket, left);
+      if (stopping && left === 0) socket.destroySoon(); // after the response is flushed
+    });
+  });
+
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -47,6 +69,7 @@ async function main(): Promise<void> {
     jobs.stop();
     const closed = new Promise((resolve) => server.close(resolve));
     server.closeIdleConnections();
+    for (const [socket, n] of inFlight) if (n === 0) socket.destroySoon();
     await closed;
     await ctx.close();
     logger.info('stopped');
