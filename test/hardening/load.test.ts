@@ -100,7 +100,7 @@ describe('hardening: load', function () {
         headers,
         setupRequest: (req, context) => {
           const id = `${tag}-b${seq++}`;
-          context.batch = id;
+          (context as { batch?: string }).batch = id;
           sentBatches.add(id);
           const now = Date.now();
           const batch = Array.from({ length: BATCH }, (_, i) => ({ id: `${id}-${i}`, project: tag, event_message: id, timestamp: now, metadata: { request: { url: `https://${tag}.supabase.co/rest/v1/x`, method: 'POST' } } }));
@@ -108,7 +108,7 @@ describe('hardening: load', function () {
         },
         onResponse: (status, body, context) => {
           if (status === 200) {
-            if (body === `{"message":"Logged!","count":${BATCH}}`) acknowledged.add(context.batch as string);
+            if (body === `{"message":"Logged!","count":${BATCH}}`) acknowledged.add((context as { batch?: string }).batch!);
             else if (wrongBodies.length < 5) wrongBodies.push(`ingest: ${body.slice(0, 200)}`);
           }
         },
@@ -118,7 +118,7 @@ describe('hardening: load', function () {
     const summarize = (r: autocannon.Result) => ({
       requests: r.requests.total,
       rps: Math.round(r.requests.average),
-      status: Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count])),
+      status: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [k, v.count])),
       non2xx: r.non2xx,
       errors: r.errors,
       timeouts: r.timeouts,
@@ -144,7 +144,7 @@ describe('hardening: load', function () {
     report('load memory', memory);
 
     for (const [label, r] of [['warm-up', warm], ['main', main]] as const) {
-      const fivexx = Object.entries(r.statusCodeStats).filter(([code]) => Number(code) >= 500);
+      const fivexx = Object.entries(r.statusCodeStats ?? {}).filter(([code]) => Number(code) >= 500);
       assert.deepEqual(fivexx, [], `${label}: 5xx answers`);
       assert.equal(r.non2xx, 0, `${label}: non-2xx answers ${JSON.stringify(r.statusCodeStats)}`);
       assert.equal(r.errors, 0, `${label}: connection errors`);
