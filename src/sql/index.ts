@@ -56,12 +56,7 @@ export function translateQuery(input: TranslateInput): Translation {
   const endpoint = parseQuery(input.query);
   const state = new TranslationState();
   const base: Context = { translation: state, text: input.query, sources: input.sources, ctes: new Map() };
-  let resolved: Resolved;
-  if (input.sandboxSql === undefined) {
-    resolved = resolveQuery(endpoint, base);
-  } else {
-    resolved = resolveSandboxed(endpoint, input.sandboxSql, base);
-  }
+  const resolved = input.sandboxSql === undefined ? resolveQuery(endpoint, base) : resolveSandboxed(endpoint, input.sandboxSql, base);
   const query = input.maxRows === undefined ? resolved.query : capRows(resolved.query, input.maxRows);
   const sql = printQuery(query);
   validatePostgres(sql);
