@@ -28,6 +28,9 @@ const deepCase = (n: number) => `select ${'case when true then '.repeat(n)}1${' 
 const deepDerived = (n: number) => `select * from ${'(select * from '.repeat(n)}edge_logs${')'.repeat(n)}`;
 const deepCalls = (n: number) => `select ${'lower('.repeat(n)}event_message${')'.repeat(n)} as x from edge_logs`;
 const longName = (n: number) => 'a'.repeat(n);
+/** A CTE with `n` columns of `m` characters, then an unknown name of `k`: "did you mean" work is n·m·k. */
+const didYouMeanBomb = (n: number, m: number, k: number) =>
+  `with c as (select ${Array.from({ length: n }, (_, i) => `1 as ${'c'.repeat(m - 6)}${String(i).padStart(6, '0')}`).join(', ')}) select ${'z'.repeat(k)} from c`;
 
 /** Caller `sql` for logs.all that every wall must refuse. */
 export const FORBIDDEN_SQL: Readonly<Record<string, readonly string[]>> = {
@@ -306,6 +309,11 @@ export const FORBIDDEN_SQL: Readonly<Record<string, readonly string[]>> = {
     `select id from edge_logs where ${Array.from({ length: 10_000 }, (_, i) => `id = '${i}'`).join(' or ')}`,
     `select ${longName(5_000)} from edge_logs`,
     `select * from ${longName(5_000)}`,
+    // Found: 51 s of Levenshtein on the event loop for one request.
+    didYouMeanBomb(500, 90, 49_000),
+    didYouMeanBomb(100, 450, 49_000),
+    didYouMeanBomb(1_200, 70, 64),
+    `select ${'z'.repeat(90_000)}(1) as x from edge_logs`,
     `select * from \`${'api_keys.'.repeat(1_000)}x\``,
     `select id from edge_logs where id in (${Array.from({ length: 9_000 }, (_, i) => String(i)).join(',')}) and pg_sleep(1) is null`,
     `select ${'id, '.repeat(20_000)}id from edge_logs where api_keys.id = 1`,
