@@ -104,6 +104,10 @@ describe('sandboxed sql', () => {
       'SELECT * FROM logs.x /* ; */ ; DROP TABLE logs.x',
       "SELECT $q$pg_authid$q$::regclass",
       'SELECT * FROM logs.x AS a WHERE a.id = (SELECT usename FROM pg_user LIMIT 1)',
+      'SELECT a.id FROM logs.x AS a ORDER BY a.id USING ~<~',
+      'SELECT current_user',
+      "SELECT a.id COLLATE \"C\" FROM logs.x AS a",
+      'SELECT 1 IS DISTINCT FROM 2',
     ];
     for (const sql of refused) {
       it(`when given ${sql}, then SqlSandboxError`, () => {
