@@ -27,7 +27,16 @@ export interface NormalisedBatch {
   rows: LogRow[];
   fields: FieldMap;
   errors: EventError[];
+  /** Checking stopped at MAX_COLLECTED_ERRORS invalid events; later events were not looked at. */
+  errorsTruncated?: boolean;
 }
+
+/**
+ * Checking stops after this many invalid events: the batch is rejected whole anyway, and a body
+ * of millions of tiny invalid events (`[1,1,1,…]`, 8 MB) otherwise held the event loop for
+ * seconds and built ~200 MB of error objects (test/hardening/bad-input.test.ts).
+ */
+export const MAX_COLLECTED_ERRORS = 1000;
 
 const MAX_FUTURE_MS = 24 * 3_600_000;
 /** Top-level keys that are not stored in `body`. */
@@ -59,6 +68,7 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
   const oldestMs = options.nowMs - options.retentionDays * 86_400_000;
 
   for (let index = 0; index < events.length; index++) {
+    if (errors.length >= MAX_COLLECTED_ERRORS) return { rows, fields: schema as FieldMap, errors, errorsTruncated: true };
     const event = events[index];
     const fail = (message: string) => void errors.push({ index, message });
     if (!isPlainObject(event)) {

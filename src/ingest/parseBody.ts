@@ -44,7 +44,16 @@ export interface ParsedEvents {
    * and invalid UTF-8 decodes to U+FFFD). Then normalisation skips its per-string check.
    */
   mayHoldUnstorable: boolean;
+  /** NDJSON parsing stopped at MAX_LINE_ERRORS bad lines (the batch is rejected anyway). */
+  errorsTruncated?: boolean;
 }
+
+/**
+ * NDJSON lines that do not parse, at most: each failed JSON.parse costs ~20 µs (an exception),
+ * so a 2 MB body of a million `x` lines held the event loop for ~19 s before this cap
+ * (test/hardening/bad-input.test.ts). The batch is rejected whole once any line fails.
+ */
+export const MAX_LINE_ERRORS = 1000;
 
 const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 
@@ -182,6 +191,7 @@ export function parseNdjson(text: string): Omit<ParsedEvents, 'mayHoldUnstorable
     } catch (err) {
       lineErrors.push({ index: events.length, message: `line is not valid JSON: ${(err as Error).message}` });
       events.push(undefined);
+      if (lineErrors.length >= MAX_LINE_ERRORS) return { events, lineErrors, errorsTruncated: true };
     }
   }
   return { events, lineErrors };

@@ -31,7 +31,7 @@ export class IngestService {
   async ingest(source: SourceRecord, parsed: ParsedEvents, nowMs = Date.now()): Promise<number> {
     const batch = normaliseEvents(parsed.events, { nowMs, retentionDays: source.retention_days, checkStrings: parsed.mayHoldUnstorable });
     const errors = mergeErrors(batch.errors, parsed.lineErrors);
-    if (errors.length) throw invalidBatchError(errors, parsed.events.length);
+    if (errors.length) throw invalidBatchError(errors, parsed.events.length, Boolean(parsed.errorsTruncated || batch.errorsTruncated));
     await this.ctx.writer.write(source, batch.rows, batch.fields);
     this.ctx.metrics.ingestedEvents.inc({ source: source.name }, batch.rows.length);
     return batch.rows.length;
@@ -45,12 +45,15 @@ function mergeErrors(events: EventError[], lines: EventError[]): EventError[] {
   return [...events.filter((e) => !unparsed.has(e.index)), ...lines].sort((a, b) => a.index - b.index);
 }
 
-function invalidBatchError(errors: EventError[], total: number): BadRequestError {
+/** `truncated`: checking stopped early (normalise.ts MAX_COLLECTED_ERRORS, parseBody.ts MAX_LINE_ERRORS). */
+function invalidBatchError(errors: EventError[], total: number, truncated = false): BadRequestError {
   const listed = errors.slice(0, MAX_LISTED_ERRORS);
   const details: ErrorDetail[] = listed.map((e) => ({ domain: 'ingest', reason: 'invalidEvent', message: e.message, location: String(e.index) }));
   const first = errors[0]!;
   const more = errors.length > listed.length ? ` (the first ${listed.length} are listed)` : '';
-  const message = errors.length === 1
+  const message = truncated
+    ? `At least ${errors.length} events are invalid (checking stopped there)${more}; the first, event ${first.index}: ${first.message}. Nothing of the batch was written.`
+    : errors.length === 1
     ? `Event ${first.index} is invalid: ${first.message}. Nothing of the batch was written.`
     : `${errors.length} of ${total} events are invalid${more}; the first, event ${first.index}: ${first.message}. Nothing of the batch was written.`;
   return new BadRequestError(message, details);
