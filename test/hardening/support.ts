@@ -193,3 +193,69 @@ export function envelopeOf(status: number, text: string): { code: number; status
 export function report(line: string, figures?: object): void {
   process.stdout.write(`      [hardening] ${line}${figures ? ' ' + JSON.stringify(figures) : ''}\n`);
 }
+
+/**
+ * A throwaway Postgres cluster of this test (never the shared one): initdb into a temporary
+ * directory owned by `postgres` (initdb refuses root), trust auth, its own port on 127.0.0.1
+ * and its socket in the same directory. `stop()` / `start()` take it down and up; `destroy()`
+ * stops it and removes the directory.
+ */
+export class ThrowawayPostgres {
+  private constructor(readonly dir: string, readonly port: number, private readonly bin: string) {}
+
+  get url(): string {
+    return `postgresql://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  static async create(): Promise<ThrowawayPostgres> {
+    const { mkdtempSync, readdirSync, chownSync } = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const versions = readdirSync('/usr/lib/postgresql').sort();
+    const bin = `/usr/lib/postgresql/${versions[versions.length - 1]}/bin`;
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'lq-hardening-pg-'));
+    const { uid, gid } = await userIds('postgres');
+    chownSync(dir, uid, gid);
+    const pgInstance = new ThrowawayPostgres(dir, await freePort(), bin);
+    await pgInstance.asPostgres([`${bin}/initdb`, '-D', `${dir}/data`, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
+    await pgInstance.start();
+    return pgInstance;
+  }
+
+  async start(): Promise<void> {
+    await this.asPostgres([`${this.bin}/pg_ctl`, '-D', `${this.dir}/data`, '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', `${this.dir}/log`, '-w', '-t', '30', 'start']);
+  }
+
+  async stop(): Promise<void> {
+    await this.asPostgres([`${this.bin}/pg_ctl`, '-D', `${this.dir}/data`, '-m', 'fast', '-w', '-t', '30', 'stop']);
+  }
+
+  async destroy(): Promise<void> {
+    const { rmSync, existsSync } = await import('node:fs');
+    if (existsSync(`${this.dir}/data/postmaster.pid`)) await this.stop().catch(() => undefined);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private asPostgres(argv: string[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn('runuser', ['-u', 'postgres', '--', ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (c) => (out += c));
+      child.stderr!.on('data', (c) => (out += c));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        if (code === 0) resolve();
+        else reject(new Error(`${argv[0]} exited ${code}: ${out.slice(-1000)}`));
+      });
+    });
+  }
+}
+
+async function userIds(name: string): Promise<{ uid: number; gid: number }> {
+  const { readFileSync } = await import('node:fs');
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(name + ':'));
+  if (!line) throw new Error(`no user ${name}`);
+  const [, , uid, gid] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid) };
+}
