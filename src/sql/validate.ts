@@ -151,10 +151,6 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
       if (!type || !TYPES.has(type) || node.arrayBounds) throw refuse(`type ${name.join('.')} is not allowed`, sql, at);
       return;
     }
-    case 'SortBy':
-      // ORDER BY … USING <operator> would call an operator outside OPERATORS.
-      if (node.useOp) throw refuse('ORDER BY … USING is not allowed', sql, at);
-      break;
     case 'SubLink': {
       if (!['EXPR_SUBLINK', 'EXISTS_SUBLINK', 'ANY_SUBLINK'].includes(String(node.subLinkType))) throw refuse(`${String(node.subLinkType)} is not allowed`, sql, at);
       // security: `x op ANY (subquery)` names its operator here, not in an A_Expr; an operator is a

@@ -12,7 +12,7 @@
  *   → SELECT s.c0 AS ts, count(*) FILTER (WHERE s.c1) … FROM (SELECT date_trunc(…) AS c0, (strpos(…) > 0) AS c1 FROM … WHERE … OFFSET 0) AS s GROUP BY 1
  */
 import { pg, type PgExpr, type PgFrom, type PgOrder, type PgQuery, type PgSelect } from './ast.js';
-import { mapChildren, some } from './transform.js';
+import { mapChildren, sameExpr, some } from './transform.js';
 
 const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg', 'percentile_disc']);
 const JSON_OPERATORS = new Set(['->', '->>', '#>', '#>>']);
@@ -36,7 +36,7 @@ export function narrowAggregateInput(query: PgQuery, newAlias: () => string): Pg
   // GROUP BY expressions move inward first, so equal expressions elsewhere reuse their column.
   const keys = select.groupBy.filter((g) => !isOrdinal(g));
   const projections: { expr: PgExpr; name: string }[] = keys.map((expr, i) => ({ expr, name: `c${i}` }));
-  const keyIndex = (e: PgExpr): number => keys.findIndex((k) => sameNode(k, e));
+  const keyIndex = (e: PgExpr): number => keys.findIndex((k) => sameExpr(k, e));
   const project = (e: PgExpr): PgExpr => {
     const k = keyIndex(e);
     const name = k >= 0 ? `c${k}` : `c${projections.push({ expr: e, name: `c${projections.length}` }) - 1}`;
@@ -78,15 +78,4 @@ function isOrdinal(e: PgExpr): boolean {
 
 function fromAliases(from: PgFrom): string[] {
   return from.kind === 'join' ? [...fromAliases(from.left), ...fromAliases(from.right)] : [from.alias];
-}
-
-
-/** Structural equality of two expression trees (plain data, so a generic deep compare). */
-function sameNode(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => sameNode((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }

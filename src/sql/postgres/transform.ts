@@ -56,3 +56,13 @@ export function mapChildren(node: P.PgExpr, f: (e: P.PgExpr) => P.PgExpr): P.PgE
 export function some(node: P.PgExpr, test: (e: P.PgExpr) => boolean): boolean {
   return test(node) || (SOME_BELOW[node.kind] as Some<P.PgExprKind>)(node, test);
 }
+
+/** Structural equality of two expression trees (nodes are plain data, so a generic deep compare). */
+export function sameExpr(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => sameExpr((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}

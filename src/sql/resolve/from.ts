@@ -6,6 +6,7 @@ import type * as E from '../ast/expressions.js';
 import type * as F from '../ast/from.js';
 import { SqlNameError, SqlSandboxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { pg, type PgExpr, type PgFrom } from '../postgres/ast.js';
+import { sameExpr } from '../postgres/transform.js';
 import { typed } from '../types.js';
 import { expectBool, resolveExpr } from './expressions.js';
 import { fromJsonText } from '../coerce.js';
@@ -102,9 +103,8 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
 
 /** Whether `expr` is a `->` read through `inner` (structurally equal), so `inner IS NULL` makes it NULL. */
 function readsThrough(expr: PgExpr, inner: PgExpr): boolean {
-  const key = JSON.stringify(inner);
   for (let e = expr; e.kind === 'op' && e.op === '->'; e = e.left) {
-    if (JSON.stringify(e.left) === key) return true;
+    if (sameExpr(e.left, inner)) return true;
   }
   return false;
 }
