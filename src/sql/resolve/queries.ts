@@ -1,10 +1,10 @@
 /** Queries: WITH, SELECT (select list, GROUP BY, HAVING), set operations, ORDER BY and LIMIT. */
 import type * as E from '../ast/expressions.js';
 import type * as Q from '../ast/queries.js';
-import { SqlNameError, SqlSandboxError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
+import { SqlNameError, SqlSandboxError, SqlSyntaxError, didYouMean } from '../errors.js';
 import { pg, type PgExpr, type PgOrder, type PgQuery, type PgSelect } from '../postgres/ast.js';
 import { narrowAggregateInput } from '../postgres/narrow.js';
-import { typed, type Typed } from '../types.js';
+import type { Typed } from '../types.js';
 import { expectBool, resolveExpr } from './expressions.js';
 import { resolveFromItem } from './from.js';
 import { rangeColumns, recordColumns, resolvePath } from './names.js';
@@ -44,7 +44,6 @@ interface ResolvedBody {
   readonly select?: { scope: Scope; items: readonly SelectTarget[] };
 }
 
-
 const BODY_RESOLVERS: { [K in Q.QueryBodyKind]: (b: Extract<Q.QueryBody, { kind: K }>, ctx: Context, parent?: Scope) => ResolvedBody } = {
   select: (s, ctx, parent) => resolveSelect(s, ctx, parent),
   query: (q, ctx, parent) => {
@@ -55,7 +54,7 @@ const BODY_RESOLVERS: { [K in Q.QueryBodyKind]: (b: Extract<Q.QueryBody, { kind:
     const left = resolveBody(s.left, ctx, parent);
     const right = resolveBody(s.right, ctx, parent);
     if (left.columns.length !== right.columns.length) {
-      throw new SqlSyntaxError(`UNION ALL operands have ${left.columns.length} and ${right.columns.length} columns`, ctx.text, s.pos);
+      throw new SqlSyntaxError(`${s.op} operands have ${left.columns.length} and ${right.columns.length} columns`, ctx.text, s.pos);
     }
     return { pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: left.pg, right: right.pg }, columns: left.columns };
   },
@@ -128,8 +127,11 @@ function resolveGroupKey(g: E.Expr, items: readonly SelectTarget[], scope: Scope
   return resolveExpr(g, scope, ctx).sql;
 }
 
+/** An output column as ORDER BY and GROUP BY see it. */
+interface OutputName { readonly name: string; readonly explicit: boolean }
+
 /** `e` as a select-list position: an integer literal, or a name of the select list (GROUP BY: aliases only). */
-function selectOrdinal(e: E.Expr, items: readonly SelectTarget[], ctx: Context, implicitNames = false): number | undefined {
+function selectOrdinal(e: E.Expr, items: readonly OutputName[], ctx: Context, implicitNames = false): number | undefined {
   if (e.kind === 'literal' && e.type === 'INT64') {
     const n = Number(e.value);
     if (n < 1 || n > items.length) throw new SqlNameError(`ordinal ${n} is out of range: the SELECT list has ${items.length} columns`, ctx.text, e.pos);
@@ -143,18 +145,16 @@ function selectOrdinal(e: E.Expr, items: readonly SelectTarget[], ctx: Context, 
   return undefined;
 }
 
+/** ORDER BY: output names and ordinals first (as BigQuery), then expressions over the FROM scope and select aliases. */
 function resolveOrder(o: Q.OrderItem, body: ResolvedBody, ctx: Context): PgOrder {
-  const items = body.select?.items ?? body.columns.map((c) => ({ name: c.name, value: typed(pg.column(undefined, c.name), c.type), explicit: true }));
+  const items: readonly OutputName[] = body.select?.items ?? body.columns.map((c) => ({ name: c.name, explicit: true }));
   const ordinal = selectOrdinal(o.expr, items, ctx, true);
-  let expr: PgExpr;
-  if (ordinal !== undefined) expr = pg.number(String(ordinal));
-  else if (body.select) expr = resolveExpr(o.expr, body.select.scope.withAliases(body.select.items), ctx).sql;
-  else if (o.expr.kind === 'path' && o.expr.parts.length === 1) {
-    const name = o.expr.parts[0]!.toLowerCase();
-    const i = items.findIndex((t) => t.name.toLowerCase() === name);
-    if (i < 0) throw new SqlNameError(`ORDER BY ${o.expr.parts[0]} is not an output column${didYouMean(name, items.map((t) => t.name))}`, ctx.text, o.pos);
-    expr = pg.number(String(i + 1));
-  } else throw new SqlUnsupportedError('ORDER BY after UNION ALL takes output column names or ordinals', ctx.text, o.pos);
+  if (ordinal !== undefined) return { expr: pg.number(String(ordinal)), desc: o.desc, nulls: o.nulls };
+  if (!body.select) {
+    const hint = o.expr.kind === 'path' ? didYouMean(o.expr.parts.join('.'), items.map((t) => t.name)) : '';
+    throw new SqlNameError(`ORDER BY after a set operation takes output column names or ordinals${hint}`, ctx.text, o.pos);
+  }
+  const expr = resolveExpr(o.expr, body.select.scope.withAliases(body.select.items), ctx).sql;
   return { expr, desc: o.desc, nulls: o.nulls };
 }
 
