@@ -8,10 +8,10 @@
  * number, TIMESTAMP → ISO string with Z, DATETIME → `YYYY-MM-DDTHH:MM:SS[.ffffff]`, DATE → `YYYY-MM-DD`.
  */
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { initTranslator, translateQuery, type Translation } from '../../src/sql/index.js';
 import type { SqlErrorClass } from '../../src/sql/errors.js';
-import { readdirSync, readFileSync } from 'node:fs';
 import { inferField, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from '../../src/sources/schema.js';
 import { loadSources, testDatabase } from './db.js';
 
@@ -27,8 +27,9 @@ export interface TranslationOptions {
 
 type Row = Record<string, unknown>;
 
+/** int8, numeric, timestamp, timestamptz and date come back as Postgres text, so normalise() sees exact values. */
 const RAW_TYPES = new Set([20, 1700, 1114, 1184, 1082]);
-const rawTimes = {
+const rawText = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     RAW_TYPES.has(oid) ? (value: string) => value : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
 };
@@ -66,7 +67,7 @@ export async function runTranslation(bq: string, options: TranslationOptions = {
   try {
     await client.query('BEGIN');
     await client.query(`SET LOCAL TimeZone = '${(options.timeZone ?? 'UTC').replace(/'/g, "''")}'`);
-    const result = await client.query({ text: translation.sql, values, types: rawTimes });
+    const result = await client.query({ text: translation.sql, values, types: rawText });
     const rows = result.rows.map((row: Row) => normaliseRow(row, translation.columns));
     return { rows, translation };
   } finally {
