@@ -7,9 +7,37 @@
  * text never depends on keyword lists or operator precedence. Values never appear: parameters
  * print as `$n::text`.
  */
+import { SqlLimitError } from '../errors.js';
 import type * as P from './ast.js';
 
+/**
+ * security: the tree may share one expression in many places (a select alias in HAVING, the
+ * operand of a simple CASE per WHEN), and text grows with every copy: a 42 KB query printed 20 MB
+ * of SQL, then took 30 s and 1.4 GB in validation. Characters produced by printExpr/printQuery
+ * during one outermost printQuery are counted (nested text counts once per level) and printing
+ * stops past this (test/security/corpus.ts, hugeOrDeepInput).
+ */
+export const MAX_PRINTED_CHARS = 16 * 1024 * 1024;
+let printing = 0;
+let printed = 0;
+
+function counted(text: string): string {
+  if (printing > 0 && (printed += text.length) > MAX_PRINTED_CHARS) {
+    throw new SqlLimitError('the translated query would be too large; use fewer repeated expressions, aliases or columns', '', 0);
+  }
+  return text;
+}
+
 export function printQuery(q: P.PgQuery): string {
+  if (printing++ === 0) printed = 0;
+  try {
+    return counted(printQueryText(q));
+  } finally {
+    printing--;
+  }
+}
+
+function printQueryText(q: P.PgQuery): string {
   const parts: string[] = [];
   if (q.ctes.length) parts.push('WITH ' + q.ctes.map((c) => `${ident(c.name)} AS (${printQuery(c.query)})`).join(',\n'));
   parts.push(printBody(q.body));
@@ -93,7 +121,7 @@ const EXPR_PRINTERS: { [K in P.PgExprKind]: (node: Extract<P.PgExpr, { kind: K }
 };
 
 export function printExpr(node: P.PgExpr): string {
-  return (EXPR_PRINTERS[node.kind] as (n: P.PgExpr) => string)(node);
+  return counted((EXPR_PRINTERS[node.kind] as (n: P.PgExpr) => string)(node));
 }
 
 function printLiteral(l: P.PgLiteral): string {

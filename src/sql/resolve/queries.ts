@@ -91,6 +91,7 @@ function resolveSelectList(list: readonly Q.SelectItem[], scope: Scope, ctx: Con
   for (const item of list) {
     if (item.kind === 'selectStar') {
       targets.push(...expandStar(item, scope, ctx));
+      ctx.translation.checkSelectColumns(targets.length, ctx.text, item.pos); // security: see MAX_SELECT_COLUMNS
       continue;
     }
     const value = resolveExpr(item.expr, scope, ctx);
@@ -99,6 +100,7 @@ function resolveSelectList(list: readonly Q.SelectItem[], scope: Scope, ctx: Con
     const name = item.alias ?? implicit ?? `f${anonymous++}_`;
     targets.push({ name, value, explicit: item.alias !== undefined });
   }
+  ctx.translation.addColumns(targets.length, ctx.text, list[0]?.pos ?? 0);
   return targets;
 }
 
@@ -110,7 +112,12 @@ function expandStar(item: Q.SelectStar, scope: Scope, ctx: Context): SelectTarge
     else if (base.value.type.kind === 'record') columns = recordColumns(base.value, ctx, item.pos);
     else throw new SqlSyntaxError(`${item.qualifier.join('.')} is not a table or record, so it has no *`, ctx.text, item.pos);
   } else {
-    columns = scope.ranges.flatMap(rangeColumns);
+    columns = [];
+    for (const range of scope.ranges) {
+      columns.push(...rangeColumns(range));
+      // security: checked as it grows, so `select * from c a, c b, …` stops before building millions of columns.
+      ctx.translation.checkSelectColumns(columns.length, ctx.text, item.pos);
+    }
     if (!columns.length) throw new SqlSyntaxError('SELECT * needs a FROM clause', ctx.text, item.pos);
   }
   const except = new Set(item.except.map((n) => n.toLowerCase()));

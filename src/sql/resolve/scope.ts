@@ -1,7 +1,18 @@
 /** The resolver's state: shared per translation (parameters, aliases) and per SELECT (scopes). */
 import type { SourceLookup, SourceTable } from '../../sources/schema.js';
 import type { PgQuery } from '../postgres/ast.js';
+import { SqlLimitError } from '../errors.js';
 import type { BqType, Typed } from '../types.js';
+
+/**
+ * security: `SELECT *` multiplies columns. `c1 as (select * from c0 a, c0 b)`, repeated, doubles
+ * them per CTE: 600 characters of SQL gave 65,536 columns, 3.5 MB of SQL and 6.6 s of synchronous
+ * work, and a few more CTEs exhaust memory. A chain of `select *` over a 1,600-column CTE took
+ * 47 s and 1.5 GB. One SELECT may have as many columns as Postgres allows (1664), one translation
+ * 20,000 in all (test/security/corpus.ts, hugeOrDeepInput).
+ */
+export const MAX_SELECT_COLUMNS = 1664;
+export const MAX_TRANSLATION_COLUMNS = 20_000;
 
 export interface Column { readonly name: string; readonly type: BqType }
 
@@ -15,6 +26,19 @@ export interface CteBinding { readonly name: string; readonly columns: readonly 
 export class TranslationState {
   readonly parameters: string[] = [];
   private aliases = 0;
+  private columns = 0;
+
+  /** Throws SqlLimitError when one SELECT list has grown past MAX_SELECT_COLUMNS. */
+  checkSelectColumns(count: number, text: string, pos: number): void {
+    if (count > MAX_SELECT_COLUMNS) throw new SqlLimitError(`a SELECT list may have at most ${MAX_SELECT_COLUMNS} columns`, text, pos);
+  }
+
+  /** Counts the output columns of one more SELECT; throws SqlLimitError past MAX_TRANSLATION_COLUMNS in all. */
+  addColumns(count: number, text: string, pos: number): void {
+    this.checkSelectColumns(count, text, pos);
+    this.columns += count;
+    if (this.columns > MAX_TRANSLATION_COLUMNS) throw new SqlLimitError(`the query has more than ${MAX_TRANSLATION_COLUMNS} output columns in all`, text, pos);
+  }
 
   parameter(name: string): number {
     const i = this.parameters.indexOf(name);
