@@ -29,6 +29,17 @@ const deepDerived = (n: number) => `select * from ${'(select * from '.repeat(n)}
 const deepCalls = (n: number) => `select ${'lower('.repeat(n)}event_message${')'.repeat(n)} as x from edge_logs`;
 const longName = (n: number) => 'a'.repeat(n);
 /** A CTE with `n` columns of `m` characters, then an unknown name of `k`: "did you mean" work is n·m·k. */
+/** Each CTE doubles the columns of the one before: 2^k columns from O(k) text. */
+const doublingStars = (k: number) =>
+  `with c0 as (select 1 as x), ${Array.from({ length: k }, (_, i) => `c${i + 1} as (select * from c${i} a, c${i} b)`).join(', ')} select * from c${k}`;
+/** A chain of `select *` over a wide CTE: width × length columns from width + length text. */
+const starChain = (width: number, length: number) =>
+  `with c0 as (select ${Array.from({ length: width }, (_, i) => `1 as a${i}`).join(', ')}), ${Array.from({ length }, (_, i) => `c${i + 1} as (select * from c${i})`).join(', ')} select * from c${length}`;
+/** One big expression behind a select alias, repeated in HAVING: printed once per use. */
+const aliasCopies = (copies: number) => {
+  const big = Array.from({ length: 4 }, () => `concat(${Array.from({ length: 100 }, () => 'event_message').join(', ')})`).join(' || ');
+  return `select ${big} as a, count(*) as n from edge_logs group by a having ${Array.from({ length: copies }, () => 'a is not null').join(' and ')}`;
+};
 const didYouMeanBomb = (n: number, m: number, k: number) =>
   `with c as (select ${Array.from({ length: n }, (_, i) => `1 as ${'c'.repeat(m - 6)}${String(i).padStart(6, '0')}`).join(', ')}) select ${'z'.repeat(k)} from c`;
 
@@ -314,6 +325,13 @@ export const FORBIDDEN_SQL: Readonly<Record<string, readonly string[]>> = {
     didYouMeanBomb(100, 450, 49_000),
     didYouMeanBomb(1_200, 70, 64),
     `select ${'z'.repeat(90_000)}(1) as x from edge_logs`,
+    // Found: exponential or quadratic expansion in the translator (seconds to minutes, GBs).
+    doublingStars(16),
+    doublingStars(60),
+    starChain(1_600, 2_000),
+    `select * from edge_logs ${Array.from({ length: 500 }, (_, i) => `, edge_logs e${i}`).join(' ')}`,
+    `with c as (select ${Array.from({ length: 1_700 }, (_, i) => `1 as a${i}`).join(', ')}) select * from c`,
+    aliasCopies(2_000),
     `select * from \`${'api_keys.'.repeat(1_000)}x\``,
     `select id from edge_logs where id in (${Array.from({ length: 9_000 }, (_, i) => String(i)).join(',')}) and pg_sleep(1) is null`,
     `select ${'id, '.repeat(20_000)}id from edge_logs where api_keys.id = 1`,
