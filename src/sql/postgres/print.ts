@@ -13,25 +13,28 @@ import type * as P from './ast.js';
 /**
  * security: the tree may share one expression in many places (a select alias in HAVING, the
  * operand of a simple CASE per WHEN), and text grows with every copy: a 42 KB query printed 20 MB
- * of SQL, then took 30 s and 1.4 GB in validation. Characters produced by printExpr/printQuery
- * during one outermost printQuery are counted (nested text counts once per level) and printing
- * stops past this (test/security/corpus.ts, hugeOrDeepInput).
+ * of SQL, then took 30 s and 1.4 GB in validation, and a 10 KB literal behind an alias used 500
+ * times makes 5 MB. During one outermost printQuery the size of the text is estimated as it is
+ * made (leaves by their length, other nodes a few characters each), and printing stops past
+ * MAX_PRINTED_CHARS: about ten times the largest translation of a 100 KB query
+ * (test/security/corpus.ts, hugeOrDeepInput).
  */
-export const MAX_PRINTED_CHARS = 16 * 1024 * 1024;
+export const MAX_PRINTED_CHARS = 1024 * 1024;
+const LEAVES: ReadonlySet<P.PgExprKind> = new Set(['column', 'literal', 'param']);
 let printing = 0;
 let printed = 0;
 
-function counted(text: string): string {
-  if (printing > 0 && (printed += text.length) > MAX_PRINTED_CHARS) {
-    throw new SqlLimitError('the translated query would be too large; use fewer repeated expressions, aliases or columns', '', 0);
+function counted(size: number): void {
+  if (printing > 0 && (printed += size) > MAX_PRINTED_CHARS) {
+    throw new SqlLimitError(`the translated query would be larger than ${MAX_PRINTED_CHARS / 1024} KB; use fewer repeated expressions, aliases or columns`, '', 0);
   }
-  return text;
 }
 
 export function printQuery(q: P.PgQuery): string {
   if (printing++ === 0) printed = 0;
   try {
-    return counted(printQueryText(q));
+    counted(16);
+    return printQueryText(q);
   } finally {
     printing--;
   }
@@ -121,7 +124,9 @@ const EXPR_PRINTERS: { [K in P.PgExprKind]: (node: Extract<P.PgExpr, { kind: K }
 };
 
 export function printExpr(node: P.PgExpr): string {
-  return counted((EXPR_PRINTERS[node.kind] as (n: P.PgExpr) => string)(node));
+  const text = (EXPR_PRINTERS[node.kind] as (n: P.PgExpr) => string)(node);
+  counted(LEAVES.has(node.kind) ? text.length : 8);
+  return text;
 }
 
 function printLiteral(l: P.PgLiteral): string {
