@@ -332,6 +332,7 @@ export const FORBIDDEN_SQL: Readonly<Record<string, readonly string[]>> = {
     `select * from edge_logs ${Array.from({ length: 500 }, (_, i) => `, edge_logs e${i}`).join(' ')}`,
     `with c as (select ${Array.from({ length: 1_700 }, (_, i) => `1 as a${i}`).join(', ')}) select * from c`,
     aliasCopies(2_000),
+    `select '${'q'.repeat(10_000)}' as a, count(*) as n from edge_logs group by a having ${Array.from({ length: 500 }, () => 'a is not null').join(' and ')}`,
     `select * from \`${'api_keys.'.repeat(1_000)}x\``,
     `select id from edge_logs where id in (${Array.from({ length: 9_000 }, (_, i) => String(i)).join(',')}) and pg_sleep(1) is null`,
     `select ${'id, '.repeat(20_000)}id from edge_logs where api_keys.id = 1`,
