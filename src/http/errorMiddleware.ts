@@ -26,7 +26,9 @@ export function toAppError(err: unknown, queryTimeoutMs: number): AppError {
   // which is what a hanging database looks like to endpoint and key lookups: 503 as for the raw
   // pool, not 500 (test/hardening/faults.test.ts, "Postgres gone").
   const name = (err as { name?: string } | null)?.name;
-  if ((e.code && UNAVAILABLE_CODES.has(e.code)) || name === 'KnexTimeoutError' || /timeout exceeded when trying to connect|Connection terminated/i.test(e.message ?? '')) {
+  // "Client has encountered a connection error and is not queryable": pg's answer to a query on a
+  // pooled client whose connection the database closed (`pg_ctl stop`) between two of its queries.
+  if ((e.code && UNAVAILABLE_CODES.has(e.code)) || name === 'KnexTimeoutError' || /timeout exceeded when trying to connect|Connection terminated|is not queryable/i.test(e.message ?? '')) {
     return new UnavailableError();
   }
   return new InternalError();
