@@ -112,8 +112,9 @@ describe('hardening: Postgres stopped and started under traffic', function () {
 
     assert.equal(s.child.exitCode, null, 'the service is still running');
     assert.doesNotMatch(s.output(), /uncaught|unhandled/i);
+    const failures = s.output().split('\n').filter((l) => l.includes('request failed') && !/ECONNREFUSED|57P0|KnexTimeout|not queryable|Connection terminated/.test(l)).slice(0, 5).map((l) => l.replace(/"stack":"[^"]*",/, '')).join('\n');
     for (const a of answers) {
-      assert.ok(a.status === 200 || a.status === 503, `${a.kind} at ${Math.round(a.at)} ms: ${a.status} ${a.text.slice(0, 300)}`);
+      assert.ok(a.status === 200 || a.status === 503, `${a.kind} at ${Math.round(a.at)} ms: ${a.status} ${a.text.slice(0, 300)}\nservice log:\n${failures}`);
       if (a.status === 503) {
         assert.equal(envelopeOf(503, a.text).status, 'UNAVAILABLE');
         assert.doesNotMatch(a.text, /postgres(ql)?:\/\/|SELECT|INSERT|terminating/i);

@@ -36,7 +36,7 @@ describe('hardening: SIGTERM', function () {
 
   it('when SIGTERM arrives during a slow query and an upload, then both complete, new connections are refused, and the process exits 0', async () => {
     const { url } = await createEmptyDatabase('lq_hard_sigterm');
-    svc = await startService({ DATABASE_URL: url, ADMIN_API_KEY: KEY, QUERY_TIMEOUT_MS: '60000', LOG_LEVEL: process.env.HARDENING_LOG ?? 'warn' });
+    svc = await startService({ DATABASE_URL: url, ADMIN_API_KEY: KEY, QUERY_TIMEOUT_MS: '60000', LOG_LEVEL: process.env.HARDENING_LOG ?? 'info' });
     const s = svc;
     const tag = `sigterm${Date.now().toString(36)}`;
     const post = await fetch(`${s.base}/api/logs?source_name=cloudflare.logs.prod`, {
