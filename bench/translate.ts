@@ -5,7 +5,7 @@
  *
  *   npx tsx bench/translate.ts
  */
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { initTranslator, translateQuery } from '../src/sql/index.js';
@@ -19,6 +19,9 @@ import { sampleSources } from '../test/support/translation.js';
 const WARMUP = 2_000;
 const RUNS = 5_000;
 const ROUNDS = 3;
+const START = '<!-- translate-bench:start -->';
+const END = '<!-- translate-bench:end -->';
+const INTRO = '`npx tsx bench/translate.ts`: parse + translate of the seeded queries (target: under 100 µs each), and the full `translateQuery` including the libpg-query validation of the printed SQL (wall 2).';
 const sources = sampleSources();
 
 /** Lowest of ROUNDS medians, in µs. */
@@ -55,22 +58,26 @@ for (const [name, query] of [['usage.api-counts', USAGE_API_COUNTS_SQL], ['logs.
 }
 
 const date = new Date().toISOString().slice(0, 10);
-const section = [
-  '## Translation',
-  '',
-  `Median µs per call after ${WARMUP} warm-up calls, ${RUNS} timed calls, best of ${ROUNDS} rounds (\`npx tsx bench/translate.ts\`, ${date}, Node ${process.version}; 2 cores shared with Postgres and other work, load average ${loadavg()[0]!.toFixed(1)}).`,
-  'Target: parse + translate under 100 µs. "with validation" is the full `translateQuery`, including the libpg-query parse of the printed SQL (wall 2).',
-  'Translations are cached per endpoint version by the caller, so these costs are paid once per endpoint version or distinct sandboxed `sql`.',
+const latest = [
+  START,
+  `Latest run: ${date}, Node ${process.version}, median µs per call after ${WARMUP} warm-up calls, ${RUNS} timed calls, best of ${ROUNDS} rounds; load average ${loadavg()[0]!.toFixed(1)} on 2 cores shared with Postgres and other work.`,
   '',
   '| query | parse + translate | with validation | validation alone |',
   '|---|---:|---:|---:|',
   ...rows,
-  '',
+  END,
 ].join('\n');
-console.log(section);
+console.log(latest);
 
 const file = new URL('../BENCHMARKS.md', import.meta.url);
-const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\n';
-const pattern = /## Translation\n[\s\S]*?(?=\n## |$)/;
-const next = pattern.test(current) ? current.replace(pattern, section) : `${current.trimEnd()}\n\n${section}`;
-writeFileSync(file, next.endsWith('\n') ? next : next + '\n');
+const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
+writeFileSync(file, withLatestRun(current, latest));
+
+/** Replaces the marked block of the "Translation" section, creating the section when missing; hand-written notes stay. */
+function withLatestRun(markdown: string, block: string): string {
+  const marked = new RegExp(`${START}[\\s\\S]*?${END}`);
+  if (marked.test(markdown)) return markdown.replace(marked, block);
+  const section = /## Translation\n[\s\S]*?(?=\n## |$)/;
+  if (section.test(markdown)) return markdown.replace(section, (text) => `${text.trimEnd()}\n\n${block}\n`);
+  return `${markdown.trimEnd()}\n\n## Translation\n\n${INTRO}\n\n${block}\n`;
+}
