@@ -130,7 +130,7 @@ describe('security fuzzing of the sandbox', function () {
       translate(text);
       translate(LOGS_ALL_SQL, text);
       translate(USAGE_API_COUNTS_SQL, text);
-    }), { numRuns: 1000 });
+    }), { numRuns: 700 });
   });
 
   it('when hostile token soups are translated, then only SqlError is thrown and anything accepted reads only CTEs', () => {
@@ -141,7 +141,7 @@ describe('security fuzzing of the sandbox', function () {
         const t = translate(LOGS_ALL_SQL, sql);
         if (t) assertReadsOnlyCtes(t, sql);
       }
-    }), { numRuns: 1500 });
+    }), { numRuns: 1000 });
   });
 
   it('when a generated valid sandbox query is accepted, then it passes validatePostgres and reads only CTEs', () => {
@@ -170,7 +170,7 @@ describe('security fuzzing of the sandbox', function () {
       if (!t) return;
       accepted++;
       assertReadsOnlyCtes(t, mutated);
-    }), { numRuns: 2000 });
+    }), { numRuns: 1500 });
     assert.ok(accepted > 0);
   });
 
