@@ -18,6 +18,16 @@ export interface DatabaseOptions {
   logger: Logger;
 }
 
+/**
+ * Client-side limits on waiting for an answer (pg `query_timeout`). Postgres' own
+ * statement_timeout cannot help when the connection stops passing data (network partition,
+ * frozen host): without these a request waited until TCP gave up, many minutes. Endpoint
+ * queries use their own, shorter limit (query/execute.ts); ingest writes and DDL get a generous
+ * one; the admin (knex) queries are small lookups (test/hardening/faults.test.ts, "stalls").
+ */
+export const POOL_READ_TIMEOUT_MS = 60_000;
+export const ADMIN_READ_TIMEOUT_MS = 10_000;
+
 export function openDatabase({ url, poolSize, connectTimeoutMs, logger }: DatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString: url,
@@ -25,6 +35,7 @@ export function openDatabase({ url, poolSize, connectTimeoutMs, logger }: Databa
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     application_name: 'logquery',
+    query_timeout: POOL_READ_TIMEOUT_MS,
   });
   // An idle client losing its connection (database restart) must not crash the process:
   // the pool drops it and the next request gets a fresh connection.
@@ -40,7 +51,7 @@ export function openDatabase({ url, poolSize, connectTimeoutMs, logger }: Databa
 
   const knex = knexFactory({
     client: 'pg',
-    connection: { connectionString: url, application_name: 'logquery-admin' },
+    connection: { connectionString: url, application_name: 'logquery-admin', query_timeout: ADMIN_READ_TIMEOUT_MS },
     pool: { min: 0, max: Math.max(2, Math.ceil(poolSize / 4)) },
     acquireConnectionTimeout: connectTimeoutMs,
   });

@@ -28,7 +28,9 @@ export function toAppError(err: unknown, queryTimeoutMs: number): AppError {
   const name = (err as { name?: string } | null)?.name;
   // "Client has encountered a connection error and is not queryable": pg's answer to a query on a
   // pooled client whose connection the database closed (`pg_ctl stop`) between two of its queries.
-  if ((e.code && UNAVAILABLE_CODES.has(e.code)) || name === 'KnexTimeoutError' || /timeout exceeded when trying to connect|Connection terminated|is not queryable/i.test(e.message ?? '')) {
+  // "Query read timeout": no answer at all past statement_timeout (query/execute.ts): the database
+  // or the network to it is not responding, so 503 rather than 504.
+  if ((e.code && UNAVAILABLE_CODES.has(e.code)) || name === 'KnexTimeoutError' || /timeout exceeded when trying to connect|Connection terminated|is not queryable|Query read timeout/i.test(e.message ?? '')) {
     return new UnavailableError();
   }
   return new InternalError();

@@ -36,8 +36,19 @@ export const READER_ROLE = 'logquery_reader';
  */
 export const MAX_RESULT_BYTES = 64 * 1024 * 1024;
 
+/**
+ * How long past its statement_timeout a query may go without an answer before the client gives
+ * up on the connection. statement_timeout is enforced by the server: a connection that stops
+ * passing data (network partition, frozen database host) never sends the cancellation, and the
+ * request hung until TCP gave up, minutes later (test/hardening/faults.test.ts, "stalls").
+ * 'Query read timeout' has no SQLSTATE, so the client is dropped as broken and the request
+ * answers 503 (errorMiddleware.ts).
+ */
+export const READ_TIMEOUT_GRACE_MS = 5_000;
+
 export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknown[], options: ExecuteOptions): Promise<QueryRun> {
   const client = await pool.connect();
+  const query_timeout = Math.floor(options.timeoutMs) + READ_TIMEOUT_GRACE_MS;
   let broken = false;
   const limit = options.maxResultBytes ?? MAX_RESULT_BYTES;
   const stream = (client as unknown as { connection?: { stream?: NodeJS.ReadableStream & { destroy(): void } } }).connection?.stream;
@@ -58,14 +69,16 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
     // literals by doubling quotes only and wall 2 (libpg-query) parses with it on; a database or
     // role configured with it off would read `'\''` as an escaped quote and let a caller's
     // literal end early and inject SQL (test/security/walls.test.ts).
-    await client.query(
-      `BEGIN READ ONLY; ${role}SET LOCAL statement_timeout = ${Math.floor(options.timeoutMs)}; SET LOCAL TimeZone = 'UTC'; SET LOCAL jit = off; SET LOCAL standard_conforming_strings = on`,
-    );
+    const begin: pg.QueryConfig & { query_timeout: number } = {
+      text: `BEGIN READ ONLY; ${role}SET LOCAL statement_timeout = ${Math.floor(options.timeoutMs)}; SET LOCAL TimeZone = 'UTC'; SET LOCAL jit = off; SET LOCAL standard_conforming_strings = on`,
+      query_timeout,
+    };
+    await client.query(begin);
     // security: always the extended protocol (one statement per Parse). Without values `pg` would
     // use the simple protocol, where `SELECT 1; COMMIT; …` runs several statements and the ones
     // after COMMIT escape the read-only transaction and the reader role.
     // (`queryMode` is a pg ≥ 8.10 option that @types/pg does not declare yet.)
-    const query: pg.QueryArrayConfig & { queryMode: 'extended' } = { text: sql, values, rowMode: 'array', types: RAW_TYPES, queryMode: 'extended' };
+    const query: pg.QueryArrayConfig & { queryMode: 'extended'; query_timeout: number } = { text: sql, values, rowMode: 'array', types: RAW_TYPES, queryMode: 'extended', query_timeout };
     client.on('error', ignore);
     stream?.on('data', count);
     const result = await client.query(query);
