@@ -328,6 +328,59 @@ describe('hardening: faults', function () {
     });
   });
 
+  describe('Postgres connection stalls mid-query (proxy stops passing data)', () => {
+    let proxy: TcpProxy | undefined;
+    let svc: Service | undefined;
+    after(async () => {
+      await proxy?.restore().catch(() => undefined);
+      await svc?.close().catch(() => undefined);
+      await proxy?.stop();
+    });
+
+    it('when established connections stop passing data, then queries answer 503 shortly after QUERY_TIMEOUT_MS instead of hanging, and 200 once data flows again', async () => {
+      const { url } = await createEmptyDatabase('lq_hard_stall');
+      const admin = new URL(ADMIN_URL);
+      proxy = await TcpProxy.start({ host: admin.hostname, port: Number(admin.port || 5432) });
+      const viaProxy = new URL(url);
+      viaProxy.port = String(proxy.port);
+      svc = await startInProcess(viaProxy.toString(), { DB_CONNECT_TIMEOUT_MS: '1000', DB_POOL_SIZE: '3', QUERY_TIMEOUT_MS: '2000' });
+      const s = svc;
+      const p = proxy;
+      const tag = `stall${Date.now().toString(36)}`;
+      // Prime the endpoint lookups (cached for 1 s) and open the pool's connections.
+      await Promise.all([0, 1, 2].map((i) => call(s.base, s.key, `${LOGS}?project=${tag}-${i}`)));
+      await call(s.base, s.key, `${USAGE}?interval=hourly&project=${tag}`);
+      p.freeze();
+      const answers = await Promise.all([
+        call(s.base, s.key, `${LOGS}?project=${tag}-a`, { timeoutMs: 30_000 }),
+        call(s.base, s.key, `${LOGS}?project=${tag}-b`, { timeoutMs: 30_000 }),
+        call(s.base, s.key, `${USAGE}?interval=daily&project=${tag}-c`, { timeoutMs: 30_000 }),
+        call(s.base, s.key, `${LOGS}?project=${tag}-d`, { timeoutMs: 30_000 }),
+      ]);
+      report('postgres stalls', { status: tally(answers), latency: percentiles(answers.map((a) => a.ms)) });
+      for (const a of answers) {
+        assert.equal(a.status, 503, a.text.slice(0, 200));
+        assert.equal(envelopeOf(503, a.text).status, 'UNAVAILABLE');
+        assert.ok(a.ms < 2000 + 5000 + 3000, `answered after ${Math.round(a.ms)} ms`);
+      }
+      await p.restore();
+      const restoredAt = performance.now();
+      let recoveredMs = NaN;
+      while (performance.now() - restoredAt < 20_000) {
+        const a = await call(s.base, s.key, `${LOGS}?project=${tag}`, { timeoutMs: 15_000 });
+        if (a.status === 200) {
+          recoveredMs = performance.now() - restoredAt;
+          break;
+        }
+        await sleep(100);
+      }
+      report('postgres stalls: recovery', { recoveredMs: Math.round(recoveredMs) });
+      assert.ok(Number.isFinite(recoveredMs), 'recovered');
+      const after = await Promise.all(Array.from({ length: 6 }, (_, i) => call(s.base, s.key, `${LOGS}?project=${tag}-after-${i}`)));
+      assert.deepEqual(tally(after), { 200: 6 });
+    });
+  });
+
   describe('slow queries at once on a small pool', () => {
     let svc: Service | undefined;
     after(async () => svc?.close().catch(() => undefined));

@@ -28,6 +28,7 @@ export class TcpProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
   private mode: 'forward' | 'blackhole' = 'forward';
+  private readonly pairs = new Set<[net.Socket, net.Socket]>();
   /** Connections accepted so far (forwarded or swallowed). */
   accepted = 0;
   /** Called with the size of every chunk a client sends upstream (to cut in the middle of a write). */
@@ -62,6 +63,9 @@ export class TcpProxy {
       client.on('data', (chunk: Buffer) => this.onClientChunk?.(chunk.length));
       client.pipe(upstream);
       upstream.pipe(client);
+      const pair: [net.Socket, net.Socket] = [client, upstream];
+      this.pairs.add(pair);
+      client.on('close', () => this.pairs.delete(pair));
       upstream.on('error', () => client.destroy());
       client.on('error', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
@@ -97,8 +101,28 @@ export class TcpProxy {
     if (!this.server) await this.listen();
   }
 
+  /**
+   * Established connections stop passing data (both directions, connections stay open: a
+   * network partition mid-query); new connections are accepted and never answered.
+   * `restore()` lets the held data through again.
+   */
+  freeze(): void {
+    this.mode = 'blackhole';
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
   /** Forwards again (on the same port). */
   async restore(): Promise<void> {
+    for (const [client, upstream] of this.pairs) {
+      if (client.destroyed || upstream.destroyed || client.readableFlowing !== false) continue;
+      client.pipe(upstream);
+      upstream.pipe(client);
+    }
     if (this.mode === 'blackhole') {
       for (const s of this.sockets) s.destroy();
       this.sockets.clear();
