@@ -2,7 +2,7 @@
  * BigQuery types as the resolver tracks them. JSON-backed values (records and arrays read from
  * `metadata` / `body`) carry their source schema so field access can be typed and checked.
  */
-import type { FieldMap, FieldSchema } from '../sources/schema.js';
+import { mergeFieldMaps, type FieldMap, type FieldSchema } from '../sources/schema.js';
 import type { PgExpr } from './postgres/ast.js';
 
 export type ScalarName = 'STRING' | 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'TIMESTAMP' | 'DATETIME' | 'DATE' | 'INTERVAL' | 'NULL';
@@ -46,6 +46,17 @@ export function fieldType(field: FieldSchema): BqType {
   }
   const leaf = scalar(field.type);
   return field.repeated ? { kind: 'jsonArray', element: leaf, single: false } : leaf;
+}
+
+/**
+ * The type of a column fed by both sides of a UNION: JSON records merge their fields, and an
+ * array is read by path (`single`) only when it is single on both sides.
+ */
+export function unionType(a: BqType, b: BqType): BqType {
+  if (a.kind === 'jsonArray' && b.kind === 'jsonArray') return { kind: 'jsonArray', element: unionType(a.element, b.element), single: a.single && b.single };
+  // Fields unknown on either side (a source without events yet) stay unknown: any field reads loosely.
+  if (a.kind === 'record' && b.kind === 'record') return { kind: 'record', fields: a.fields && b.fields ? mergeFieldMaps(a.fields, b.fields) : undefined };
+  return isScalar(a, 'NULL') ? b : a;
 }
 
 /** How a type is named in `Translation.columns`, e.g. `ARRAY<STRUCT<path STRING>>`. */

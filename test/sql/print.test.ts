@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { initTranslator, translateQuery } from '../../src/sql/index.js';
+import type { SourceTable } from '../../src/sources/schema.js';
 import { sampleSources } from '../support/translation.js';
 
 const sources = sampleSources();
@@ -55,6 +56,19 @@ describe('printed Postgres', () => {
       assert.equal(translateQuery({ query: bq, sources, maxRows }).sql, expected);
     });
   }
+
+  it('when UNION ALL joins a single-record source and a real array, then UNNEST of the column is lateral', () => {
+    const record = (single: boolean): SourceTable['fields'] => ({ metadata: { type: 'RECORD', repeated: true, single, fields: { level: { type: 'STRING', repeated: false } } } });
+    const tables: Record<string, SourceTable> = {
+      one: { name: 'one', schema: 'logs', table: 'one', fields: record(true) },
+      many: { name: 'many', schema: 'logs', table: 'many', fields: record(false) },
+    };
+    const bq = 'with u as (select metadata from one union all select metadata from many) select m.level from u cross join unnest(u.metadata) as m';
+    const sql = translateQuery({ query: bq, sources: (name) => tables[name] }).sql;
+    assert.match(sql, /CROSS JOIN LATERAL jsonb_array_elements\(/);
+    const single = translateQuery({ query: bq.replace('from many', 'from one'), sources: (name) => tables[name] }).sql;
+    assert.doesNotMatch(single, /jsonb_array_elements/);
+  });
 
   it('when a query uses parameters, then each @name is listed once in $n order', () => {
     const t = translateQuery({ query: 'select @b as b, @a as a, @b as c', sources });

@@ -4,7 +4,7 @@ import type * as Q from '../ast/queries.js';
 import { SqlNameError, SqlSandboxError, SqlSyntaxError, didYouMean } from '../errors.js';
 import { pg, type PgExpr, type PgOrder, type PgQuery, type PgSelect } from '../postgres/ast.js';
 import { narrowAggregateInput } from '../postgres/narrow.js';
-import type { Typed } from '../types.js';
+import { unionType, type Typed } from '../types.js';
 import { expectBool, resolveExpr } from './expressions.js';
 import { resolveFromItem } from './from.js';
 import { rangeColumns, recordColumns, resolvePath } from './names.js';
@@ -56,7 +56,8 @@ const BODY_RESOLVERS: { [K in Q.QueryBodyKind]: (b: Extract<Q.QueryBody, { kind:
     if (left.columns.length !== right.columns.length) {
       throw new SqlSyntaxError(`${s.op} operands have ${left.columns.length} and ${right.columns.length} columns`, ctx.text, s.pos);
     }
-    return { pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: left.pg, right: right.pg }, columns: left.columns };
+    const columns = left.columns.map((c, i) => ({ name: c.name, type: unionType(c.type, right.columns[i]!.type) }));
+    return { pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: left.pg, right: right.pg }, columns };
   },
 };
 
