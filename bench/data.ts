@@ -302,8 +302,14 @@ export async function ensureBenchData(size: Size, options: { regen?: boolean; lo
 }
 
 async function analyze(ctx: AppContext, vacuum: boolean): Promise<void> {
-  for (const source of ctx.sources.list()) {
-    await ctx.db.pool.query(`${vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} ${qualifiedTable(source.table_name)}`);
+  const client = new pg.Client({ connectionString: ctx.db.url });
+  await client.connect();
+  try {
+    for (const source of ctx.sources.list()) {
+      await client.query(`${vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} ${qualifiedTable(source.table_name)}`);
+    }
+  } finally {
+    await client.end();
   }
 }
 
@@ -360,12 +366,15 @@ async function load(ctx: AppContext, fromMs: number, toMs: number, total: number
         yield text;
       }
     }
-    const client = await ctx.db.pool.connect();
+    // Its own connection: the service pool's clients have a query time limit, and a COPY of
+    // half a million rows runs for minutes.
+    const client = new pg.Client({ connectionString: ctx.db.url });
+    await client.connect();
     try {
       const stream = client.query(copyFrom(`COPY ${qualifiedTable(job.table)} (id, "timestamp", event_message, project, metadata, body) FROM STDIN`));
       await pipeline(Readable.from(chunks()), stream);
     } finally {
-      client.release();
+      await client.end();
     }
   };
   const progress = setInterval(() => log(`  ${done.toLocaleString('en')} rows (${((Date.now() - started) / 1000).toFixed(0)} s)`), 15_000);
