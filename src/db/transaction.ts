@@ -7,16 +7,22 @@ import type { Knex } from 'knex';
  */
 export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A client whose connection is lost or stalled ('Query read timeout', pool.ts) is dropped,
+  // not returned to the pool: a stalled one would hand its stuck queue to the next request.
+  // No ROLLBACK is sent on it (it would wait out another read timeout); a failed ROLLBACK
+  // also drops the client (test/hardening/faults.test.ts, "withTransaction").
+  let drop: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    if (/Query read timeout|Connection terminated|not queryable/i.test((err as Error)?.message ?? '')) drop = err as Error;
+    else await client.query('ROLLBACK').catch((rollbackErr: Error) => (drop = rollbackErr));
     throw err;
   } finally {
-    client.release();
+    client.release(drop);
   }
 }
 
