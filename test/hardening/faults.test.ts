@@ -17,6 +17,7 @@ import { createApp } from '../../src/app.js';
 import { createContext, type AppContext } from '../../src/context.js';
 import { generateKey } from '../../src/auth/keys.js';
 import { createLogger } from '../../src/logger.js';
+import { withTransaction } from '../../src/db/transaction.js';
 import { ADMIN_URL, createEmptyDatabase, testConfig } from '../support/db.js';
 import { OwnRedis, TcpProxy, envelopeOf, percentiles, report, sleep } from './support.js';
 
@@ -378,6 +379,41 @@ describe('hardening: faults', function () {
       assert.ok(Number.isFinite(recoveredMs), 'recovered');
       const after = await Promise.all(Array.from({ length: 6 }, (_, i) => call(s.base, s.key, `${LOGS}?project=${tag}-after-${i}`)));
       assert.deepEqual(tally(after), { 200: 6 });
+    });
+  });
+
+  describe('withTransaction on a stalled connection', () => {
+    let proxy: TcpProxy | undefined;
+    let pool: pg.Pool | undefined;
+    after(async () => {
+      await proxy?.restore().catch(() => undefined);
+      await pool?.end().catch(() => undefined);
+      await proxy?.stop();
+    });
+
+    it('when the connection stalls inside a transaction, then it fails after the read timeout and the client is dropped, not reused', async () => {
+      const admin = new URL(ADMIN_URL);
+      proxy = await TcpProxy.start({ host: admin.hostname, port: Number(admin.port || 5432) });
+      const viaProxy = new URL(ADMIN_URL);
+      viaProxy.port = String(proxy.port);
+      // The service's pool has the same shape with a 60 s read timeout (db/pool.ts); 500 ms here.
+      pool = new pg.Pool({ connectionString: viaProxy.toString(), max: 1, query_timeout: 500, connectionTimeoutMillis: 1000 });
+      pool.on('connect', (c) => c.on('error', () => undefined));
+      pool.on('error', () => undefined);
+      const p = proxy;
+      assert.equal(await withTransaction(pool, async (c) => (await c.query('SELECT 1 AS one')).rows[0].one), 1);
+      const started = performance.now();
+      const failed = await withTransaction(pool, async (c) => {
+        p.freeze();
+        await c.query('SELECT 2');
+      }).then(() => 'ok', (err: Error) => err.message);
+      const ms = performance.now() - started;
+      assert.equal(failed, 'Query read timeout');
+      assert.ok(ms < 1500, `failed after ${Math.round(ms)} ms (no second wait for ROLLBACK)`);
+      assert.equal(pool.totalCount, 0, 'the stalled client left the pool');
+      await p.restore();
+      assert.equal(await withTransaction(pool, async (c) => (await c.query('SELECT 3 AS three')).rows[0].three), 3, 'a fresh client works');
+      report('withTransaction on a stalled connection', { failedAfterMs: Math.round(ms) });
     });
   });
 
