@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { createContext } from './context.js';
 import { createApp } from './app.js';
+import { createHttpServer } from './http/server.js';
 import { ensureFirstKey, loadDemoDataOnce } from './seed.js';
 import { startBackgroundJobs } from './jobs.js';
 
@@ -35,8 +36,9 @@ async function main(): Promise<void> {
   const app = await createApp(ctx);
 
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
+    const s = createHttpServer(app);
     s.once('error', reject);
+    s.listen(config.port, config.host, () => resolve(s));
   }).catch((err: NodeJS.ErrnoException) => exitWith(`cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}`));
   logger.info({ port: config.port }, 'logquery is serving');
 
