@@ -38,6 +38,11 @@ describe('joins and UNNEST', () => {
       .toReturn([{ a: 'a' }, { a: 'b' }]);
   });
 
+  it('when a JSON array is indexed with OFFSET / SAFE_OFFSET / ORDINAL, then elements come out typed', async () => {
+    await expectTranslation(`select m.args[offset(1)] as a, m.args[safe_offset(5)] as b, m.args[ordinal(1)] as c from \`gotrue.logs.prod\` t cross join unnest(t.metadata) as m where t.project = '${P}' and m.level = 'info'`)
+      .toReturn([{ a: 'b', b: null, c: 'a' }]);
+  });
+
   it('when a real array is LEFT JOINed, then an empty array keeps the row', async () => {
     await expectTranslation(`select event_message, a from \`gotrue.logs.prod\` t cross join unnest(t.metadata) as m left join unnest(m.args) as a on true where t.project = '${P}' order by t.timestamp, a`)
       .toReturn([{ event_message: 'two args', a: 'a' }, { event_message: 'two args', a: 'b' }, { event_message: 'empty args', a: null }]);

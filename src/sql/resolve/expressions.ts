@@ -5,7 +5,7 @@ import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '.
 import { FUNCTIONS, type CallSite } from '../functions.js';
 import { pg, type PgExpr, type PgOrder, type PgQuery } from '../postgres/ast.js';
 import { BOOL, FLOAT64, INT64, NULL_TYPE, STRING, isNumeric, isScalar, scalar, typed, type BqType, type ScalarName, type Typed } from '../types.js';
-import { fieldOf, nameResolves, resolvePath } from './names.js';
+import { fieldOf, nameResolves, resolveName } from './names.js';
 import { resolveQuery } from './queries.js';
 import type { Context, Scope } from './scope.js';
 
@@ -39,10 +39,7 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     }
   },
   param: (e, _scope, ctx) => typed(pg.param(ctx.translation.parameter(e.name)), STRING, { param: true }),
-  path: (e, scope, ctx) => {
-    const head = resolvePath(e.parts, e.pos, scope, ctx);
-    return (head as { value: Typed }).value;
-  },
+  path: (e, scope, ctx) => resolveName(e.parts, e.pos, scope, ctx),
   field: (e, scope, ctx) => fieldOf(resolveExpr(e.base, scope, ctx), e.name, ctx, e.pos),
   subscript: (e, scope, ctx) => resolveSubscript(e, scope, ctx),
   unary: (e, scope, ctx) => {
@@ -190,9 +187,10 @@ function resolveSubscript(e: E.Subscript, scope: Scope, ctx: Context): Typed {
     return typed(pg.subscript(base.sql, pg.op('+', zeroBased, pg.number('1'))), base.type.element);
   }
   if (base.type.kind === 'jsonArray') {
-    const element = pg.op('->', base.sql, pg.cast(zeroBased, 'bigint'));
-    if (base.type.element.kind !== 'scalar') return typed(element, base.type.element);
-    return fromJsonText(pg.op('->>', base.sql, pg.cast(zeroBased, 'bigint')), base.type.element);
+    // jsonb's -> and ->> take an integer position, not bigint.
+    const position = pg.cast(zeroBased, 'integer');
+    if (base.type.element.kind !== 'scalar') return typed(pg.op('->', base.sql, position), base.type.element);
+    return fromJsonText(pg.op('->>', base.sql, position), base.type.element);
   }
   throw new SqlSyntaxError('only arrays can be indexed with [OFFSET(n)]', ctx.text, e.pos);
 }

@@ -126,6 +126,13 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
   throw new SqlNameError(`unknown name ${head}${didYouMean(head, candidates)}`, ctx.text, pos);
 }
 
+/** A name used as a value (`t.col`, `r.path`, `path`): resolvePath without whole tables. */
+export function resolveName(parts: readonly string[], pos: number, scope: Scope, ctx: Context): Typed {
+  const head = resolvePath(parts, pos, scope, ctx);
+  if (head.kind === 'range') throw new SqlUnsupportedError(`${parts.join('.')} is a table; select its columns`, ctx.text, pos);
+  return head.value;
+}
+
 export function rangeColumn(range: Range, name: string): Typed | undefined {
   if (range.kind === 'source') return sourceColumn(range, name);
   if (range.kind === 'relation') {
