@@ -27,6 +27,8 @@ export interface StoreResultCacheOptions {
 
 /** How long a body computed while the store was failing is reused by this process. */
 const FALLBACK_MS = 5_000;
+/** How long the last hit of a key may stand in for the store while it fails (within the key's lifetime). */
+const FALLBACK_HIT_MS = 60_000;
 const FALLBACK_MAX_KEYS = 1_000;
 const FALLBACK_MAX_BODY = 1_000_000;
 
@@ -96,6 +98,7 @@ export class StoreResultCache implements ResultCache {
     if (cached.value !== null) {
       this.count('hit');
       this.touch(request);
+      this.keep(request, cached.value, FALLBACK_HIT_MS);
       return { body: cached.value, status: 'HIT' };
     }
     this.count('miss');
@@ -141,24 +144,28 @@ export class StoreResultCache implements ResultCache {
   }
 
   /**
-   * perf: the store failed or was slow. The body computed then is kept in the process for a few
-   * seconds (FALLBACK_MS, never past the key's lifetime), so that while the store stays unhealthy
-   * each key is computed once per process and period instead of once per request. Measured
+   * perf: the store failed or was slow. A body this process saw for the key within the last minute
+   * (a hit) or computed within the last seconds (FALLBACK_MS) answers instead, never past the
+   * key's lifetime, so that while the store stays unhealthy a hot key costs no query and any key
+   * is computed once per process and period instead of once per request. Measured
    * (BENCHMARKS.md, "cache fallback"): on a saturated 2-core machine a few Redis replies over the
    * 50 ms budget opened the breaker, every request then re-ran the 7-day usage query (seconds),
    * and cache-hit throughput fell from ~4,000 to 9–36 req/s.
    */
   private async computeWithoutCache(request: CacheRequest, compute: () => Promise<string>): Promise<CacheOutcome> {
     this.count('error');
-    const now = Date.now();
     const kept = this.fallback.get(request.key);
-    if (kept && kept.until > now) return { body: kept.body, status: 'MISS' };
+    if (kept && kept.until > Date.now()) return { body: kept.body, status: 'MISS' };
     const body = await compute();
-    if (body.length <= FALLBACK_MAX_BODY) {
-      if (this.fallback.size >= FALLBACK_MAX_KEYS) this.fallback.clear();
-      this.fallback.set(request.key, { body, until: Date.now() + Math.min(FALLBACK_MS, request.ttlSeconds * 1000) });
-    }
+    this.keep(request, body, FALLBACK_MS);
     return { body, status: 'MISS' };
+  }
+
+  /** Remembers a body for computeWithoutCache: the last hit of a key (a hot key survives a slow store without a query), or a direct computation. */
+  private keep(request: CacheRequest, body: string, ms: number): void {
+    if (body.length > FALLBACK_MAX_BODY) return;
+    if (this.fallback.size >= FALLBACK_MAX_KEYS && !this.fallback.has(request.key)) this.fallback.clear();
+    this.fallback.set(request.key, { body, until: Date.now() + Math.min(ms, request.ttlSeconds * 1000) });
   }
 
   /** Records a request of a warmed key: at most once a second per key, not awaited. */
