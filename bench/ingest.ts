@@ -9,12 +9,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import { from as copyFrom } from 'pg-copy-streams';
 import { createApp } from '../src/app.js';
@@ -44,6 +47,10 @@ const BATCH_SIZE = Number(opts['batch-size']);
 const ROUNDS = Number(opts.rounds);
 const SOURCE = 'cloudflare.logs.prod';
 const utf8 = new TextEncoder();
+// A full collection before each timed phase, so garbage of the (untimed) data generation is not
+// collected inside a timed phase and charged to whichever path runs next.
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc') as () => void;
 const FIXTURE = new URL('../seeds/fixtures/cloudflare.logs.prod.json', import.meta.url);
 
 /** Edge events from the fixture, each with its own id, a distinct µs timestamp in the last hour, and a few varied fields. */
@@ -176,6 +183,7 @@ async function main(): Promise<void> {
     const paths = {
       http: async () => {
         const bodies = httpBodies();
+        collectGarbage();
         const cpuStart = process.cpuUsage();
         const seconds = await postInWorker(clients!, `http://127.0.0.1:${port}/api/logs?source_name=${SOURCE}`, key, bodies, CLIENTS);
         const cpu = process.cpuUsage(cpuStart);
@@ -183,6 +191,7 @@ async function main(): Promise<void> {
       },
       direct: async () => {
         const batches = directBatches();
+        collectGarbage();
         return timed(BATCHES, CLIENTS, async (i) => {
           const batch = normaliseEvents(batches[i]!, { nowMs: Date.now(), retentionDays: source.retention_days });
           await ctx.writer.write(source, batch.rows, batch.fields);
@@ -190,9 +199,11 @@ async function main(): Promise<void> {
       },
       copy: async () => {
         const bodies = copyBodies();
+        collectGarbage();
         return timed(BATCHES, CLIENTS, (i) => copy(bodies[i]!));
       },
     };
+    const loadAtStart = os.loadavg()[0]!.toFixed(1);
     const best = { http: Infinity, direct: Infinity, copy: Infinity };
     const cpuOfBest = { http: 0, direct: 0, copy: 0 };
     const orders: Array<Array<keyof typeof paths>> = [['copy', 'http', 'direct'], ['http', 'direct', 'copy'], ['direct', 'copy', 'http']];
@@ -227,6 +238,7 @@ async function main(): Promise<void> {
       batchSize: BATCH_SIZE,
       clients: CLIENTS,
       rounds: ROUNDS,
+      load: `${loadAtStart} → ${os.loadavg()[0]!.toFixed(1)}`,
       mbPerBatch: bodyBytes / BATCHES / 1e6,
       httpRate,
       directRate,
@@ -236,7 +248,7 @@ async function main(): Promise<void> {
     console.log(`HTTP POST /api/logs      ${httpRate.toFixed(0).padStart(8)} events/s  (${(httpSeconds * 1000).toFixed(0)} ms, process CPU ${cpuOfBest.http.toFixed(2)} s incl. the client thread, ${figures.mbPerBatch.toFixed(2)} MB per batch)`);
     console.log(`in-process normalise+write ${directRate.toFixed(0).padStart(6)} events/s  (${(directSeconds * 1000).toFixed(0)} ms)`);
     console.log(`raw COPY (floor)         ${copyRate.toFixed(0).padStart(8)} events/s  (${(copySeconds * 1000).toFixed(0)} ms)`);
-    console.log(`ratio HTTP / COPY        ${ratio.toFixed(2)}  (target >= 0.5)`);
+    console.log(`ratio HTTP / COPY        ${ratio.toFixed(2)}  (target >= 0.5); load average ${figures.load}`);
     if (!opts['no-write']) writeSection(figures);
   } finally {
     await clients?.terminate();
@@ -247,7 +259,7 @@ async function main(): Promise<void> {
 }
 
 interface Figures {
-  date: string; node: string; batches: number; batchSize: number; clients: number; rounds: number; mbPerBatch: number;
+  date: string; node: string; batches: number; batchSize: number; clients: number; rounds: number; load: string; mbPerBatch: number;
   httpRate: number; directRate: number; copyRate: number; ratio: number;
 }
 
@@ -260,7 +272,7 @@ function writeSection(f: Figures): void {
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
   const table = [
     START,
-    `Latest run: ${f.date}, Node ${f.node}, ${f.batches} batches of ${f.batchSize} edge events (${f.mbPerBatch.toFixed(2)} MB of JSON each), ${f.clients} concurrent clients, local Postgres; best of ${f.rounds} rounds, each running the three paths in a different order.`,
+    `Latest run: ${f.date}, Node ${f.node}, ${f.batches} batches of ${f.batchSize} edge events (${f.mbPerBatch.toFixed(2)} MB of JSON each), ${f.clients} concurrent clients, local Postgres on the same ${os.cpus().length} cores (1-minute load average ${f.load} during the run); best of ${f.rounds} rounds, each running the three paths in a different order.`,
     '',
     '| path | events/s |',
     '|---|---:|',
