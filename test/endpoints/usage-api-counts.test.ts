@@ -61,7 +61,8 @@ describe('usage.api-counts', () => {
       assert.equal(res.status, 200, res.text);
       assert.match(res.headers['content-type']!, /^application\/json; charset=utf-8/);
       const expected = expectedRows(events, interval, Date.now(), new RegExp(`^https://${tag}\\.`));
-      assert.ok(expected.length >= 2, 'the fixture covers at least two buckets');
+      // Minutes and days always differ across the fixture; the hourly window may fall in one clock hour.
+      assert.ok(expected.length >= (interval === 'hourly' ? 1 : 2), 'the fixture is not vacuous');
       assert.deepEqual(res.body, { result: expected });
     });
   }
