@@ -29,7 +29,7 @@ export class IngestService {
 
   /** Writes all events or none; returns how many were committed. */
   async ingest(source: SourceRecord, parsed: ParsedEvents, nowMs = Date.now()): Promise<number> {
-    const batch = normaliseEvents(parsed.events, { nowMs, retentionDays: source.retention_days, checkStrings: parsed.mayHoldUnstorable });
+    const batch = normaliseEvents(parsed.events, { nowMs, retentionDays: source.retention_days, checkStrings: parsed.mayHoldUnstorable, reuseInput: true });
     const errors = mergeErrors(batch.errors, parsed.lineErrors);
     if (errors.length) throw invalidBatchError(errors, parsed.events.length, Boolean(parsed.errorsTruncated || batch.errorsTruncated));
     await this.ctx.writer.write(source, batch.rows, batch.fields);

@@ -29,8 +29,8 @@ function reference(events: Record<string, unknown>[]): { metadata: unknown[]; bo
 }
 const mergeField2 = (a: FieldSchema | undefined, b: FieldSchema) => mergeFieldMaps(a ? { x: a } : {}, { x: b }).x!;
 
-/** Field names are kept identifiers here, so fieldName is the identity and the two sides compare directly. */
-const key = fc.constantFrom('a', 'b', 'path', 'status', 'headers', 'cf', 'n');
+/** Mostly identifiers (fieldName is the identity, so the reference compares directly); "x-y" exercises renaming. */
+const key = fc.constantFrom('a', 'b', 'path', 'status', 'headers', 'cf', 'n', 'x-y');
 const leaf = fc.oneof(fc.string({ maxLength: 5 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
 const { value } = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: 'small' }, leaf, tie('object'), fc.array(tie('value'), { maxLength: 3 })),
@@ -53,6 +53,10 @@ describe('normaliseEvents (one walk per event)', () => {
         assert.deepEqual(got.rows.map((r) => r.metadata), want.metadata);
         assert.deepEqual(got.rows.map((r) => r.body), want.bodies);
         assert.deepEqual(JSON.parse(JSON.stringify(got.fields)), JSON.parse(JSON.stringify(want.fields)));
+        // Reshaping in place (the ingest route's own parsed events) gives the same rows and schema.
+        const reused = normaliseEvents(structuredClone(events), { nowMs: Date.now(), retentionDays: 30, reuseInput: true });
+        assert.deepEqual(reused.rows.map((r) => [r.metadata, r.body]), got.rows.map((r) => [r.metadata, r.body]));
+        assert.deepEqual(JSON.parse(JSON.stringify(reused.fields)), JSON.parse(JSON.stringify(got.fields)));
       }),
       { numRuns: 500 },
     );
