@@ -3,7 +3,6 @@
  * namespace), and throw-away `redis-server` processes for outage tests (never the shared one).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { createClient } from 'redis';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -11,6 +10,9 @@ import { createMetrics, type Metrics } from '../../src/metrics.js';
 import { createResultCache, type ResultCacheOptions } from '../../src/cache/index.js';
 import type { StoreResultCache } from '../../src/cache/resultCache.js';
 import type { CacheRequest, WarmSpec } from '../../src/cache/types.js';
+import { freePort } from '../support/net.js';
+
+export { freePort };
 
 export const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -80,17 +82,6 @@ export async function rawRedis(url = SHARED_REDIS_URL) {
   client.on('error', () => undefined);
   await client.connect();
   return client;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A `redis-server` child process of this test on its own port, to kill, freeze and restart. */

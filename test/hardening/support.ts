@@ -5,19 +5,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { freePort } from '../support/net.js';
+
+export { freePort };
 
 export { OwnRedis, eventually, sleep } from '../cache/support.js';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A TCP proxy on 127.0.0.1 in front of `target`. `cut()` drops every open connection and stops
