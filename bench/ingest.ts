@@ -20,6 +20,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import { from as copyFrom } from 'pg-copy-streams';
+import type pg from 'pg';
 import { createApp } from '../src/app.js';
 import { generateKey } from '../src/auth/keys.js';
 import { createContext } from '../src/context.js';
@@ -84,6 +85,25 @@ async function timed(n: number, clients: number, work: (i: number) => Promise<vo
   }));
   const cpu = process.cpuUsage(cpuStart);
   return { seconds: (performance.now() - start) / 1000, cpu: (cpu.user + cpu.system) / 1e6 };
+}
+
+/**
+ * CPU seconds used so far by this database's Postgres backends (local server only: read from
+ * /proc; undefined when it cannot be read). With the process's own CPU, this gives a cost per
+ * event that does not depend on what else the machine is doing, unlike events/s.
+ */
+async function backendCpuSeconds(pool: pg.Pool): Promise<number | undefined> {
+  const { rows } = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
+  let ticks = 0;
+  try {
+    for (const { pid } of rows) {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+  } catch {
+    return undefined;
+  }
+  return ticks / 100; // USER_HZ
 }
 
 /**
@@ -206,16 +226,23 @@ async function main(): Promise<void> {
     const loadAtStart = os.loadavg()[0]!.toFixed(1);
     const best = { http: Infinity, direct: Infinity, copy: Infinity };
     const cpuOfBest = { http: 0, direct: 0, copy: 0 };
+    /** Node + Postgres CPU ms per 1,000 events, per round. */
+    const cpuPerThousand: Record<'http' | 'direct' | 'copy', number[]> = { http: [], direct: [], copy: [] };
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
     const orders: Array<Array<keyof typeof paths>> = [['copy', 'http', 'direct'], ['http', 'direct', 'copy'], ['direct', 'copy', 'http']];
     for (let round = 0; round < ROUNDS; round++) {
       const times: string[] = [];
       for (const path of orders[round % orders.length]!.filter((p) => opts.only.split(',').includes(p))) {
+        const pgBefore = await backendCpuSeconds(ctx.db.pool);
         const { seconds, cpu } = await paths[path]();
+        const pgAfter = await backendCpuSeconds(ctx.db.pool);
+        const pgCpu = pgBefore === undefined || pgAfter === undefined ? NaN : pgAfter - pgBefore;
         if (seconds < best[path]) {
           best[path] = seconds;
           cpuOfBest[path] = cpu;
         }
-        times.push(`${path} ${(total / seconds).toFixed(0)}/s (node cpu ${cpu.toFixed(2)} s)`);
+        cpuPerThousand[path].push(((cpu + pgCpu) / total) * 1e6);
+        times.push(`${path} ${(total / seconds).toFixed(0)}/s (node cpu ${cpu.toFixed(2)} s, postgres cpu ${pgCpu.toFixed(2)} s)`);
       }
       console.log(`round ${round + 1}: ${times.join(', ')}`);
     }
@@ -244,11 +271,13 @@ async function main(): Promise<void> {
       directRate,
       copyRate,
       ratio,
+      cpu: { http: median(cpuPerThousand.http), direct: median(cpuPerThousand.direct), copy: median(cpuPerThousand.copy) },
     };
     console.log(`HTTP POST /api/logs      ${httpRate.toFixed(0).padStart(8)} events/s  (${(httpSeconds * 1000).toFixed(0)} ms, process CPU ${cpuOfBest.http.toFixed(2)} s incl. the client thread, ${figures.mbPerBatch.toFixed(2)} MB per batch)`);
     console.log(`in-process normalise+write ${directRate.toFixed(0).padStart(6)} events/s  (${(directSeconds * 1000).toFixed(0)} ms)`);
     console.log(`raw COPY (floor)         ${copyRate.toFixed(0).padStart(8)} events/s  (${(copySeconds * 1000).toFixed(0)} ms)`);
     console.log(`ratio HTTP / COPY        ${ratio.toFixed(2)}  (target >= 0.5); load average ${figures.load}`);
+    console.log(`CPU ms per 1,000 events (Node + Postgres, median of rounds): HTTP ${figures.cpu.http.toFixed(0)}, in-process ${figures.cpu.direct.toFixed(0)}, COPY ${figures.cpu.copy.toFixed(0)}; COPY / HTTP ${(figures.cpu.copy / figures.cpu.http).toFixed(2)}`);
     if (!opts['no-write']) writeSection(figures);
   } finally {
     await clients?.terminate();
@@ -261,6 +290,7 @@ async function main(): Promise<void> {
 interface Figures {
   date: string; node: string; batches: number; batchSize: number; clients: number; rounds: number; load: string; mbPerBatch: number;
   httpRate: number; directRate: number; copyRate: number; ratio: number;
+  cpu: { http: number; direct: number; copy: number };
 }
 
 const START = '<!-- ingest-bench:start -->';
@@ -274,12 +304,12 @@ function writeSection(f: Figures): void {
     START,
     `Latest run: ${f.date}, Node ${f.node}, ${f.batches} batches of ${f.batchSize} edge events (${f.mbPerBatch.toFixed(2)} MB of JSON each), ${f.clients} concurrent clients, local Postgres on the same ${os.cpus().length} cores (1-minute load average ${f.load} during the run); best of ${f.rounds} rounds, each running the three paths in a different order.`,
     '',
-    '| path | events/s |',
-    '|---|---:|',
-    `| \`POST /api/logs\` over HTTP (parse, normalise, one-transaction insert) | ${f.httpRate.toFixed(0)} |`,
-    `| in-process \`normaliseEvents\` + \`LogWriter.write\` (no HTTP, no JSON parse) | ${f.directRate.toFixed(0)} |`,
-    `| raw \`COPY ... FROM STDIN\` of the same stored rows (floor) | ${f.copyRate.toFixed(0)} |`,
-    `| **ratio HTTP / COPY** (target ≥ 0.5) | **${f.ratio.toFixed(2)}** |`,
+    '| path | events/s | CPU ms per 1,000 events (Node + Postgres) |',
+    '|---|---:|---:|',
+    `| \`POST /api/logs\` over HTTP (parse, normalise, one-transaction insert) | ${f.httpRate.toFixed(0)} | ${f.cpu.http.toFixed(0)} |`,
+    `| in-process \`normaliseEvents\` + \`LogWriter.write\` (no HTTP, no JSON parse) | ${f.directRate.toFixed(0)} | ${f.cpu.direct.toFixed(0)} |`,
+    `| raw \`COPY ... FROM STDIN\` of the same stored rows (floor) | ${f.copyRate.toFixed(0)} | ${f.cpu.copy.toFixed(0)} |`,
+    `| **ratio HTTP / COPY** (target ≥ 0.5) | **${f.ratio.toFixed(2)}** | **${(f.cpu.copy / f.cpu.http).toFixed(2)}** (COPY cost / HTTP cost) |`,
     END,
   ].join('\n');
   if (!/^## Ingestion$/m.test(text)) {
