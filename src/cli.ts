@@ -12,9 +12,8 @@
  * same way (loadConfig + createContext), so migrations and the default sources are in place.
  *
  * Embedded database: without DATABASE_URL the data lives in PGlite's directory (./data), which
- * only one process may open at a time (PGlite takes no lock; two writers corrupt it). So without
- * DATABASE_URL the CLI first checks whether a service answers on PORT (default 4000) and refuses
- * if one does: stop the service, or use the HTTP API (`POST /api/keys`, ...) while it runs.
+ * only one process may open at a time; its lock file (src/db/embedded.ts) makes the CLI refuse
+ * while a service holds it: stop the service, or use the HTTP API (`POST /api/keys`, ...).
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -88,8 +87,9 @@ async function dispatch(argv: string[], io: CliIo): Promise<void> {
   if (!known.includes(command)) throw new CliError(`unknown command "${command}"\n\n${USAGE}`, 2);
 
   const config = loadConfig(io.env);
-  await refuseIfEmbeddedInUse(config);
-  const ctx = await createContext(config, createLogger(io.env.LOG_LEVEL ?? 'error'));
+  const ctx = await createContext(config, createLogger(io.env.LOG_LEVEL ?? 'error')).catch((err: Error) => {
+    throw new CliError(`cannot open the database: ${err.message}`);
+  });
   try {
     await run(command, rest, values, ctx, io);
   } finally {
@@ -157,23 +157,6 @@ async function run(command: string, args: string[], values: Values, ctx: AppCont
       print(await ctx.sources.create(retention === undefined ? { name } : { name, retention_days: Number(retention) }));
       return;
     }
-  }
-}
-
-/**
- * PGlite's data directory must not be opened by two processes. Without DATABASE_URL, a service
- * answering on the configured port is taken to hold it.
- */
-async function refuseIfEmbeddedInUse(config: Config): Promise<void> {
-  if (config.databaseUrl) return;
-  const url = `http://127.0.0.1:${config.port}/health`;
-  const running = await fetch(url, { signal: AbortSignal.timeout(1500) }).then(() => true, () => false);
-  if (running) {
-    throw new CliError(
-      `A service is running on port ${config.port}, and without DATABASE_URL this command would open the same embedded ` +
-        `database directory (${config.dataDir}), which only one process may use at a time. Stop the service first, ` +
-        'set DATABASE_URL to use a Postgres server, or use the HTTP API while the service runs (POST /api/keys, GET /api/endpoints, ...).',
-    );
   }
 }
 

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
 import type { SourceRecord } from '../sources/repository.js';
 import type { SourceService } from '../sources/service.js';
-import { mergeFieldMaps, type FieldMap, type FieldSchema } from '../sources/schema.js';
+import { fieldMapCovers, type FieldMap } from '../sources/schema.js';
 import { dayStart, ensurePartitions, qualifiedTable } from '../storage/logTables.js';
 import type { LogRow } from './normalise.js';
 import { microsToIso } from './timestamp.js';
@@ -24,7 +24,7 @@ export class LogWriter {
     await this.ensurePartitionsFor(source.table_name, rows);
     // Most batches bring no new field: then skip the schema merge, which locks the source row
     // (serialising concurrent batches) and, when it rewrites the schema, reloads the catalog.
-    const known = schemaCovers(source.schema, fields);
+    const known = fieldMapCovers(source.schema, fields);
     const changed = await withTransaction(this.pool, async (client) => {
       await insertRows(client, source.table_name, rows);
       return known ? false : this.sources.mergeSchema(client, source.id, fields);
@@ -68,30 +68,4 @@ export async function insertRows(client: Pick<pg.PoolClient, 'query'>, table: st
        FROM jsonb_to_recordset($1::jsonb) AS r(i text, t timestamptz, e text, p text, m jsonb, b jsonb)`,
     [JSON.stringify(records)],
   );
-}
-
-/**
- * True when merging `seen` into `schema` changes nothing. Compares structure, not JSON text:
- * a schema read back from jsonb has its keys in jsonb's order (`type, fields, single, repeated`),
- * so a text comparison (`fieldMapCovers`) never matches a merged copy, and every batch would
- * rewrite the schema.
- */
-export function schemaCovers(schema: FieldMap, seen: FieldMap): boolean {
-  for (const key in seen) if (!(key in schema)) return false;
-  return sameFieldMap(mergeFieldMaps(schema, seen), schema);
-}
-
-function sameFieldMap(a: FieldMap, b: FieldMap): boolean {
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const k of keys) {
-    const x = a[k], y = b[k];
-    if (!x || !y || !sameField(x, y)) return false;
-  }
-  return true;
-}
-
-function sameField(a: FieldSchema, b: FieldSchema): boolean {
-  if (a.type !== b.type || a.repeated !== b.repeated || Boolean(a.single) !== Boolean(b.single)) return false;
-  return a.type !== 'RECORD' || sameFieldMap(a.fields ?? {}, b.fields ?? {});
 }

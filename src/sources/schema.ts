@@ -107,9 +107,29 @@ export function mergeFieldMaps(a: FieldMap, b: FieldMap): FieldMap {
   return out;
 }
 
-/** True when merging `b` into `a` changes nothing (so ingest can skip the schema write). */
-export function fieldMapCovers(a: FieldMap, b: FieldMap): boolean {
-  return JSON.stringify(mergeFieldMaps(a, b)) === JSON.stringify(a);
+/**
+ * True when merging `seen` into `schema` changes nothing (so ingest can skip the schema write).
+ * Compares structure, not JSON text: a schema read back from jsonb has its keys in jsonb's
+ * order, so a text comparison would never match and every batch would rewrite the schema.
+ */
+export function fieldMapCovers(schema: FieldMap, seen: FieldMap): boolean {
+  for (const key in seen) if (!(key in schema)) return false;
+  return sameFieldMap(mergeFieldMaps(schema, seen), schema);
+}
+
+function sameFieldMap(a: FieldMap, b: FieldMap): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const k of keys) {
+    const x = a[k], y = b[k];
+    if (!x || !y || !sameField(x, y)) return false;
+  }
+  return true;
+}
+
+function sameField(a: FieldSchema, b: FieldSchema): boolean {
+  if (a.type !== b.type || a.repeated !== b.repeated || Boolean(a.single) !== Boolean(b.single)) return false;
+  return a.type !== 'RECORD' || sameFieldMap(a.fields ?? {}, b.fields ?? {});
 }
 
 /** Table name for a source name: `cloudflare.logs.prod` → `cloudflare_logs_prod`, `postgREST.logs.prod` → `postgrest_logs_prod`. */

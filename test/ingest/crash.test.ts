@@ -8,22 +8,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import pg from 'pg';
 import { createEmptyDatabase } from '../support/db.js';
+import { freePort } from '../support/net.js';
 
 const PROJECT = 'ingest-crash';
 const ADMIN_KEY = 'crash-test-admin-key-0123456789';
 const BATCH_SIZE = 500;
 const CLIENTS = 4;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** One node process (no npx wrapper), so SIGKILL hits the service itself. */
 function startService(url: string, port: number): ChildProcess {

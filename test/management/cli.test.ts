@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { runCli } from '../../src/cli.js';
@@ -66,21 +67,20 @@ describe('CLI (npm run cli)', () => {
     assert.equal((await cli()).code, 2);
   });
 
-  it('when there is no DATABASE_URL and a service answers on PORT, then it refuses to open the embedded database', async () => {
-    const server = http.createServer((_req, res) => res.end('{"status":"ok"}'));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
+  it('when there is no DATABASE_URL and another process holds the embedded database, then it refuses to open it', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'logquery-cli-'));
     try {
-      const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: '/nonexistent/never-opened' };
+      await writeFile(path.join(dataDir, 'logquery.lock'), String(process.pid)); // this test process is alive: it "holds" the directory
+      const childEnv: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
       delete childEnv.DATABASE_URL;
       const result = await exec('npx', ['tsx', 'src/cli.ts', 'keys', 'list'], { env: childEnv }).then(
         () => ({ code: 0, stderr: '' }),
         (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
       );
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /only one process may use at a time/);
+      assert.match(result.stderr, new RegExp(`in use by process ${process.pid}`));
     } finally {
-      server.close();
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });
