@@ -9,6 +9,7 @@
  *   npm run bench -- --scaling         # also the window queries on lq_bench_5m (generates it once: ~10 min)
  *   npm run bench -- --regen           # regenerate the data
  *   npm run bench -- --no-write        # print only
+ *   npm run bench -- --render          # rewrite BENCHMARKS.md from bench/results/<size>.json
  *   npm run bench -- --only cache,queries,translate,ingest
  *
  * Processes: the service (`tsx src/main.ts`, Redis cache) and the cache floor (bench/floor-server.ts)
@@ -45,6 +46,8 @@ const { values: opts } = parseArgs({
     regen: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     only: { type: 'string', default: 'cache,queries,translate,ingest' },
+    /** Rewrite BENCHMARKS.md from bench/results/<size>.json without running anything. */
+    render: { type: 'boolean', default: false },
   },
 });
 if (!(opts.size! in SIZES)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
@@ -546,6 +549,13 @@ function writeBenchmarks(r: Results): void {
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
+  if (opts.render) {
+    const saved = loadResults(SIZE);
+    if (!saved) throw new Error(`no bench/results/${SIZE}.json yet`);
+    writeBenchmarks(saved);
+    console.log(renderMarkdown(saved));
+    return;
+  }
   const pgVersion = async (url: string) => {
     const c = new pg.Client({ connectionString: url });
     await c.connect();
