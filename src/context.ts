@@ -6,7 +6,9 @@
 import path from 'node:path';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
+import type pg from 'pg';
 import { openDatabase, type Database } from './db/pool.js';
+import { openReaderPool } from './db/readerPool.js';
 import { migrateUp } from './db/migrate.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { SourceService } from './sources/service.js';
@@ -31,6 +33,11 @@ export interface AppContext {
   readonly metrics: Metrics;
   /** Result cache (src/cache/): Redis when REDIS_URL is set, else in-process. */
   readonly cache: ResultCache;
+  /**
+   * Connections logged in as the reader role, for endpoint queries (src/db/readerPool.ts);
+   * undefined where that is not possible (then queries use SET LOCAL ROLE on `db.pool`).
+   */
+  readonly reader: pg.Pool | undefined;
   /** True when running on the embedded database. */
   readonly embedded: boolean;
   close(): Promise<void>;
@@ -61,6 +68,12 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   await ensureSeededEndpoints(new EndpointRepository(db.knex));
   const metrics = createMetrics();
   const cache = await createResultCache(config, metrics, logger);
+  let reader: pg.Pool | undefined;
+  if (!embedded) {
+    const opened = await openReaderPool(db, { poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger });
+    if ('unavailable' in opened) logger.warn(`endpoint queries will use SET LOCAL ROLE: ${opened.unavailable}`);
+    else reader = opened;
+  }
 
   return {
     config,
@@ -72,9 +85,11 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     writer: new LogWriter(db.pool, sources),
     metrics,
     cache,
+    reader,
     embedded: embedded !== undefined,
     async close() {
       await cache.close();
+      await reader?.end().catch(() => undefined);
       await db.close();
       await embedded?.stop();
     },

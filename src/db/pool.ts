@@ -29,25 +29,7 @@ export const POOL_READ_TIMEOUT_MS = 60_000;
 export const ADMIN_READ_TIMEOUT_MS = 10_000;
 
 export function openDatabase({ url, poolSize, connectTimeoutMs, logger }: DatabaseOptions): Database {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: poolSize,
-    connectionTimeoutMillis: connectTimeoutMs,
-    idleTimeoutMillis: 30_000,
-    application_name: 'logquery',
-    query_timeout: POOL_READ_TIMEOUT_MS,
-  });
-  // An idle client losing its connection (database restart) must not crash the process:
-  // the pool drops it and the next request gets a fresh connection.
-  pool.on('error', (err) => logger.warn({ err: err.message }, 'idle database connection lost'));
-  // A *checked-out* client losing its connection (database stopped mid-query) emits 'error' too,
-  // and pg-pool removes its own listener while a client is checked out: with no listener the
-  // EventEmitter throws and the process crashes. The query in flight is rejected anyway (the
-  // request answers 503) and the pool drops the client on release (it is no longer queryable),
-  // so this listener only has to exist (test/hardening/faults.test.ts, "Postgres gone").
-  pool.on('connect', (client) => {
-    client.on('error', (err) => logger.warn({ err: err.message }, 'database connection lost during a query'));
-  });
+  const pool = createPgPool({ url, poolSize, connectTimeoutMs, logger }, 'logquery');
 
   const knex = knexFactory({
     client: 'pg',
@@ -64,4 +46,28 @@ export function openDatabase({ url, poolSize, connectTimeoutMs, logger }: Databa
       await Promise.allSettled([pool.end(), knex.destroy()]);
     },
   };
+}
+
+/** A pg pool that survives lost connections (idle or checked out) without crashing the process. */
+export function createPgPool({ url, poolSize, connectTimeoutMs, logger }: DatabaseOptions, applicationName: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    application_name: applicationName,
+    query_timeout: POOL_READ_TIMEOUT_MS,
+  });
+  // An idle client losing its connection (database restart) must not crash the process:
+  // the pool drops it and the next request gets a fresh connection.
+  pool.on('error', (err) => logger.warn({ err: err.message }, 'idle database connection lost'));
+  // A *checked-out* client losing its connection (database stopped mid-query) emits 'error' too,
+  // and pg-pool removes its own listener while a client is checked out: with no listener the
+  // EventEmitter throws and the process crashes. The query in flight is rejected anyway (the
+  // request answers 503) and the pool drops the client on release (it is no longer queryable),
+  // so this listener only has to exist (test/hardening/faults.test.ts, "Postgres gone").
+  pool.on('connect', (client) => {
+    client.on('error', (err) => logger.warn({ err: err.message }, 'database connection lost during a query'));
+  });
+  return pool;
 }

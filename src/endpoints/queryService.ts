@@ -4,6 +4,7 @@
  * cache where the endpoint caches.
  */
 import { createHash } from 'node:crypto';
+import type pg from 'pg';
 import type { AppContext } from '../context.js';
 import { BadRequestError, NotFoundError, parameterError, type ErrorDetail } from '../errors.js';
 import type { CacheOutcome, ResultCache, WarmSpec } from '../cache/types.js';
@@ -34,17 +35,25 @@ export class EndpointQueryService {
   private readonly repository: EndpointRepository;
   private readonly endpoints = new Map<string, { record: EndpointRecord; until: number }>();
   private readonly translations = new Map<string, Translation>();
+  /** Where endpoint queries run: the reader's own connections when possible (see AppContext.reader). */
+  private pool: pg.Pool;
   private useReaderRole = true;
 
   constructor(private readonly ctx: AppContext, private readonly cache: ResultCache | undefined) {
     this.repository = new EndpointRepository(ctx.db.knex);
+    this.pool = ctx.db.pool;
   }
 
   /** Loads the SQL validator, checks the reader role works here, starts warming. */
   async init(): Promise<void> {
     await initTranslator();
-    this.useReaderRole = await supportsReaderRole(this.ctx.db.pool);
-    if (!this.useReaderRole) this.ctx.logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
+    if (this.ctx.reader) {
+      this.pool = this.ctx.reader;
+      this.useReaderRole = false; // logged in as the reader already
+    } else {
+      this.useReaderRole = await supportsReaderRole(this.ctx.db.pool);
+      if (!this.useReaderRole) this.ctx.logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
+    }
     this.cache?.startWarming((spec) => this.rerun(spec));
   }
 
@@ -77,7 +86,7 @@ export class EndpointQueryService {
       parameters: translation.parameters.map((name, i) => ({ name, value: values[i] ?? null })),
     };
     if (explain) {
-      const run = await executeReadOnly(this.ctx.db.pool, `EXPLAIN (FORMAT JSON) ${translation.sql}`, values, {
+      const run = await executeReadOnly(this.pool, `EXPLAIN (FORMAT JSON) ${translation.sql}`, values, {
         timeoutMs: this.ctx.config.queryTimeoutMs,
         useReaderRole: this.useReaderRole,
       });
@@ -98,7 +107,7 @@ export class EndpointQueryService {
   private async compute(endpoint: EndpointRecord, spec: WarmSpec): Promise<string> {
     const translation = this.translate(endpoint, spec.sql);
     const values = translation.parameters.map((name) => spec.params[name] ?? null);
-    const run = await executeReadOnly(this.ctx.db.pool, translation.sql, values, {
+    const run = await executeReadOnly(this.pool, translation.sql, values, {
       timeoutMs: this.ctx.config.queryTimeoutMs,
       useReaderRole: this.useReaderRole,
     }).then(

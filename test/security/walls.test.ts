@@ -208,11 +208,11 @@ describe('security walls, each on its own', function () {
     describe('the reader role, from the catalogs', () => {
       const one = async <T>(sql: string, values: unknown[] = []): Promise<T> => (await pool.query(sql, values)).rows[0] as T;
 
-      it('is not a superuser and cannot log in, create roles or databases, replicate or bypass RLS', async () => {
+      it('is not a superuser and cannot create roles or databases, replicate or bypass RLS (it logs in: endpoint queries connect as it)', async () => {
         const r = await one<Record<string, boolean>>(
           'SELECT rolsuper, rolcreaterole, rolcreatedb, rolcanlogin, rolreplication, rolbypassrls, rolinherit FROM pg_roles WHERE rolname = $1', [READER_ROLE],
         );
-        assert.deepEqual(r, { rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolcanlogin: false, rolreplication: false, rolbypassrls: false, rolinherit: false });
+        assert.deepEqual(r, { rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolcanlogin: true, rolreplication: false, rolbypassrls: false, rolinherit: false });
       });
 
       it('is a member of no role (no pg_read_server_files, pg_read_all_data, …) and owns nothing', async () => {
