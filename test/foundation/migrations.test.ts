@@ -21,8 +21,9 @@ describe('migrations', () => {
         assert.deepEqual(tables.map((r) => r.table_name), ['api_keys', 'endpoints', 'sources']);
         const { rows: schema } = await client.query(`SELECT 1 FROM pg_namespace WHERE nspname = 'logs'`);
         assert.equal(schema.length, 1);
-        const { rows: role } = await client.query(`SELECT rolcanlogin, rolsuper FROM pg_roles WHERE rolname = 'logquery_reader'`);
-        assert.deepEqual(role, [{ rolcanlogin: false, rolsuper: false }]);
+        // (LOGIN is given by the service at start, not by the migration: src/db/readerPool.ts.)
+        const { rows: role } = await client.query(`SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = 'logquery_reader'`);
+        assert.deepEqual(role, [{ rolsuper: false, rolcreaterole: false, rolcreatedb: false }]);
       } finally {
         await client.end();
       }

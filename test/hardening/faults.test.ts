@@ -266,6 +266,7 @@ describe('hardening: faults', function () {
       const pool = s.ctx.db.pool;
       report('pool during outage', { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, proxyOpen: p.open });
       assert.ok(pool.totalCount <= 4, `pool holds ${pool.totalCount}`);
+      assert.ok(s.ctx.reader!.totalCount <= 4, `reader pool holds ${s.ctx.reader!.totalCount}`);
 
       // 3. Back: the service answers 200 again without a restart.
       await p.restore();
@@ -316,7 +317,7 @@ describe('hardening: faults', function () {
       assert.equal(written503, 0, 'no batch answered 503 was written');
 
       // 5. No leaked connections: the pool is within its size, nothing waits, and the database
-      //    sees at most the pool plus the admin (knex) pool.
+      //    sees at most the pool, the reader pool (endpoint queries) and the admin (knex) pool.
       await sleep(200);
       const { rows: activity } = await direct.query<{ app: string; n: number }>(
         "SELECT application_name AS app, count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'logquery%' GROUP BY 1",
@@ -324,8 +325,9 @@ describe('hardening: faults', function () {
       );
       report('connections after recovery', { pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }, database: activity, proxyOpen: p.open });
       assert.ok(pool.totalCount <= 4 && pool.waitingCount === 0);
+      assert.ok(s.ctx.reader!.totalCount <= 4 && s.ctx.reader!.waitingCount === 0);
       const total = activity.reduce((sum, r) => sum + r.n, 0);
-      assert.ok(total <= 4 + 2, `${total} connections in the database`);
+      assert.ok(total <= 4 + 4 + 2, `${total} connections in the database`);
     });
   });
 
@@ -444,6 +446,8 @@ describe('hardening: faults', function () {
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query ILIKE '%cross join%' AND pid <> pg_backend_pid()`);
       assert.equal(rows[0].n, 0, 'no cancelled query is still running');
       assert.ok(pool.totalCount <= 3 && pool.waitingCount === 0, `pool ${pool.totalCount}/${pool.waitingCount}`);
+      const reader = s.ctx.reader!; // endpoint queries run here
+      assert.ok(reader.totalCount <= 3 && reader.waitingCount === 0, `reader pool ${reader.totalCount}/${reader.waitingCount}`);
       const ok = await Promise.all(Array.from({ length: 6 }, () => call(s.base, s.key, `${LOGS}?project=${tag}&sql=${encodeURIComponent('select count(*) as n from edge_logs')}`)));
       for (const a of ok) assert.equal(a.text, '{"result":[{"n":400}]}');
       assert.equal((await call(s.base, '', '/ready')).status, 200);
