@@ -1,9 +1,9 @@
 /**
- * Figures of the result cache (not a test): `npx tsx test/cache/measure.ts`.
+ * Figures of the result cache (not a test): `npx tsx bench/cache.ts`.
  * Uses the shared Redis on 127.0.0.1:6379 in its own namespace, and its own redis-server for
  * the outage figures. Prints one line per figure.
  */
-import { OwnRedis, SHARED_REDIS_URL, request, testCache, uniqueNamespace } from './support.js';
+import { OwnRedis, SHARED_REDIS_URL, request, testCache, uniqueNamespace } from '../test/cache/support.js';
 
 function stats(samples: number[]): string {
   const sorted = [...samples].sort((a, b) => a - b);
