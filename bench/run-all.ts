@@ -395,12 +395,12 @@ async function translationScenario(db: BenchDatabase): Promise<TranslationFigure
   const RUNS = QUICK ? 500 : 3000;
   /** Best of 3 round medians; each phase stops at its count or its time budget (sandboxed translations take milliseconds). */
   const micros = (run: () => void) => {
-    const warmUntil = performance.now() + (QUICK ? 200 : 1000);
+    const warmUntil = performance.now() + (QUICK ? 200 : 500);
     for (let i = 0; i < WARMUP && performance.now() < warmUntil; i++) run();
     let best = Infinity;
     for (let round = 0; round < 3; round++) {
       const times: number[] = [];
-      const until = performance.now() + (QUICK ? 300 : 1500);
+      const until = performance.now() + (QUICK ? 300 : 700);
       while (times.length < RUNS && (times.length < 50 || performance.now() < until)) {
         const t0 = performance.now();
         run();
