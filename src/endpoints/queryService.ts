@@ -173,14 +173,15 @@ export function sqlBadRequest(err: SqlError, where: 'query' | 'sql'): BadRequest
 }
 
 /**
- * Postgres errors that are about the values the caller sent: a bad ISO timestamp or regular
+ * Postgres errors that are about what the caller sent: a bad ISO timestamp or regular
  * expression (class 22, data exception), a sandbox rule enforced by the reader role (42501),
- * an expression too deep (54001), a query Postgres refuses (classes 21 and 42). Everything else goes on to the error middleware (503, 504, 500).
+ * a query Postgres refuses (classes 21 and 42), an expression too deep (54001).
+ * Everything else goes on to the error middleware (503, 504, 500).
  */
 function queryError(err: unknown): unknown {
   const e = err as { code?: string; message?: string };
   if (!e.code) return err;
-  if (e.code.startsWith('22') || e.code === '2201B') {
+  if (e.code.startsWith('22')) {
     return new BadRequestError(`A parameter value was rejected by the database: ${firstLine(e.message)}.`, [
       { domain: 'params', reason: 'invalidParameter', message: firstLine(e.message) },
     ]);
