@@ -9,7 +9,7 @@ import type { AppContext } from '../context.js';
 import { BadRequestError, NotFoundError, parameterError, type ErrorDetail } from '../errors.js';
 import type { CacheOutcome, ResultCache, WarmSpec } from '../cache/types.js';
 import { executeReadOnly, supportsReaderRole } from '../query/execute.js';
-import { encodeRows } from '../query/encode.js';
+import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
 import { initTranslator, SqlError, translateQuery, type Translation } from '../sql/index.js';
 import { EndpointRepository, type EndpointRecord } from './repository.js';
@@ -114,8 +114,9 @@ export class EndpointQueryService {
       (r) => (this.ctx.metrics.queryRuns.inc({ outcome: 'ok' }), r),
       (err) => (this.ctx.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
     );
-    const rows = encodeRows(run.fields, translation.columns.map((c) => c.name), run.rows);
-    return JSON.stringify({ result: spec.redact ? redactValue(rows) : rows });
+    const names = translation.columns.map((c) => c.name);
+    if (!spec.redact) return encodeResultBody(run.fields, names, run.rows);
+    return JSON.stringify({ result: redactValue(encodeRows(run.fields, names, run.rows)) });
   }
 
   /** Warming: the same spec again, unless the endpoint changed or is gone (then the key is dropped). */

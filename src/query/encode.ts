@@ -83,3 +83,39 @@ export function encodeRows(fields: ReadonlyArray<{ name: string; dataTypeID: num
     return out;
   });
 }
+
+/** Columns whose Postgres text is already the JSON to send (json keeps valid input text; jsonb prints normalised JSON). */
+const RAW_JSON = new Set<number>([OID.json, OID.jsonb]);
+
+/**
+ * The response body `{"result": [rows]}` as text, the same JSON values as
+ * `JSON.stringify({ result: encodeRows(...) })`, without parsing and re-printing JSON columns:
+ * `metadata` (~1.5 KB a row) is copied through as Postgres printed it, so the 100 rows of
+ * `logs.all` cost no JSON.parse/stringify of their records. Redaction needs the values, so the
+ * caller uses encodeRows for redacted answers.
+ */
+export function encodeResultBody(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, names: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | null>>): string {
+  // A name given twice would appear twice in the object; encodeRows keeps the last one: so do we.
+  const keys = fields.map((f, i) => names[i] ?? f.name);
+  const last = new Map(keys.map((k, i) => [k, i]));
+  const columns = keys.flatMap((key, i) => (last.get(key) === i ? [i] : []));
+  const prefixes = columns.map((i, n) => `${n === 0 ? '{' : ','}${JSON.stringify(keys[i])}:`);
+  const emit = columns.map((i) => {
+    const type = fields[i]!.dataTypeID;
+    if (RAW_JSON.has(type)) return (text: string) => text;
+    const decode = DECODERS[type] ?? identity;
+    return (text: string) => JSON.stringify(decode(text));
+  });
+  const parts: string[] = ['{"result":['];
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    let out = r === 0 ? '' : ',';
+    for (let n = 0; n < columns.length; n++) {
+      const v = row[columns[n]!];
+      out += prefixes[n] + (v === null || v === undefined ? 'null' : emit[n]!(v));
+    }
+    parts.push(columns.length ? out + '}' : out + '{}');
+  }
+  parts.push(']}');
+  return parts.join('');
+}

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { encodeResultBody, encodeRows, RAW_TYPES, timestamptzToMicros } from '../../src/query/encode.js';
+import { testDatabase } from '../support/db.js';
+
+describe('row encoding', () => {
+  const sql = `SELECT
+      '2026-11-22 13:00:00.123456+00'::timestamptz AS ts,
+      '2026-11-22 13:00:00.25'::timestamp AS dt,
+      '2026-11-22 13:00:00'::timestamp AS dt_whole,
+      42::bigint AS i, 1.5::float8 AS f, 'NaN'::float8 AS nan, 2.50::numeric AS n, true AS b, 'a "quoted"\\ \u00e9 line\nbreak'::text AS s,
+      NULL::text AS nothing,
+      '[{"request": [{"path": "/rest", "n": 1.0, "big": 12345678901234567890}]}]'::jsonb AS metadata,
+      ARRAY['2026-11-22 00:00:00+00'::timestamptz] AS tss, ARRAY[1, 2]::bigint[] AS ints, 'x' AS dup, 'y' AS dup`;
+
+  async function run() {
+    const { pool } = await testDatabase();
+    const client = await pool.connect();
+    try {
+      await client.query(`SET TimeZone = 'UTC'`);
+      const r = await client.query({ text: sql, rowMode: 'array', types: RAW_TYPES });
+      return { fields: r.fields, rows: r.rows as Array<Array<string | null>> };
+    } finally {
+      client.release();
+    }
+  }
+
+  it('when rows are encoded, then TIMESTAMP is integer microseconds, DATETIME zone-less ISO, numbers numbers, records JSON', async () => {
+    const { fields, rows } = await run();
+    const [row] = encodeRows(fields, fields.map((f) => f.name), rows);
+    assert.deepEqual(row, {
+      ts: Date.UTC(2026, 10, 22, 13) * 1000 + 123456,
+      dt: '2026-11-22T13:00:00.25',
+      dt_whole: '2026-11-22T13:00:00',
+      i: 42, f: 1.5, nan: 'NaN', n: 2.5, b: true, s: 'a "quoted"\\ \u00e9 line\nbreak', nothing: null,
+      metadata: [{ request: [{ path: '/rest', n: 1, big: 12345678901234567890 }] }],
+      tss: [Date.UTC(2026, 10, 22) * 1000], ints: [1, 2], dup: 'y',
+    });
+  });
+
+  it('when the body is built as text, then it is valid JSON with the same values as encoding the rows', async () => {
+    const { fields, rows } = await run();
+    const names = fields.map((f) => f.name);
+    const body = encodeResultBody(fields, names, [...rows, ...rows]);
+    assert.deepEqual(JSON.parse(body), { result: encodeRows(fields, names, [...rows, ...rows]) });
+    assert.equal(encodeResultBody(fields, names, []), '{"result":[]}');
+  });
+
+  it('when a timestamptz has an offset, then microseconds are UTC', () => {
+    assert.equal(timestamptzToMicros('2026-11-22 14:30:00.5+01:30'), Date.UTC(2026, 10, 22, 13) * 1000 + 500000);
+    assert.equal(timestamptzToMicros('infinity'), 'infinity');
+  });
+});
