@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Knex } from 'knex';
+import { isDatabaseUnavailable } from './connectionErrors.js';
 
 /**
  * Runs `work` in one transaction on a client of the raw pool. Used where service-table
@@ -18,7 +19,7 @@ export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolCl
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    if (/Query read timeout|Connection terminated|not queryable/i.test((err as Error)?.message ?? '')) drop = err as Error;
+    if (isDatabaseUnavailable(err)) drop = err as Error;
     else await client.query('ROLLBACK').catch((rollbackErr: Error) => (drop = rollbackErr));
     throw err;
   } finally {

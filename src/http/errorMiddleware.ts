@@ -1,9 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, BadRequestError, InternalError, NotFoundError, PayloadTooLargeError, QueryTimeoutError, UnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
-
-/** Postgres/pg errors that mean "the database is not there", not "the request is wrong". */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004']);
+import { isDatabaseUnavailable } from '../db/connectionErrors.js';
 
 /** Maps any thrown value to an AppError. Unknown errors become 500 with no detail leaked. */
 export function toAppError(err: unknown, queryTimeoutMs: number): AppError {
@@ -22,15 +20,7 @@ export function toAppError(err: unknown, queryTimeoutMs: number): AppError {
   if (e.code === '22021' || e.code === '22P05') {
     return new BadRequestError('A value in the request contains a character the database cannot store (such as a NUL byte).');
   }
-  // KnexTimeoutError: the admin (knex) pool found no connection within DB_CONNECT_TIMEOUT_MS,
-  // which is what a hanging database looks like to endpoint and key lookups: 503 as for the raw
-  // pool, not 500 (test/hardening/faults.test.ts, "Postgres gone").
-  const name = (err as { name?: string } | null)?.name;
-  // "Client has encountered a connection error and is not queryable": pg's answer to a query on a
-  // pooled client whose connection the database closed (`pg_ctl stop`) between two of its queries.
-  // "Query read timeout": no answer at all past statement_timeout (query/execute.ts): the database
-  // or the network to it is not responding, so 503 rather than 504.
-  if ((e.code && UNAVAILABLE_CODES.has(e.code)) || name === 'KnexTimeoutError' || /timeout exceeded when trying to connect|Connection terminated|is not queryable|Query read timeout/i.test(e.message ?? '')) {
+  if (isDatabaseUnavailable(err)) {
     return new UnavailableError();
   }
   return new InternalError();

@@ -11,6 +11,7 @@
 import type pg from 'pg';
 import { BadRequestError } from '../errors.js';
 import { RAW_TYPES } from './encode.js';
+import { isDatabaseUnavailable } from '../db/connectionErrors.js';
 
 export interface QueryRun {
   fields: Array<{ name: string; dataTypeID: number }>;
@@ -99,9 +100,9 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
   }
 }
 
+/** A client is dropped after a failure without a SQLSTATE too: its connection state is unknown. */
 function isConnectionError(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return !e.code || e.code.startsWith('08') || e.code.startsWith('57P') || /Connection terminated/i.test(e.message ?? '');
+  return !(err as { code?: string }).code || isDatabaseUnavailable(err);
 }
 
 /** Whether this database lets the service switch to the reader role (PGlite, for one, may not). */
