@@ -14,7 +14,7 @@ import { EndpointQueryService } from './endpoints/queryService.js';
 import { queryRoutes } from './endpoints/queryRoutes.js';
 
 export async function createApp(ctx: AppContext): Promise<Express> {
-  const queries = new EndpointQueryService(ctx, ctx.cache);
+  const queries = new EndpointQueryService(ctx);
   await queries.init();
 
   const app = express();

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { AppContext } from '../context.js';
 import { BadRequestError, NotFoundError, parameterError, type ErrorDetail } from '../errors.js';
-import type { CacheOutcome, ResultCache, WarmSpec } from '../cache/types.js';
+import type { CacheOutcome, WarmSpec } from '../cache/types.js';
 import { executeReadOnly, supportsReaderRole } from '../query/execute.js';
 import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
@@ -39,7 +39,7 @@ export class EndpointQueryService {
   private pool: pg.Pool;
   private useReaderRole = true;
 
-  constructor(private readonly ctx: AppContext, private readonly cache: ResultCache | undefined) {
+  constructor(private readonly ctx: AppContext) {
     this.repository = new EndpointRepository(ctx.db.knex);
     this.pool = ctx.db.pool;
   }
@@ -54,7 +54,7 @@ export class EndpointQueryService {
       this.useReaderRole = await supportsReaderRole(this.ctx.db.pool);
       if (!this.useReaderRole) this.ctx.logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
     }
-    this.cache?.startWarming((spec) => this.rerun(spec));
+    this.ctx.cache.startWarming((spec) => this.rerun(spec));
   }
 
   /** After a change on this replica: the next request sees it at once. */
@@ -65,10 +65,10 @@ export class EndpointQueryService {
   async run(idOrName: string, request: RunRequest): Promise<RunResult> {
     const endpoint = await this.find(idOrName);
     const spec = this.specOf(endpoint, request);
-    if (endpoint.cache_duration_seconds <= 0 || !this.cache) {
+    if (endpoint.cache_duration_seconds <= 0) {
       return { body: await this.compute(endpoint, spec), cache: 'BYPASS' };
     }
-    const outcome = await this.cache.fetch(
+    const outcome = await this.ctx.cache.fetch(
       { key: cacheKey(spec), ttlSeconds: endpoint.cache_duration_seconds, warmPeriodSeconds: endpoint.cache_warming_seconds, spec },
       () => this.compute(endpoint, spec),
     );
@@ -79,17 +79,13 @@ export class EndpointQueryService {
   async plan(idOrName: string, request: RunRequest, explain: boolean): Promise<{ sql: string; parameters: Array<{ name: string; value: string | null }>; plan?: unknown }> {
     const endpoint = await this.find(idOrName);
     const spec = this.specOf(endpoint, request);
-    const translation = this.translate(endpoint, spec.sql);
-    const values = translation.parameters.map((name) => spec.params[name] ?? null);
+    const { translation, values } = this.prepare(endpoint, spec);
     const out: { sql: string; parameters: Array<{ name: string; value: string | null }>; plan?: unknown } = {
       sql: translation.sql,
       parameters: translation.parameters.map((name, i) => ({ name, value: values[i] ?? null })),
     };
     if (explain) {
-      const run = await executeReadOnly(this.pool, `EXPLAIN (FORMAT JSON) ${translation.sql}`, values, {
-        timeoutMs: this.ctx.config.queryTimeoutMs,
-        useReaderRole: this.useReaderRole,
-      });
+      const run = await this.execute(`EXPLAIN (FORMAT JSON) ${translation.sql}`, values);
       out.plan = JSON.parse(run.rows[0]![0]!);
     }
     return out;
@@ -105,18 +101,24 @@ export class EndpointQueryService {
   }
 
   private async compute(endpoint: EndpointRecord, spec: WarmSpec): Promise<string> {
-    const translation = this.translate(endpoint, spec.sql);
-    const values = translation.parameters.map((name) => spec.params[name] ?? null);
-    const run = await executeReadOnly(this.pool, translation.sql, values, {
-      timeoutMs: this.ctx.config.queryTimeoutMs,
-      useReaderRole: this.useReaderRole,
-    }).then(
+    const { translation, values } = this.prepare(endpoint, spec);
+    const run = await this.execute(translation.sql, values).then(
       (r) => (this.ctx.metrics.queryRuns.inc({ outcome: 'ok' }), r),
       (err) => (this.ctx.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
     );
     const names = translation.columns.map((c) => c.name);
     if (!spec.redact) return encodeResultBody(run.fields, names, run.rows);
     return JSON.stringify({ result: redactValue(encodeRows(run.fields, names, run.rows)) });
+  }
+
+  /** The translation of a spec and the value of each of its `$n`, in order (missing optional ones are NULL). */
+  private prepare(endpoint: EndpointRecord, spec: WarmSpec): { translation: Translation; values: Array<string | null> } {
+    const translation = this.translate(endpoint, spec.sql);
+    return { translation, values: translation.parameters.map((name) => spec.params[name] ?? null) };
+  }
+
+  private execute(sql: string, values: Array<string | null>) {
+    return executeReadOnly(this.pool, sql, values, { timeoutMs: this.ctx.config.queryTimeoutMs, useReaderRole: this.useReaderRole });
   }
 
   /** Warming: the same spec again, unless the endpoint changed or is gone (then the key is dropped). */
