@@ -23,7 +23,6 @@ import { createLogger } from './logger.js';
 import { EndpointRepository } from './endpoints/repository.js';
 import { AppError } from './errors.js';
 import { generateKey, SCOPES } from './auth/keys.js';
-import { isUuid } from './sources/repository.js';
 
 export const USAGE = `Usage: npm run cli -- <command>
 
@@ -138,7 +137,7 @@ async function run(command: string, args: string[], values: Values, ctx: AppCont
     case 'keys delete': {
       const id = args[0];
       if (!id) throw new CliError('keys delete needs the key id (see keys list)', 2);
-      if (!isUuid(id) || !(await ctx.keys.delete(id))) throw new CliError(`no API key with id "${id}"`);
+      if (!(await ctx.keys.delete(id))) throw new CliError(`no API key with id "${id}"`);
       io.out(`deleted key ${id}`);
       return;
     }

@@ -7,6 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Scope } from '../config.js';
+import { isUuid } from '../ids.js';
 
 export const SCOPES: readonly Scope[] = ['query', 'ingest', 'admin'];
 
@@ -53,8 +54,9 @@ export class ApiKeyRepository {
     return this.knex('api_keys').select(['id', 'name', 'prefix', 'scopes', 'created_at']).orderBy('created_at');
   }
 
-  /** True when a key was deleted. */
+  /** True when a key was deleted; false for an unknown id, or one that is not a UUID. */
   async delete(id: string): Promise<boolean> {
+    if (!isUuid(id)) return false;
     return (await this.knex('api_keys').where({ id }).delete()) > 0;
   }
 }

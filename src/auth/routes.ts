@@ -8,7 +8,6 @@ import type { Scope } from '../config.js';
 import type { AppContext } from '../context.js';
 import { BadRequestError, NotFoundError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../ingest/parseBody.js';
-import { isUuid } from '../sources/repository.js';
 import { generateKey, SCOPES, type ApiKeyRecord } from './keys.js';
 
 export function keyRoutes(ctx: AppContext): Router {
@@ -26,7 +25,7 @@ export function keyRoutes(ctx: AppContext): Router {
   });
   router.delete('/api/keys/:id', admin, async (req, res) => {
     const id = String(req.params.id);
-    if (!isUuid(id) || !(await ctx.keys.delete(id))) {
+    if (!(await ctx.keys.delete(id))) {
       throw new NotFoundError(`No API key with id "${id}".`, [{ domain: 'keys', reason: 'notFound', message: 'unknown key id', location: 'id' }]);
     }
     ctx.auth.forget();

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { isUuid } from '../sources/repository.js';
+import { isUuid } from '../ids.js';
 
 export interface ParameterDeclaration {
   name: string;

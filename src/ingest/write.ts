@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
 import type { SourceRecord } from '../sources/repository.js';
 import type { SourceService } from '../sources/service.js';
-import { fieldMapCovers, type FieldMap } from '../sources/schema.js';
+import type { FieldMap } from '../sources/schema.js';
 import { dayStart, ensurePartitions, qualifiedTable } from '../storage/logTables.js';
 import type { LogRow } from './normalise.js';
 import { microsToIso } from './timestamp.js';
@@ -24,10 +24,9 @@ export class LogWriter {
     await this.ensurePartitionsFor(source.table_name, rows);
     // Most batches bring no new field: then skip the schema merge, which locks the source row
     // (serialising concurrent batches) and, when it rewrites the schema, reloads the catalog.
-    const known = fieldMapCovers(source.schema, fields);
     const changed = await withTransaction(this.pool, async (client) => {
       await insertRows(client, source.table_name, rows);
-      return known ? false : this.sources.mergeSchema(client, source.id, fields);
+      return this.sources.mergeSchema(client, source.id, fields);
     });
     if (changed) await this.sources.reload();
   }

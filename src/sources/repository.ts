@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { FieldMap } from './schema.js';
+import { isUuid } from '../ids.js';
 
 export interface SourceRecord {
   id: string;
@@ -11,11 +12,6 @@ export interface SourceRecord {
   updated_at: Date;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID_RE.test(value);
-}
 
 export class SourceRepository {
   constructor(private readonly knex: Knex) {}

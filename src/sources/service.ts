@@ -66,21 +66,23 @@ export class SourceService {
   }
 
   async create(input: { name: unknown; retention_days?: unknown; schema?: FieldMap }): Promise<SourceRecord> {
+    const record = await this.createRow(input);
+    await this.reload();
+    return record;
+  }
+
+  /** The row, its log table and first partitions, in one transaction; the caller reloads the catalog. */
+  private async createRow(input: { name: unknown; retention_days?: unknown; schema?: FieldMap }): Promise<SourceRecord> {
     const name = validateName(input.name);
     const retention = validateRetention(input.retention_days ?? this.defaultRetentionDays);
     if (await this.repository.find(name)) throw new ConflictError(`A source named "${name}" already exists.`);
-    const record = await withTransaction(this.pool, async (client) => {
+    return withTransaction(this.pool, async (client) => {
       const table = await freeTableName(client, name);
       const [row] = await runBuilt<SourceRecord>(client, this.repository.insertQuery({ name, table_name: table, retention_days: retention, schema: JSON.stringify(input.schema ?? {}) }));
       await createLogTable(client, table);
       await ensurePartitions(client, table, Date.now() - DAY_MS, Date.now() + PARTITION_DAYS_AHEAD * DAY_MS);
-      return row;
-    }).catch((err: { code?: string }) => {
-      if (err.code === '23505') throw new ConflictError(`A source named "${name}" already exists.`);
-      throw err;
-    });
-    await this.reload();
-    return record;
+      return row!;
+    }).catch(nameConflict(name));
   }
 
   async update(idOrName: string, input: { name?: unknown; retention_days?: unknown }): Promise<SourceRecord> {
@@ -88,10 +90,7 @@ export class SourceService {
     const patch: Partial<Pick<SourceRecord, 'name' | 'retention_days'>> = {};
     if (input.name !== undefined) patch.name = validateName(input.name);
     if (input.retention_days !== undefined) patch.retention_days = validateRetention(input.retention_days);
-    const row = await this.repository.update(source.id, patch).catch((err: { code?: string }) => {
-      if (err.code === '23505') throw new ConflictError(`A source named "${String(patch.name)}" already exists.`);
-      throw err;
-    });
+    const row = await this.repository.update(source.id, patch).catch(nameConflict(String(patch.name)));
     await this.reload();
     return row!;
   }
@@ -108,14 +107,15 @@ export class SourceService {
   /** Creates the nine sources of the original stack where missing. */
   async ensureDefaults(): Promise<void> {
     await this.reload();
-    for (const { name } of DEFAULT_SOURCES) {
-      if (this.byName.has(name)) continue;
+    const missing = DEFAULT_SOURCES.filter(({ name }) => !this.byName.has(name));
+    for (const { name } of missing) {
       try {
-        await this.create({ name, schema: defaultSourceSchema(name) });
+        await this.createRow({ name, schema: defaultSourceSchema(name) });
       } catch (err) {
         if (!(err instanceof ConflictError)) throw err; // another replica created it first
       }
     }
+    if (missing.length) await this.reload();
   }
 
   /**
@@ -161,6 +161,14 @@ async function freeTableName(client: pg.PoolClient, name: string): Promise<strin
 
 export function toSourceTable(record: SourceRecord): SourceTable {
   return { name: record.name, schema: LOG_SCHEMA, table: record.table_name, fields: record.schema };
+}
+
+/** A unique-name violation (23505) becomes 409; anything else passes through. */
+function nameConflict(name: string) {
+  return (err: { code?: string }): never => {
+    if (err.code === '23505') throw new ConflictError(`A source named "${name}" already exists.`);
+    throw err;
+  };
 }
 
 function validateName(value: unknown): string {
