@@ -22,8 +22,8 @@ export class LogWriter {
   async write(source: SourceRecord, rows: LogRow[], fields: FieldMap): Promise<void> {
     if (rows.length === 0) return;
     await this.ensurePartitionsFor(source.table_name, rows);
-    // Most batches bring no new field: then skip the schema merge, which locks the source row
-    // (serialising concurrent batches) and, when it rewrites the schema, reloads the catalog.
+    // Most batches bring no new field: mergeSchema then returns at once, without locking the
+    // source row (which would serialise concurrent batches) or reloading the catalog.
     const changed = await withTransaction(this.pool, async (client) => {
       await insertRows(client, source.table_name, rows);
       return this.sources.mergeSchema(client, source.id, fields);

@@ -47,9 +47,17 @@ export function castTo(value: Typed, target: CastType, safe: boolean, text: stri
   const converted = convert(value, from.name, target);
   if (!safe || from.name !== 'STRING' || !SAFE_PATTERNS[target]) return typed(converted, to);
   // A literal is checked here: Postgres casts an untyped literal while parsing, even in a branch never taken.
-  if (value.literal !== undefined) return typed(new RegExp(SAFE_PATTERNS[target]!, 'i').test(value.literal) ? converted : pg.cast(pg.literal(null), PG_TYPES[target]), to);
+  if (value.literal !== undefined) return typed(safeRegExp(target).test(value.literal) ? converted : pg.cast(pg.literal(null), PG_TYPES[target]), to);
   // Postgres 15 has no non-throwing cast: check the text's shape first, so bad values become NULL.
   return typed(pg.case([{ when: pg.op('~*', value.sql, pg.literal(SAFE_PATTERNS[target]!)), then: converted }]), to);
+}
+
+/** SAFE_PATTERNS compiled once per target, for literals checked at translation time. */
+const SAFE_REGEXPS = new Map<CastType, RegExp>();
+function safeRegExp(target: CastType): RegExp {
+  let re = SAFE_REGEXPS.get(target);
+  if (!re) SAFE_REGEXPS.set(target, (re = new RegExp(SAFE_PATTERNS[target]!, 'i')));
+  return re;
 }
 
 function convert(value: Typed, from: ScalarName, target: CastType): PgExpr {

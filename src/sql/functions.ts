@@ -150,6 +150,14 @@ function scalarValue(doc: PgExpr, path: PgExpr): PgExpr {
   return pg.case([{ when: pg.op('=', type, pg.literal('object')), then: pg.literal(null) }, { when: pg.op('=', type, pg.literal('array')), then: pg.literal(null) }], pg.op('#>>', doc, path));
 }
 
+/** A Postgres function over arguments unified to one common type (coalesce, greatest, least). */
+function variadic(pgName: string, min: number, max: number): FunctionDef {
+  return def(min, max, (s) => {
+    const values = unifyAll(args(s));
+    return typed(pg.func(pgName, values.map((v) => v.sql)), commonType(values));
+  });
+}
+
 function aggregateOf(name: string, result: (t: BqType) => BqType, cast?: (t: BqType) => 'bigint' | 'float8' | undefined): FunctionDef {
   return def(1, 1, (s) => {
     const v = s.arg(0);
@@ -188,14 +196,8 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   split: def(1, 2, (s) => typed(pg.func('string_to_array', [asText(s.arg(0)), s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',')]), { kind: 'array', element: STRING })),
 
   // ── conditionals ──
-  coalesce: def(1, 100, (s) => {
-    const values = unifyAll(args(s));
-    return typed(pg.func('coalesce', values.map((v) => v.sql)), commonType(values));
-  }),
-  ifnull: def(2, 2, (s) => {
-    const values = unifyAll(args(s));
-    return typed(pg.func('coalesce', values.map((v) => v.sql)), commonType(values));
-  }),
+  coalesce: variadic('coalesce', 1, 100),
+  ifnull: variadic('coalesce', 2, 2),
   if: def(3, 3, (s) => {
     const [then, otherwise] = unifyAll([s.arg(1), s.arg(2)]);
     return typed(pg.case([{ when: s.arg(0).sql, then: then!.sql }], otherwise!.sql), commonType([then!, otherwise!]));
@@ -307,12 +309,6 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   }),
   floor: def(1, 1, (s) => fn('floor', [s.arg(0).sql], FLOAT64)),
   ceil: def(1, 1, (s) => fn('ceil', [s.arg(0).sql], FLOAT64)),
-  greatest: def(1, 100, (s) => {
-    const values = unifyAll(args(s));
-    return typed(pg.func('greatest', values.map((v) => v.sql)), commonType(values));
-  }),
-  least: def(1, 100, (s) => {
-    const values = unifyAll(args(s));
-    return typed(pg.func('least', values.map((v) => v.sql)), commonType(values));
-  }),
+  greatest: variadic('greatest', 1, 100),
+  least: variadic('least', 1, 100),
 };

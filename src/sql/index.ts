@@ -93,9 +93,9 @@ function capRows(query: PgQuery, maxRows: number): PgQuery {
 
 /** Distinct `@names` of a query in first-use order; throws SqlError on lex errors. */
 export function queryParameters(query: string): string[] {
-  const names: string[] = [];
-  for (const t of tokenize(query)) if (t.kind === 'param' && !names.includes(t.text)) names.push(t.text);
-  return names;
+  const names = new Set<string>(); // insertion order is first-use order
+  for (const t of tokenize(query)) if (t.kind === 'param') names.add(t.text);
+  return [...names];
 }
 
 /** Names of the top-level WITH CTEs of a query. */

@@ -161,7 +161,7 @@ function readEscape(source: string, at: number): { text: string; length: number 
   if (simple !== undefined) return { text: simple, length: 2 };
   const hexLength = e === 'x' || e === 'X' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
   const digits = hexLength ? source.slice(at + 2, at + 2 + hexLength) : source.slice(at + 1, at + 4);
-  const valid = hexLength ? new RegExp(`^[0-9a-fA-F]{${hexLength}}$`).test(digits) : /^[0-7]{3}$/.test(digits);
+  const valid = hexLength ? digits.length === hexLength && /^[0-9a-fA-F]+$/.test(digits) : /^[0-7]{3}$/.test(digits);
   if (!valid) throw new SqlSyntaxError(`invalid escape sequence \\${e}`, source, at);
   const code = parseInt(digits, hexLength ? 16 : 8);
   if (code === 0 || code > 0x10ffff) throw new SqlSyntaxError('escape sequence out of range', source, at);
