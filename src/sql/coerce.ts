@@ -30,11 +30,21 @@ const SAFE_PATTERNS: Partial<Record<CastType, string>> = {
   DATE: '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}\\s*$',
 };
 
+/**
+ * `logs.bq_timestamp(text)` (migrations/1763780002000_timestamp-parameter-function.js): the rule
+ * below as an IMMUTABLE function, so that the planner folds it for a bound parameter and prunes
+ * partitions when it plans a window bound, not only when the executor starts (BENCHMARKS.md).
+ */
+export const TIMESTAMP_FUNCTION = 'logs.bq_timestamp';
+
 /** A string read as a TIMESTAMP: UTC unless the text names its zone (BigQuery's rule). */
 export function stringToTimestamp(s: Typed): PgExpr {
   if (s.literal !== undefined) {
     return HAS_ZONE_RE.test(s.literal) ? pg.cast(s.sql, 'timestamptz') : pg.atUtc(pg.cast(s.sql, 'timestamp'));
   }
+  // Only for a parameter: a constant at plan time. On a column the function (not inlined,
+  // because it is declared IMMUTABLE over STABLE casts) would cost a call per row.
+  if (s.param) return pg.func(TIMESTAMP_FUNCTION, [s.sql]);
   return pg.case([{ when: pg.op('~', s.sql, pg.literal(HAS_ZONE)), then: pg.cast(s.sql, 'timestamptz') }], pg.atUtc(pg.cast(s.sql, 'timestamp')));
 }
 

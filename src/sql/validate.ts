@@ -8,6 +8,7 @@
  */
 import { loadModule, parseSync } from 'libpg-query';
 import { SqlSandboxError } from './errors.js';
+import { TIMESTAMP_FUNCTION } from './coerce.js';
 
 const LOG_SCHEMA = 'logs';
 
@@ -123,7 +124,8 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
     case 'FuncCall': {
       const name = names(node.funcname);
       const [schema, fn] = name.length === 2 ? name : [undefined, name[0]];
-      if (name.length > 2 || (schema !== undefined && schema !== 'pg_catalog') || !FUNCTIONS.has(fn ?? '') || SET_RETURNING.has(fn ?? '')) {
+      const builtin = name.length <= 2 && (schema === undefined || schema === 'pg_catalog') && FUNCTIONS.has(fn ?? '') && !SET_RETURNING.has(fn ?? '');
+      if (!builtin && name.join('.') !== TIMESTAMP_FUNCTION) {
         throw refuse(`function ${name.join('.')} is not allowed`, sql, at);
       }
       if (node.over) throw refuse('window functions are not allowed', sql, at);
