@@ -4,6 +4,7 @@ import { adapt, asText, castTo, commonType, fromJsonText, unify, unifyAll } from
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { FUNCTIONS, type CallSite } from '../functions.js';
 import { pg, type PgExpr, type PgOrder, type PgQuery } from '../postgres/ast.js';
+import { readOfConstantCte } from '../postgres/constantCte.js';
 import { BOOL, FLOAT64, INT64, NULL_TYPE, STRING, isNumeric, isScalar, scalar, typed, type BqType, type ScalarName, type Typed } from '../types.js';
 import { fieldOf, nameResolves, resolveName } from './names.js';
 import { resolveQuery } from './queries.js';
@@ -114,7 +115,8 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   subquery: (e, scope, ctx) => {
     const r = resolveQuery(e.query, ctx, scope);
     if (r.columns.length !== 1) throw new SqlSyntaxError('a scalar subquery must return one column', ctx.text, e.pos);
-    return typed(pg.subquery(r.query), r.columns[0]!.type);
+    const constant = readOfConstantCte(r.query, (name) => ctx.ctes.get(name.toLowerCase())?.constants);
+    return typed(constant ?? pg.subquery(r.query), r.columns[0]!.type);
   },
   exists: (e, scope, ctx) => typed(pg.subquery(resolveQuery(e.query, ctx, scope).query, true), BOOL),
 };

@@ -4,6 +4,7 @@ import type * as Q from '../ast/queries.js';
 import { SqlNameError, SqlSandboxError, SqlSyntaxError, didYouMean } from '../errors.js';
 import { pg, type PgExpr, type PgOrder, type PgQuery, type PgSelect } from '../postgres/ast.js';
 import { narrowAggregateInput } from '../postgres/narrow.js';
+import { constantRow } from '../postgres/constantCte.js';
 import { unionType, type Typed } from '../types.js';
 import { expectBool, resolveExpr } from './expressions.js';
 import { resolveFromItem } from './from.js';
@@ -32,7 +33,9 @@ export function resolveCtes(list: readonly Q.Cte[], ctx: Context, reserved: Read
     if (ctes.some((c) => c.name.toLowerCase() === key)) throw new SqlNameError(`duplicate CTE name ${cte.name}`, ctx.text, cte.pos);
     const resolved = resolveQuery(cte.query, { ...ctx, ctes: visible });
     ctes.push({ name: cte.name, query: resolved.query });
-    visible.set(key, { name: cte.name, columns: resolved.columns });
+    const row = constantRow(resolved.query);
+    const names = resolved.query.body.kind === 'select' ? resolved.query.body.targets.map((t) => t.name) : [];
+    visible.set(key, { name: cte.name, columns: resolved.columns, ...(row && { constants: { names, row } }) });
   }
   return { ctx: { ...ctx, ctes: visible }, ctes };
 }

@@ -1,6 +1,6 @@
 /** The resolver's state: shared per translation (parameters, aliases) and per SELECT (scopes). */
 import type { SourceLookup, SourceTable } from '../../sources/schema.js';
-import type { PgQuery } from '../postgres/ast.js';
+import type { PgExpr, PgQuery } from '../postgres/ast.js';
 import { SqlLimitError } from '../errors.js';
 import type { BqType, Typed } from '../types.js';
 
@@ -20,7 +20,12 @@ export interface Column { readonly name: string; readonly type: BqType }
 export interface Resolved { readonly query: PgQuery; readonly columns: readonly Column[] }
 
 /** A CTE visible by name. */
-export interface CteBinding { readonly name: string; readonly columns: readonly Column[] }
+export interface CteBinding {
+  readonly name: string;
+  readonly columns: readonly Column[];
+  /** A CTE that is one row of constants: its output names and expressions (postgres/constantCte.ts). */
+  readonly constants?: { readonly names: readonly string[]; readonly row: readonly PgExpr[] };
+}
 
 /** State shared by one translation: parameter numbering and fresh aliases. */
 export class TranslationState {

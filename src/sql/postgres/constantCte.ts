@@ -1,0 +1,50 @@
+/**
+ * A rewrite for speed: a CTE that is one row of constants (`dates AS (SELECT <expr> AS start)`,
+ * no FROM) read through a scalar subquery (`(SELECT start FROM dates)`) is replaced by the
+ * expression itself.
+ *
+ * Why: Postgres runs an uncorrelated scalar subquery as an InitPlan whose value the planner
+ * cannot see. `timestamp >= (SELECT start FROM dates)` was estimated at a third of the table,
+ * so an hour's window got parallel index scans over every partition, which were pruned only
+ * when the InitPlan had run. Inline, `timestamp >= now() - '1 hour'::interval` is estimated from
+ * the statistics and its partitions are pruned at executor start-up (BENCHMARKS.md).
+ *
+ * Same rows: a FROM-less SELECT without WHERE, GROUP BY, HAVING, DISTINCT, ORDER BY, LIMIT or
+ * OFFSET has exactly one row, so the subquery's value is its expression. Only expressions
+ * without aggregates, subqueries or columns qualify; the function table has no volatile function
+ * (now() is the same within a statement), so evaluating the expression once per use is the same
+ * as evaluating it once.
+ */
+import type { PgExpr, PgQuery } from './ast.js';
+import { some } from './transform.js';
+
+const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg', 'percentile_disc']);
+
+const notConstant = (e: PgExpr): boolean =>
+  e.kind === 'column' || e.kind === 'subquery' || (e.kind === 'in' && e.query !== undefined) ||
+  (e.kind === 'func' && (AGGREGATES.has(e.name) || !!e.star || !!e.distinct || !!e.filter || !!e.orderBy || !!e.withinGroup));
+
+/** The expressions of a CTE's single row of constants, in column order; undefined for any other CTE. */
+export function constantRow(query: PgQuery): readonly PgExpr[] | undefined {
+  const s = query.body;
+  if (query.ctes.length || query.orderBy.length || query.limit || query.offset) return undefined;
+  if (s.kind !== 'select' || s.from || s.where || s.groupBy.length || s.having || s.distinct) return undefined;
+  const exprs = s.targets.map((t) => t.expr);
+  return exprs.some((e) => some(e, notConstant)) ? undefined : exprs;
+}
+
+/**
+ * The expression a scalar subquery reads when it is `SELECT alias.column FROM cte AS alias` and
+ * `rowOf(cte)` knows the CTE's constants; undefined otherwise.
+ */
+export function readOfConstantCte(query: PgQuery, rowOf: (cte: string) => { names: readonly string[]; row: readonly PgExpr[] } | undefined): PgExpr | undefined {
+  const s = query.body;
+  if (query.ctes.length || query.orderBy.length || query.limit || query.offset) return undefined;
+  if (s.kind !== 'select' || s.where || s.groupBy.length || s.having || s.distinct || s.targets.length !== 1) return undefined;
+  const from = s.from;
+  const target = s.targets[0]!.expr;
+  if (from?.kind !== 'table' || from.schema !== undefined || target.kind !== 'column' || target.table !== from.alias) return undefined;
+  const cte = rowOf(from.name);
+  const index = cte ? cte.names.indexOf(target.name) : -1;
+  return index < 0 ? undefined : cte!.row[index];
+}
