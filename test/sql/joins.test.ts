@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { insertEvents } from '../support/db.js';
 import { expectTranslation } from '../support/translation.js';
 
@@ -21,6 +22,22 @@ describe('joins and UNNEST', () => {
   it('when CROSS JOIN UNNEST meets a missing record, then the row is dropped', async () => {
     await expectTranslation(`select t.event_message, r.method from ${src} t cross join unnest(t.metadata) as m cross join unnest(m.request) as r where t.project = '${P}' order by t.timestamp`)
       .toReturn([{ event_message: 'with request', method: 'GET' }]);
+  });
+
+  it('when WHERE compares a leaf of the unnested record, then rows without the record stay dropped (the guard is implied)', async () => {
+    const from = `from ${src} t cross join unnest(t.metadata) as m cross join unnest(m.request) as r where t.project = '${P}'`;
+    const t = await expectTranslation(`select t.event_message ${from} and r.method = 'GET'`).toReturn([{ event_message: 'with request' }]);
+    assert.doesNotMatch(t.sql, /IS NOT NULL/, 'the comparison implies the record is there');
+    await expectTranslation(`select t.event_message ${from} and lower(r.method) in ('get', 'post') and r.pathname like '/%'`).toReturn([{ event_message: 'with request' }]);
+  });
+
+  it('when WHERE does not reject a missing leaf, then the guard stays and rows without the record are still dropped', async () => {
+    const from = `from ${src} t cross join unnest(t.metadata) as m cross join unnest(m.request) as r where t.project = '${P}'`;
+    // 'no request' has no request record: a NULL method there must not let it through.
+    const isNull = await expectTranslation(`select t.event_message ${from} and r.pathname is null`).toReturn([]);
+    assert.match(isNull.sql, /IS NOT NULL/);
+    await expectTranslation(`select t.event_message ${from} and (r.method = 'GET' or t.event_message = 'no request')`).toReturn([{ event_message: 'with request' }]);
+    await expectTranslation(`select t.event_message ${from} and coalesce(r.method, 'none') = 'none'`).toReturn([]);
   });
 
   it('when LEFT JOIN UNNEST … ON TRUE meets a missing record, then the row stays with NULLs', async () => {

@@ -7,7 +7,7 @@ import { narrowAggregateInput } from '../postgres/narrow.js';
 import { constantRow } from '../postgres/constantCte.js';
 import { unionType, type Typed } from '../types.js';
 import { expectBool, resolveExpr } from './expressions.js';
-import { resolveFromItem } from './from.js';
+import { dropImpliedGuards, resolveFromItem } from './from.js';
 import { rangeColumns, recordColumns, resolvePath } from './names.js';
 import { Scope, type Column, type Context, type Resolved, type SelectTarget } from './scope.js';
 
@@ -76,7 +76,7 @@ function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody 
   const where = s.where && expectBool(resolveExpr(s.where, scope, ctx), ctx, s.where.pos);
   const groupBy = s.groupBy.map((g) => resolveGroupKey(g, items, scope, ctx));
   const having = s.having && resolveExpr(s.having, scope.withAliases(items), ctx).sql;
-  const conditions = [...guards, ...(where ? [where] : [])];
+  const conditions = [...dropImpliedGuards(guards, where), ...(where ? [where] : [])];
   const select: PgSelect = {
     kind: 'select',
     distinct: s.distinct,
