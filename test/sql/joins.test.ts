@@ -82,6 +82,21 @@ describe('joins and UNNEST', () => {
       .toReturn([{ method: null, low: null, n: 1, p: null }, { method: 'GET', low: 'get', n: 1, p: '/a' }]);
   });
 
+  it('when several aggregates test one leaf, then it is read once per row and the counts are right', async () => {
+    const t = await expectTranslation(`select timestamp_trunc(t.timestamp, hour) as h,
+        countif(r.status_code < 400) as ok, countif(r.status_code >= 400 and r.status_code < 500) as warn, countif(r.status_code >= 500) as err
+      from ${src} t cross join unnest(t.metadata) as m cross join unnest(m.response) as r
+      where t.project = '${P}' group by h`).toReturn([{ h: ts(0).slice(0, 13) + ':00:00.000Z', ok: 1, warn: 0, err: 1 }]);
+    assert.equal(t.sql.split("->> 'status_code'").length - 1, 1, t.sql);
+  });
+
+  it('when an aggregate tests a leaf only behind AND, then the leaf is not read for rows the AND skips', async () => {
+    // cast('GET' as int64) fails: computed for every row in the inner query, this would be an error.
+    await expectTranslation(`select timestamp_trunc(t.timestamp, hour) as h, countif(t.event_message = 'numeric method' and cast(r.method as int64) > 0) as n
+      from ${src} t cross join unnest(t.metadata) as m cross join unnest(m.request) as r
+      where t.project = '${P}' group by h`).toReturn([{ h: ts(0).slice(0, 13) + ':00:00.000Z', n: 0 }]);
+  });
+
   it('when CTEs are joined with JOIN USING and INNER / LEFT JOIN ON, then rows match', async () => {
     await expectTranslation(`
       with a as (select 1 as k, 'x' as v union all select 2, 'y'),

@@ -37,16 +37,30 @@ export function narrowAggregateInput(query: PgQuery, newAlias: () => string): Pg
   const keys = select.groupBy.filter((g) => !isOrdinal(g));
   const projections: { expr: PgExpr; name: string }[] = keys.map((expr, i) => ({ expr, name: `c${i}` }));
   const keyIndex = (e: PgExpr): number => keys.findIndex((k) => sameExpr(k, e));
+  // An expression already projected (a GROUP BY key or an earlier one) reuses its column.
   const project = (e: PgExpr): PgExpr => {
-    const k = keyIndex(e);
-    const name = k >= 0 ? `c${k}` : `c${projections.push({ expr: e, name: `c${projections.length}` }) - 1}`;
+    const existing = projections.find((p) => sameExpr(p.expr, e));
+    const name = existing ? existing.name : `c${projections.push({ expr: e, name: `c${projections.length}` }) - 1}`;
     return pg.column(alias, name);
   };
 
-  // Inside an aggregate every row-level subtree can move inward as a whole.
+  // Inside an aggregate every row-level subtree can move inward as a whole; one that reads JSON
+  // is split down to its leaf reads when every part of it is evaluated anyway, so a leaf that
+  // several aggregates test (`status < 400`, `status >= 500`) is read once per row, not once per
+  // test (perf: each read decompresses `metadata` again; BENCHMARKS.md).
+  // AND / OR may skip an operand, so they are split only when every leaf they read is projected
+  // anyway (read for every row by another test); `prime` projects those first.
+  const isProjected = (e: PgExpr): boolean => projections.some((p) => sameExpr(p.expr, e));
   const inside = (e: PgExpr): PgExpr => {
     if (some(e, isAggregate)) return mapChildren(e, inside);
-    return some(e, isLocal) ? project(e) : e;
+    if (!some(e, isLocal)) return e;
+    if (!some(e, readsJson) || isLeafRead(e)) return project(e);
+    const split = evaluatesAllParts(e) || (e.kind === 'andOr' && leafReads(e).every(isProjected));
+    return split ? mapChildren(e, inside) : project(e);
+  };
+  const prime = (e: PgExpr, inAggregate: boolean): void => {
+    if (inAggregate && isLeafRead(e) && some(e, isLocal)) project(e);
+    else if (!inAggregate || isAggregate(e) || evaluatesAllParts(e)) forEachChild(e, (c) => prime(c, inAggregate || isAggregate(e)));
   };
   // Outside aggregates only GROUP BY keys move as a whole (so the outer GROUP BY still matches);
   // other expressions are rebuilt around their grouped parts.
@@ -58,6 +72,7 @@ export function narrowAggregateInput(query: PgQuery, newAlias: () => string): Pg
     return mapChildren(e, outer);
   };
 
+  for (const t of select.targets) prime(t.expr, false);
   const groupBy = select.groupBy.map((g) => (isOrdinal(g) ? g : project(g)));
   const grouped = (e: PgExpr): PgExpr => (some(e, isLocal) ? project(e) : e);
   const targets = select.targets.map((t, i) => ({ name: t.name, expr: byOrdinal.has(i) && !some(t.expr, isAggregate) ? grouped(t.expr) : outer(t.expr) }));
@@ -70,6 +85,37 @@ export function narrowAggregateInput(query: PgQuery, newAlias: () => string): Pg
   };
   const narrowed: PgSelect = { kind: 'select', distinct: select.distinct, targets, from: { kind: 'derived', query: inner, alias }, groupBy, having };
   return { ...query, body: narrowed, orderBy };
+}
+
+/** A JSON read, possibly cast: `(t.metadata->0->'response'->0->>'status_code')::bigint`. */
+function isLeafRead(e: PgExpr): boolean {
+  return readsJson(e) || (e.kind === 'cast' && isLeafRead(e.operand));
+}
+
+/**
+ * Functions that evaluate all their arguments whenever they are called. CASE, COALESCE, AND, OR
+ * and IN lists may skip a part, and a part computed for every row in the inner query could then
+ * raise an error (a failing cast) that the whole expression never reached.
+ */
+const EVALUATES_ALL_ARGUMENTS = new Set(['strpos', 'lower', 'upper', 'length', 'btrim', 'starts_with', 'substr', 'substring', 'right', 'replace', 'date_trunc', 'timezone', 'to_char', 'regexp_replace']);
+
+function evaluatesAllParts(e: PgExpr): boolean {
+  switch (e.kind) {
+    case 'op': case 'not': case 'neg': case 'is': case 'between': case 'cast': return true;
+    case 'func': return EVALUATES_ALL_ARGUMENTS.has(e.name) && !e.filter && !e.orderBy && !e.withinGroup;
+    default: return false;
+  }
+}
+
+/** The JSON reads of an expression that are not part of a longer read. */
+function leafReads(e: PgExpr, out: PgExpr[] = []): PgExpr[] {
+  if (isLeafRead(e)) out.push(e);
+  else forEachChild(e, (c) => leafReads(c, out));
+  return out;
+}
+
+function forEachChild(e: PgExpr, f: (child: PgExpr) => void): void {
+  mapChildren(e, (c) => (f(c), c));
 }
 
 function isOrdinal(e: PgExpr): boolean {
