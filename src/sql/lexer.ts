@@ -24,22 +24,102 @@ export interface Token {
 /** Larger inputs are refused before any work (CONTRACT.md §2: `sql` up to 100 KB). */
 export const MAX_QUERY_BYTES = 100 * 1024;
 
-const TWO_CHAR_OPERATORS = new Set(['<>', '!=', '<=', '>=', '||', '<<', '>>']);
-const ONE_CHAR_OPERATORS = new Set(['(', ')', ',', '.', ';', '[', ']', '*', '+', '-', '/', '=', '<', '>', '|', '&', '^', '~']);
 const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
   a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '?': '?', '"': '"', "'": "'", '`': '`',
 };
 
-/** Whitespace and line comments, skipped in one sticky-regex step (much faster than a char loop). */
-const SKIP = /(?:[ \t\n\r\f\v]+|--[^\n]*|#[^\n]*)+/y;
-const WORD = /[A-Za-z_][A-Za-z0-9_]*/y;
+// perf: the lexer works on char codes with a class table: no regex call or one-character string
+// per character (logs.all, 876 tokens: 48 → 28 µs, with the interned words below).
+const WORD_START = 1;
+const WORD_PART = 2;
+/** Characters that start a skip: whitespace, `-` (of `--`) and `#`. */
+const SKIP_START = 8;
+const CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[A-Za-z_]/.test(ch)) CLASS[c]! |= WORD_START | WORD_PART;
+  if (/[0-9]/.test(ch)) CLASS[c]! |= WORD_PART;
+  if (/[ \t\n\r\f\v#-]/.test(ch)) CLASS[c]! |= SKIP_START;
+}
+
+/** One-character operators by char code; `<>`, `!=`, `<=`, `>=`, `||`, `<<`, `>>` are read first. */
+const ONE_CHAR_OPERATORS: (string | undefined)[] = [];
+for (const op of ['(', ')', ',', '.', ';', '[', ']', '*', '+', '-', '/', '=', '<', '>', '|', '&', '^', '~']) ONE_CHAR_OPERATORS[op.charCodeAt(0)] = op;
+
+/**
+ * Words seen before, interned by a hash computed while scanning: a word found here reuses its
+ * text and upper-case copy, so most words (keywords, names) cost no substring, no upper-casing
+ * and no string hashing. Upper-case copies are internalized, so the parser's keyword
+ * comparisons are pointer comparisons. Open addressing, cleared when half full, so hostile
+ * input cannot grow it.
+ */
+const INTERN_SLOTS = 4096;
+const INTERN_PROBES = 8;
+const internText: (string | undefined)[] = new Array<string | undefined>(INTERN_SLOTS).fill(undefined);
+const internUpper: string[] = new Array<string>(INTERN_SLOTS).fill('');
+let interned = 0;
+
+/** The same string, internalized (V8 internalizes property names). */
+function internalized(s: string): string {
+  return Object.keys({ [s]: 0 })[0]!;
+}
+
+/** Slot of the word `source[start, end)` with hash `hash`, or the empty slot to put it in, or -1. */
+function internSlot(source: string, start: number, end: number, hash: number): number {
+  const length = end - start;
+  for (let k = 0, slot = hash & (INTERN_SLOTS - 1); k < INTERN_PROBES; k++, slot = (slot + 1) & (INTERN_SLOTS - 1)) {
+    const text = internText[slot];
+    if (text === undefined || (text.length === length && source.startsWith(text, start))) return slot;
+  }
+  return -1;
+}
+
+function wordToken(source: string, start: number, end: number, hash: number): Token {
+  let slot = internSlot(source, start, end, hash);
+  if (slot >= 0) {
+    const text = internText[slot];
+    if (text !== undefined) return token('word', text, internUpper[slot]!, start, end);
+  }
+  const text = source.slice(start, end);
+  const upper = internalized(text.toUpperCase());
+  if (interned >= INTERN_SLOTS / 2) {
+    internText.fill(undefined);
+    interned = 0;
+    slot = hash & (INTERN_SLOTS - 1);
+  }
+  if (slot >= 0) {
+    internText[slot] = text;
+    internUpper[slot] = upper;
+    interned++;
+  }
+  return token('word', text, upper, start, end);
+}
 
 function isWordStart(code: number): boolean {
-  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || code === 95;
+  return code < 128 && (CLASS[code]! & WORD_START) !== 0;
 }
 
 function isDigitCode(code: number): boolean {
   return code >= 48 && code <= 57;
+}
+
+/** End of the word (`[A-Za-z0-9_]*`) continuing at `i`. */
+function wordEnd(source: string, i: number): number {
+  for (let code = source.charCodeAt(i); code < 128 && (CLASS[code]! & WORD_PART) !== 0; code = source.charCodeAt(++i));
+  return i;
+}
+
+/** Whitespace and `--` / `#` comments from `i`; returns where the next token or `/*` starts. */
+function skip(source: string, i: number): number {
+  for (;;) {
+    const code = source.charCodeAt(i);
+    if (code === 32 || code === 10 || code === 9 || code === 13 || code === 12 || code === 11) i++;
+    else if (code === 35 || (code === 45 && source.charCodeAt(i + 1) === 45)) {
+      const eol = source.indexOf('\n', i);
+      if (eol < 0) return source.length;
+      i = eol;
+    } else return i;
+  }
 }
 
 export function tokenize(source: string): Token[] {
@@ -52,66 +132,69 @@ export function tokenize(source: string): Token[] {
   let i = 0;
   for (;;) {
     let code = source.charCodeAt(i);
-    while (code === 32) code = source.charCodeAt(++i); // the common case, without a regex call
-    if (code === 10 || code === 9 || code === 13 || code === 45 || code === 35 || code === 12 || code === 11) {
-      SKIP.lastIndex = i;
-      if (SKIP.test(source)) code = source.charCodeAt((i = SKIP.lastIndex));
-    }
+    while (code === 32 || code === 10 || code === 9 || code === 13) code = source.charCodeAt(++i); // the common case, inline
+    if (code < 128 && (CLASS[code]! & SKIP_START) !== 0) code = source.charCodeAt((i = skip(source, i)));
     if (i >= n) break;
-    const c = source[i]!;
     const start = i;
-    if (c === '/' && source[i + 1] === '*') {
+    if (code < 128 && (CLASS[code]! & WORD_START) !== 0) {
+      const next = source.charCodeAt(i + 1);
+      if (next === 39 || next === 34) {
+        if (code === 114 || code === 82) { // r'…', R"…"
+          const { value, end } = readQuoted(source, i + 1, true);
+          tokens.push(token('string', value, value, start, (i = end)));
+          continue;
+        }
+        if (code === 98 || code === 66) throw new SqlUnsupportedError('BYTES literals are not supported', source, i);
+      }
+      let hash = code;
+      for (code = source.charCodeAt(++i); code < 128 && (CLASS[code]! & WORD_PART) !== 0; code = source.charCodeAt(++i)) hash = (Math.imul(hash, 31) + code) | 0;
+      tokens.push(wordToken(source, start, i, hash));
+    } else if (code === 39 || code === 34) {
+      const { value, end } = readQuoted(source, i, false);
+      tokens.push(token('string', value, value, start, (i = end)));
+    } else if (code === 96) {
+      const { value, end } = readQuoted(source, i, false);
+      if (value === '') throw new SqlSyntaxError('empty quoted identifier', source, i);
+      tokens.push(token('quoted', value, value, start, (i = end)));
+    } else if (isDigitCode(code) || (code === 46 && isDigitCode(source.charCodeAt(i + 1)))) {
+      i = readNumber(source, i);
+      const text = source.slice(start, i);
+      tokens.push(token('number', text, text, start, i));
+    } else if (code === 64) { // @
+      const next = source.charCodeAt(i + 1);
+      if (next === 64) throw new SqlUnsupportedError('system variables (@@) are not supported', source, i);
+      if (!isWordStart(next)) throw new SqlSyntaxError('expected a parameter name after @', source, i);
+      i = wordEnd(source, i + 2);
+      const text = source.slice(start + 1, i);
+      tokens.push(token('param', text, text, start, i));
+    } else if (code === 47 && source.charCodeAt(i + 1) === 42) { // /* … */
       const close = source.indexOf('*/', i + 2);
       if (close < 0) throw new SqlSyntaxError('unterminated /* comment', source, i);
       i = close + 2;
-    } else if (isWordStart(code)) {
-      const next = source[i + 1];
-      if (next === "'" || next === '"') {
-        if (c === 'r' || c === 'R') {
-          const { value, end } = readQuoted(source, i + 1, true);
-          tokens.push(token('string', value, start, (i = end)));
-          continue;
-        }
-        if (c === 'b' || c === 'B') throw new SqlUnsupportedError('BYTES literals are not supported', source, i);
-      }
-      WORD.lastIndex = i;
-      WORD.test(source);
-      i = WORD.lastIndex;
-      tokens.push(token('word', source.slice(start, i), start, i));
-    } else if (c === "'" || c === '"') {
-      const { value, end } = readQuoted(source, i, false);
-      tokens.push(token('string', value, start, (i = end)));
-    } else if (c === '`') {
-      const { value, end } = readQuoted(source, i, false);
-      if (value === '') throw new SqlSyntaxError('empty quoted identifier', source, i);
-      tokens.push(token('quoted', value, start, (i = end)));
-    } else if (isDigitCode(code) || (c === '.' && isDigitCode(source.charCodeAt(i + 1)))) {
-      i = readNumber(source, i);
-      tokens.push(token('number', source.slice(start, i), start, i));
-    } else if (c === '@') {
-      if (source[i + 1] === '@') throw new SqlUnsupportedError('system variables (@@) are not supported', source, i);
-      if (!isWordStart(source.charCodeAt(i + 1))) throw new SqlSyntaxError('expected a parameter name after @', source, i);
-      WORD.lastIndex = i + 1;
-      WORD.test(source);
-      i = WORD.lastIndex;
-      tokens.push(token('param', source.slice(start + 1, i), start, i));
     } else {
-      const two = source.slice(i, i + 2);
-      const op = TWO_CHAR_OPERATORS.has(two) ? two : ONE_CHAR_OPERATORS.has(c) ? c : undefined;
-      if (!op) throw new SqlSyntaxError(`unexpected character ${JSON.stringify(c)}`, source, i);
+      const op = twoCharOperator(code, source.charCodeAt(i + 1)) ?? ONE_CHAR_OPERATORS[code];
+      if (!op) throw new SqlSyntaxError(`unexpected character ${JSON.stringify(source[i])}`, source, i);
       i += op.length;
-      tokens.push(token('op', op, start, i));
+      tokens.push(token('op', op, op, start, i));
     }
   }
-  tokens.push(token('eof', '', n, n));
+  tokens.push(token('eof', '', '', n, n));
   return tokens;
 }
 
-function token(kind: TokenKind, text: string, start: number, end: number): Token {
-  return { kind, text, upper: kind === 'word' ? text.toUpperCase() : text, start, end };
+function twoCharOperator(a: number, b: number): string | undefined {
+  switch (a) {
+    case 60: return b === 62 ? '<>' : b === 61 ? '<=' : b === 60 ? '<<' : undefined; // <
+    case 62: return b === 61 ? '>=' : b === 62 ? '>>' : undefined; // >
+    case 33: return b === 61 ? '!=' : undefined; // !
+    case 124: return b === 124 ? '||' : undefined; // |
+    default: return undefined;
+  }
 }
 
-
+function token(kind: TokenKind, text: string, upper: string, start: number, end: number): Token {
+  return { kind, text, upper, start, end };
+}
 
 const NUMBER = /0[xX][0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?/y;
 
@@ -126,31 +209,36 @@ function readNumber(source: string, start: number): number {
 
 /** Reads a '…', "…", `…` or triple-quoted literal starting at `start` (the opening quote). */
 function readQuoted(source: string, start: number, raw: boolean): { value: string; end: number } {
-  const quote = source[start]!;
-  const triple = quote !== '`' && source.startsWith(quote.repeat(3), start);
-  const close = triple ? quote.repeat(3) : quote;
-  let i = start + close.length;
+  const quote = source.charCodeAt(start);
+  const triple = quote !== 96 && source.charCodeAt(start + 1) === quote && source.charCodeAt(start + 2) === quote;
+  const n = source.length;
+  let i = start + (triple ? 3 : 1);
   let value = '';
-  while (i < source.length) {
-    const c = source[i]!;
-    if (source.startsWith(close, i)) return { value, end: i + close.length };
-    if (!triple && (c === '\n' || c === '\r')) break;
-    if (c === '\0') throw new SqlSyntaxError('NUL characters are not allowed in literals', source, i);
-    if (c === '\\') {
+  // Runs of plain characters are copied with one slice each.
+  let run = i;
+  while (i < n) {
+    const code = source.charCodeAt(i);
+    if (code === quote && (!triple || (source.charCodeAt(i + 1) === quote && source.charCodeAt(i + 2) === quote))) {
+      return { value: value + source.slice(run, i), end: i + (triple ? 3 : 1) };
+    }
+    if (!triple && (code === 10 || code === 13)) break;
+    if (code === 0) throw new SqlSyntaxError('NUL characters are not allowed in literals', source, i);
+    if (code === 92) { // backslash
+      value += source.slice(run, i);
       if (raw) {
-        value += c + (source[i + 1] ?? '');
+        value += source.slice(i, i + 2);
         i += 2;
-        continue;
+      } else {
+        const { text, length } = readEscape(source, i);
+        value += text;
+        i += length;
       }
-      const { text, length } = readEscape(source, i);
-      value += text;
-      i += length;
+      run = i;
       continue;
     }
-    value += c;
     i++;
   }
-  const what = quote === '`' ? 'quoted identifier' : 'string literal';
+  const what = quote === 96 ? 'quoted identifier' : 'string literal';
   throw new SqlSyntaxError(`unterminated ${what}`, source, start);
 }
 
