@@ -37,8 +37,16 @@ FROM "logs"."gotrue_logs_prod" AS "t0"
 WHERE ((("t0"."metadata" -> 0) IS NOT NULL) AND ("t0"."project" = $1::text))`],
   ['an aggregate over JSON leaves computes them in an inner query fenced by OFFSET 0',
     'select r.method, count(*) as n from `deno-relay-logs` t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.method',
-    `SELECT "t1"."c0" AS "method", count(*) AS "n"
-FROM (SELECT (((("t0"."metadata" -> 0) -> 'request') -> 0) ->> 'method') AS "c0"
+    `SELECT ("t1"."c0" ->> 'method') AS "method", count(*) AS "n"
+FROM (SELECT ((("t0"."metadata" -> 0) -> 'request') -> 0) AS "c0"
+FROM "logs"."deno_relay_logs" AS "t0"
+OFFSET 0) AS "t1"
+WHERE ("t1"."c0" IS NOT NULL)
+GROUP BY ("t1"."c0" ->> 'method')`],
+  ['an aggregate over a guarded record whose inner columns could fail keeps the guard inside',
+    'select r.method, sum(cast(t.event_message as int64)) as n from `deno-relay-logs` t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.method',
+    `SELECT "t1"."c0" AS "method", (sum("t1"."c1"))::bigint AS "n"
+FROM (SELECT (((("t0"."metadata" -> 0) -> 'request') -> 0) ->> 'method') AS "c0", ("t0"."event_message")::bigint AS "c1"
 FROM "logs"."deno_relay_logs" AS "t0"
 WHERE (((("t0"."metadata" -> 0) -> 'request') -> 0) IS NOT NULL)
 OFFSET 0) AS "t1"
