@@ -14,6 +14,7 @@ import { tokenize } from './lexer.js';
 import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
 import { printQuery } from './postgres/print.js';
+import { dropUnobservableCteOrder } from './postgres/cteOrder.js';
 import { resolveCtes, resolveQuery, TranslationState, type Context, type Resolved } from './resolve.js';
 import { typeName } from './types.js';
 import { loadValidator, validatePostgres } from './validate.js';
@@ -57,7 +58,8 @@ export function translateQuery(input: TranslateInput): Translation {
   const state = new TranslationState();
   const base: Context = { translation: state, text: input.query, sources: input.sources, ctes: new Map() };
   const resolved = input.sandboxSql === undefined ? resolveQuery(endpoint, base) : resolveSandboxed(endpoint, input.sandboxSql, base);
-  const query = input.maxRows === undefined ? resolved.query : capRows(resolved.query, input.maxRows);
+  const ordered = dropUnobservableCteOrder(resolved.query);
+  const query = input.maxRows === undefined ? ordered : capRows(ordered, input.maxRows);
   const sql = printQuery(query);
   validatePostgres(sql);
   return {
