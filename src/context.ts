@@ -36,6 +36,7 @@ export interface AppContext {
   /**
    * Connections logged in as the reader role, for endpoint queries (src/db/readerPool.ts);
    * undefined where that is not possible (then queries use SET LOCAL ROLE on `db.pool`).
+   * Use only through executeReadOnly: its sessions must keep their startup settings.
    */
   readonly reader: pg.Pool | undefined;
   /** True when running on the embedded database. */
@@ -70,7 +71,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const cache = await createResultCache(config, metrics, logger);
   let reader: pg.Pool | undefined;
   if (!embedded) {
-    const opened = await openReaderPool(db, { poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger });
+    const opened = await openReaderPool(db, { poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, statementTimeoutMs: config.queryTimeoutMs });
     if ('unavailable' in opened) logger.warn(`endpoint queries will use SET LOCAL ROLE: ${opened.unavailable}`);
     else reader = opened;
   }

@@ -10,10 +10,16 @@
  * (HMAC), so every replica with the same DATABASE_URL computes the same one and none needs
  * another secret. When that cannot be done (no CREATEROLE right, pg_hba refuses the user, the
  * embedded database), the service falls back to SET LOCAL ROLE and logs why.
+ *
+ * The connections start with the settings of an endpoint query's transaction (read only,
+ * statement_timeout = QUERY_TIMEOUT_MS, TimeZone UTC, jit off, standard_conforming_strings on:
+ * readOnlySessionOptions), so a query on them needs only BEGIN READ ONLY, itself and ROLLBACK
+ * (src/query/execute.ts). Use them only through executeReadOnly, whose ROLLBACK keeps the
+ * session as it started.
  */
 import { createHmac } from 'node:crypto';
 import type pg from 'pg';
-import { READER_ROLE } from '../query/execute.js';
+import { READER_ROLE, readOnlySessionOptions, registerReadOnlySession } from '../query/execute.js';
 import { createPgPool, type Database, type DatabaseOptions } from './pool.js';
 
 export function readerUrl(serviceUrl: string): { url: string; password: string | undefined } {
@@ -24,26 +30,33 @@ export function readerUrl(serviceUrl: string): { url: string; password: string |
   return { url: url.toString(), password };
 }
 
-export async function openReaderPool(db: Database, options: Omit<DatabaseOptions, 'url'>): Promise<pg.Pool | { unavailable: string }> {
+export async function openReaderPool(
+  db: Database,
+  options: Omit<DatabaseOptions, 'url'> & { statementTimeoutMs: number },
+): Promise<pg.Pool | { unavailable: string }> {
   const { url, password } = readerUrl(db.url);
-  const pool = createPgPool({ ...options, url }, 'logquery-reader');
-  if (await logsInAsReader(pool)) return pool;
+  const { statementTimeoutMs, ...poolOptions } = options;
+  const pool = createPgPool({ ...poolOptions, url }, 'logquery-reader', readOnlySessionOptions(statementTimeoutMs));
+  registerReadOnlySession(pool, statementTimeoutMs);
+  if ((await logsInAsReader(pool)) === true) return pool;
   // ALTER ROLE takes no bind parameters; the password is hex, so quoting it is safe. It may fail
   // because another process of this cluster altered the role at the same moment: then the
   // second login attempt tells.
   const altered = await db.pool
     .query(`ALTER ROLE ${READER_ROLE} LOGIN${password ? ` PASSWORD '${password}'` : ''}`)
     .then(() => undefined, (err: Error) => err.message);
-  if (await logsInAsReader(pool)) return pool;
+  const second = await logsInAsReader(pool);
+  if (second === true) return pool;
   await pool.end();
-  return { unavailable: altered ? `cannot give ${READER_ROLE} a login (${altered})` : `cannot log in as ${READER_ROLE} (check pg_hba.conf)` };
+  return { unavailable: altered ? `cannot give ${READER_ROLE} a login (${altered})` : `cannot log in as ${READER_ROLE} (${second}; check pg_hba.conf)` };
 }
 
-async function logsInAsReader(pool: pg.Pool): Promise<boolean> {
+/** True, or why not (the login or a startup option was refused). */
+async function logsInAsReader(pool: pg.Pool): Promise<true | string> {
   try {
     const { rows } = await pool.query('SELECT current_user AS who');
-    return rows[0]?.who === READER_ROLE;
-  } catch {
-    return false;
+    return rows[0]?.who === READER_ROLE || `logged in as ${String(rows[0]?.who)}`;
+  } catch (err) {
+    return (err as Error).message;
   }
 }

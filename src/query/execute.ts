@@ -1,13 +1,20 @@
 /**
- * Runs one translated endpoint query: the third wall of sandboxing (DESIGN.md).
+ * Runs one translated endpoint query: the third wall of sandboxing (SECURITY.md).
  *
- *   BEGIN READ ONLY; SET LOCAL ROLE logquery_reader; SET LOCAL statement_timeout …; TimeZone UTC; jit off
+ *   BEGIN READ ONLY; SET LOCAL ROLE logquery_reader; SET LOCAL statement_timeout …; TimeZone UTC;
+ *   jit off; standard_conforming_strings on
  *   <the query, as an unnamed prepared statement with its $n values, so the planner sees them>
  *   ROLLBACK
  *
  * The role can only SELECT log tables; the transaction cannot write; the timeout cancels the
- * backend itself, so a runaway query frees its connection.
+ * backend itself, so a runaway query frees its connection; the ROLLBACK undoes whatever the
+ * query changed in the session (`set_config(…, false)` included), so nothing of one query
+ * reaches the next one on the pooled connection.
+ *
+ * On Postgres all of it goes out as one pipelined batch (TransactionBatch below): one round trip
+ * per query instead of three. The embedded PGlite keeps the three round trips (`pipelined: false`).
  */
+import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { BadRequestError } from '../errors.js';
 import { RAW_TYPES } from './encode.js';
@@ -24,6 +31,11 @@ export interface ExecuteOptions {
   useReaderRole: boolean;
   /** Cap on the bytes of the result read from the database (default MAX_RESULT_BYTES). */
   maxResultBytes?: number;
+  /**
+   * The whole transaction in one round trip (default). `false`: BEGIN…, the query and ROLLBACK as
+   * three round trips, for servers that are not known to take a pipelined batch (the embedded PGlite).
+   */
+  pipelined?: boolean;
 }
 
 export const READER_ROLE = 'logquery_reader';
@@ -48,9 +60,14 @@ export const MAX_RESULT_BYTES = 64 * 1024 * 1024;
 export const READ_TIMEOUT_GRACE_MS = 5_000;
 
 export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknown[], options: ExecuteOptions): Promise<QueryRun> {
+  // Values are mapped to wire text first (as pg does), so a value pg cannot send fails here,
+  // before anything of the transaction is written to the connection.
+  const params = values.map(prepareValue);
   const client = await pool.connect();
-  const query_timeout = Math.floor(options.timeoutMs) + READ_TIMEOUT_GRACE_MS;
+  const timeoutMs = Math.floor(options.timeoutMs);
+  const query_timeout = timeoutMs + READ_TIMEOUT_GRACE_MS;
   let broken = false;
+  let rollback = true;
   const limit = options.maxResultBytes ?? MAX_RESULT_BYTES;
   const stream = (client as unknown as { connection?: { stream?: NodeJS.ReadableStream & { destroy(): void } } }).connection?.stream;
   let received = 0;
@@ -65,25 +82,26 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
   // The dropped connection surfaces as a client 'error' event; the pool listens only while idle.
   const ignore = () => undefined;
   try {
-    const role = options.useReaderRole ? `SET LOCAL ROLE ${READER_ROLE}; ` : '';
-    // security: standard_conforming_strings is forced on because the printer escapes string
-    // literals by doubling quotes only and wall 2 (libpg-query) parses with it on; a database or
-    // role configured with it off would read `'\''` as an escaped quote and let a caller's
-    // literal end early and inject SQL (test/security/walls.test.ts).
-    const begin: pg.QueryConfig & { query_timeout: number } = {
-      text: `BEGIN READ ONLY; ${role}SET LOCAL statement_timeout = ${Math.floor(options.timeoutMs)}; SET LOCAL TimeZone = 'UTC'; SET LOCAL jit = off; SET LOCAL standard_conforming_strings = on`,
-      query_timeout,
-    };
-    await client.query(begin);
-    // security: always the extended protocol (one statement per Parse). Without values `pg` would
-    // use the simple protocol, where `SELECT 1; COMMIT; …` runs several statements and the ones
-    // after COMMIT escape the read-only transaction and the reader role.
-    // (`queryMode` is a pg ≥ 8.10 option that @types/pg does not declare yet.)
-    const query: pg.QueryArrayConfig & { queryMode: 'extended'; query_timeout: number } = { text: sql, values, rowMode: 'array', types: RAW_TYPES, queryMode: 'extended', query_timeout };
+    const start = transactionStart(options.useReaderRole ? undefined : readOnlySessions.get(pool), options.useReaderRole, timeoutMs);
     client.on('error', ignore);
     stream?.on('data', count);
-    const result = await client.query(query);
-    return { fields: result.fields, rows: result.rows as Array<Array<string | null>> };
+    if (options.pipelined === false) {
+      await client.query({ text: start.join('; '), query_timeout } as pg.QueryConfig);
+      // security: always the extended protocol (one statement per Parse). Without values `pg` would
+      // use the simple protocol, where `SELECT 1; COMMIT; …` runs several statements and the ones
+      // after COMMIT escape the read-only transaction and the reader role.
+      // (`queryMode` is a pg ≥ 8.10 option that @types/pg does not declare yet.)
+      const query: pg.QueryArrayConfig & { queryMode: 'extended'; query_timeout: number } = { text: sql, values: params, rowMode: 'array', types: RAW_TYPES, queryMode: 'extended', query_timeout };
+      const result = await client.query(query);
+      return { fields: result.fields, rows: result.rows as Array<Array<string | null>> };
+    }
+    const run = await new Promise<QueryRun>((resolve, reject) => {
+      client.query(new TransactionBatch(start, sql, params, query_timeout, (err, res) => (err ? reject(err) : resolve(res!))));
+    });
+    // The batch ended with ROLLBACK: the connection is idle again, unless something kept a
+    // transaction open (then roll it back like after an error).
+    rollback = client.getTransactionStatus() !== 'I';
+    return run;
   } catch (err) {
     broken = tooLarge || isConnectionError(err);
     if (tooLarge) {
@@ -94,10 +112,164 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
     throw err;
   } finally {
     stream?.removeListener('data', count);
-    if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+    if (!broken && rollback) await client.query('ROLLBACK').catch(() => (broken = true));
     if (!broken) client.removeListener('error', ignore); // a dropped client may still report its end
     client.release(broken);
   }
+}
+
+/**
+ * The statements that open the read-only transaction of one query, each a statement of its own.
+ *
+ * On a pool of read-only sessions (below) the settings are already those of the connection, and
+ * only statement_timeout is set when this query's limit differs from the connection's.
+ *
+ * security: standard_conforming_strings is forced on because the printer escapes string literals
+ * by doubling quotes only and wall 2 (libpg-query) parses with it on; a database or role
+ * configured with it off would read `'\''` as an escaped quote and let a caller's literal end
+ * early and inject SQL (test/security/walls.test.ts).
+ */
+function transactionStart(session: ReadOnlySession | undefined, useReaderRole: boolean, timeoutMs: number): string[] {
+  if (session) return ['BEGIN READ ONLY', ...(session.statementTimeoutMs === timeoutMs ? [] : [`SET LOCAL statement_timeout = ${timeoutMs}`])];
+  return [
+    'BEGIN READ ONLY',
+    ...(useReaderRole ? [`SET LOCAL ROLE ${READER_ROLE}`] : []),
+    `SET LOCAL statement_timeout = ${timeoutMs}`,
+    "SET LOCAL TimeZone = 'UTC'",
+    'SET LOCAL jit = off',
+    'SET LOCAL standard_conforming_strings = on',
+  ];
+}
+
+interface ReadOnlySession {
+  statementTimeoutMs: number;
+}
+
+/** Pools opened with readOnlySessionOptions (the reader's own connections). */
+const readOnlySessions = new WeakMap<pg.Pool, ReadOnlySession>();
+
+/**
+ * Startup options (pg's `options`) that give a connection the settings of a query's transaction
+ * for its whole session, for a pool whose connections run endpoint queries only
+ * (src/db/readerPool.ts). Options from the startup packet take precedence over settings of the
+ * role or the database (`ALTER ROLE … SET standard_conforming_strings = off` does not apply).
+ *
+ * security: the session keeps them because every query on it ends in ROLLBACK (or the connection
+ * is dropped), and a rollback undoes every SET and `set_config(…, false)` made in the
+ * transaction; default_transaction_read_only is one more guard for anything that would ever run
+ * outside BEGIN READ ONLY on these connections.
+ */
+export function readOnlySessionOptions(statementTimeoutMs: number): string {
+  const timeout = Math.floor(statementTimeoutMs);
+  return `-c default_transaction_read_only=on -c statement_timeout=${timeout} -c TimeZone=UTC -c jit=off -c standard_conforming_strings=on`;
+}
+
+/** Marks a pool whose connections were opened with readOnlySessionOptions(statementTimeoutMs). */
+export function registerReadOnlySession(pool: pg.Pool, statementTimeoutMs: number): void {
+  readOnlySessions.set(pool, { statementTimeoutMs: Math.floor(statementTimeoutMs) });
+}
+
+const prepareValue = (createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => string | Buffer | null }).prepareValue;
+
+type Connection = pg.Connection & {
+  parse(query: { text: string }): void;
+  bind(config: { values?: Array<string | Buffer | null> }): void;
+  execute(config: Record<string, never>): void;
+  describe(config: { type: 'P'; name: string }): void;
+  stream: pg.Connection['stream'] & { cork?(): void; uncork?(): void };
+};
+
+/**
+ * One whole transaction in one round trip: the statements of `start`, the query, ROLLBACK, each
+ * as its own Parse/Bind/Execute, then one Sync, written together (a pg "submittable", the
+ * interface pg-cursor uses). Postgres runs the messages in order and, at the first error, skips
+ * everything up to the Sync: nothing after a failed statement runs, so the query never runs
+ * outside the transaction or without its settings, and the ROLLBACK is skipped too (the caller
+ * then rolls back, seeing the transaction still open).
+ *
+ * statement_timeout holds per statement as in separate round trips: in the extended protocol the
+ * timer starts at the first message of a statement with the setting in force then, and stops when
+ * its Execute completes.
+ */
+class TransactionBatch implements pg.Submittable {
+  private readonly fields: QueryRun['fields'] = [];
+  private readonly rows: QueryRun['rows'] = [];
+  /** Statements completed so far; the query is number `start.length`. */
+  private completed = 0;
+  private done = false;
+
+  constructor(
+    private readonly start: readonly string[],
+    private readonly sql: string,
+    private readonly values: Array<string | Buffer | null>,
+    /** pg's client-side read timeout (Client#query reads it from here). */
+    readonly query_timeout: number,
+    /** Called once; pg's read timeout wraps and replaces it. */
+    public callback: (err: Error | null, result?: QueryRun) => void,
+  ) {}
+
+  submit(connection: pg.Connection): void {
+    const con = connection as Connection;
+    con.stream.cork?.();
+    try {
+      for (const text of this.start) this.statement(con, text);
+      // security: one statement per Parse (the extended protocol), whatever the text holds.
+      con.parse({ text: this.sql });
+      con.bind({ values: this.values });
+      con.describe({ type: 'P', name: '' });
+      con.execute({});
+      this.statement(con, 'ROLLBACK');
+      con.sync();
+    } finally {
+      con.stream.uncork?.();
+    }
+  }
+
+  private statement(con: Connection, text: string): void {
+    con.parse({ text });
+    con.bind({});
+    con.execute({});
+  }
+
+  private get inQuery(): boolean {
+    return this.completed === this.start.length;
+  }
+
+  handleRowDescription(msg: { fields: QueryRun['fields'] }): void {
+    if (this.inQuery) this.fields.push(...msg.fields);
+  }
+
+  handleDataRow(msg: { fields: Array<string | null> }): void {
+    if (this.inQuery) this.rows.push(msg.fields);
+  }
+
+  handleCommandComplete(): void {
+    this.completed++;
+  }
+
+  handleEmptyQuery(): void {
+    this.completed++;
+  }
+
+  handleError(err: Error): void {
+    if (this.done) return;
+    this.done = true;
+    this.callback(err);
+  }
+
+  handleReadyForQuery(): void {
+    if (this.done) return;
+    this.done = true;
+    const expected = this.start.length + 2;
+    if (this.completed !== expected) this.callback(new Error(`read-only batch: ${this.completed} of ${expected} statements completed`));
+    else this.callback(null, { fields: this.fields, rows: this.rows });
+  }
+
+  handlePortalSuspended(): void {}
+  handleCopyInResponse(connection: pg.Connection): void {
+    (connection as unknown as { sendCopyFail(msg: string): void }).sendCopyFail('COPY is not supported here');
+  }
+  handleCopyData(): void {}
 }
 
 /** A client is dropped after a failure without a SQLSTATE too: its connection state is unknown. */
