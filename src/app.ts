@@ -11,7 +11,7 @@ import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
 import { keyRoutes } from './auth/routes.js';
 import { EndpointQueryService } from './endpoints/queryService.js';
-import { queryRoutes } from './endpoints/queryRoutes.js';
+import { fastQueryRoute, queryRoutes } from './endpoints/queryRoutes.js';
 
 export async function createApp(ctx: AppContext): Promise<Express> {
   const queries = new EndpointQueryService(ctx);
@@ -21,6 +21,10 @@ export async function createApp(ctx: AppContext): Promise<Express> {
   app.disable('x-powered-by');
   app.set('query parser', 'simple'); // flat string values only: `a[b]=c` is not turned into objects
   app.set('etag', false);
+
+  // perf: cache hits of `GET /api/endpoints/query/:idOrName` before any other middleware; it passes
+  // on whatever it cannot answer from memory and the cache (see fastQueryRoute).
+  app.use(fastQueryRoute(ctx, queries));
 
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();

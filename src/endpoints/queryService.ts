@@ -4,16 +4,17 @@
  * cache where the endpoint caches.
  */
 import { createHash } from 'node:crypto';
+import { parse as parseQueryString } from 'node:querystring';
 import type pg from 'pg';
 import type { AppContext } from '../context.js';
 import { BadRequestError, NotFoundError, parameterError, type ErrorDetail } from '../errors.js';
-import type { CacheOutcome, WarmSpec } from '../cache/types.js';
+import type { CacheOutcome, CacheRequest, WarmSpec } from '../cache/types.js';
 import { executeReadOnly, supportsReaderRole } from '../query/execute.js';
 import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
 import { initTranslator, SqlError, translateQuery, type Translation } from '../sql/index.js';
 import { EndpointRepository, type EndpointRecord } from './repository.js';
-import { sandboxSqlOf, validateParameters, type ParamValues } from './params.js';
+import { collectInput, sandboxSqlOf, validateParameters, type ParamValues } from './params.js';
 
 export interface RunRequest {
   /** Query-string (and JSON body) values, all strings. */
@@ -29,11 +30,33 @@ export interface RunResult {
 
 /** How long a looked-up endpoint is reused before asking the database again (other replicas' changes show after this). */
 const ENDPOINT_TTL_MS = 1_000;
+/** perf: a used endpoint is looked up again in the background this long before it expires, so no request waits for the lookup. */
+const ENDPOINT_REFRESH_AHEAD_MS = 300;
+/** Prepared runs kept for the GET fast path (all endpoints together), and the longest query string memoised. */
+const PREPARED_RUNS_MAX = 2_000;
+const PREPARED_QUERY_MAX_CHARS = 4_096;
+
+/** What the GET fast path (queryRoutes.ts) hands to the result cache: exactly what `run` would fetch for the same call. */
+export interface PreparedRun {
+  request: CacheRequest;
+  compute: () => Promise<string>;
+}
+
+interface CachedEndpoint {
+  record: EndpointRecord;
+  until: number;
+  /** Prepared runs of this endpoint version by raw query string, without and with the redaction header. */
+  runs?: { plain: Map<string, PreparedRun>; redacted: Map<string, PreparedRun> };
+}
 const TRANSLATION_CACHE_SIZE = 500;
 
 export class EndpointQueryService {
   private readonly repository: EndpointRepository;
-  private readonly endpoints = new Map<string, { record: EndpointRecord; until: number }>();
+  private readonly endpoints = new Map<string, CachedEndpoint>();
+  /** Lookups in flight, shared by concurrent requests; `endpointGeneration` keeps one started before forgetEndpoints from being stored. */
+  private readonly finding = new Map<string, Promise<EndpointRecord>>();
+  private endpointGeneration = 0;
+  private preparedRuns = 0;
   private readonly translations = new Map<string, Translation>();
   /** Where endpoint queries run: the reader's own connections when possible (see AppContext.reader). */
   private pool: pg.Pool;
@@ -60,6 +83,8 @@ export class EndpointQueryService {
   /** After a change on this replica: the next request sees it at once. */
   forgetEndpoints(): void {
     this.endpoints.clear();
+    this.finding.clear();
+    this.endpointGeneration++;
   }
 
   async run(idOrName: string, request: RunRequest): Promise<RunResult> {
@@ -89,6 +114,45 @@ export class EndpointQueryService {
       out.plan = JSON.parse(run.rows[0]![0]!);
     }
     return out;
+  }
+
+  /**
+   * perf: the fast path of a GET (queryRoutes.ts). For an endpoint this process looked up within
+   * ENDPOINT_TTL_MS and that caches its results, the cache request `run` would make for the same
+   * raw query string and redaction header: same parameters, validation and key. Memoised per
+   * endpoint version, so a repeated call is not parsed, validated and hashed again. Undefined when
+   * `run` must answer instead: the endpoint is not at hand or does not cache, or the input is
+   * refused (`run` then throws the same error).
+   */
+  preparedRun(idOrName: string, rawQuery: string, redact: boolean): PreparedRun | undefined {
+    const cached = this.endpoints.get(idOrName);
+    if (!cached) return undefined;
+    const now = Date.now();
+    if (cached.until <= now) return undefined;
+    if (cached.until - now < ENDPOINT_REFRESH_AHEAD_MS) this.refreshEndpoint(idOrName);
+    const endpoint = cached.record;
+    if (endpoint.cache_duration_seconds <= 0) return undefined;
+    let prepared = (redact ? cached.runs?.redacted : cached.runs?.plain)?.get(rawQuery);
+    if (prepared) return prepared;
+    try {
+      const spec = this.specOf(endpoint, { input: collectInput(parseQueryString(rawQuery), undefined), redact });
+      prepared = {
+        request: { key: cacheKey(spec), ttlSeconds: endpoint.cache_duration_seconds, warmPeriodSeconds: endpoint.cache_warming_seconds, spec },
+        compute: () => this.compute(endpoint, spec),
+      };
+    } catch {
+      return undefined;
+    }
+    if (rawQuery.length <= PREPARED_QUERY_MAX_CHARS) {
+      if (this.preparedRuns >= PREPARED_RUNS_MAX) {
+        for (const entry of this.endpoints.values()) entry.runs = undefined;
+        this.preparedRuns = 0;
+      }
+      const runs = (cached.runs ??= { plain: new Map(), redacted: new Map() });
+      (redact ? runs.redacted : runs.plain).set(rawQuery, prepared);
+      this.preparedRuns++;
+    }
+    return prepared;
   }
 
   private specOf(endpoint: EndpointRecord, request: RunRequest): WarmSpec {
@@ -129,15 +193,57 @@ export class EndpointQueryService {
     return this.compute(endpoint, spec);
   }
 
-  private async find(idOrName: string): Promise<EndpointRecord> {
+  private find(idOrName: string): Promise<EndpointRecord> {
     const now = Date.now();
     const hit = this.endpoints.get(idOrName);
-    if (hit && hit.until > now) return hit.record;
-    const record = await this.repository.find(idOrName);
-    if (!record) throw new NotFoundError(`No endpoint named or with id "${idOrName}".`, [{ domain: 'endpoints', reason: 'notFound', message: 'unknown endpoint', location: 'endpoint' }]);
-    if (this.endpoints.size > 1000) this.endpoints.clear();
-    this.endpoints.set(idOrName, { record, until: now + ENDPOINT_TTL_MS });
-    return record;
+    if (hit && hit.until > now) {
+      if (hit.until - now < ENDPOINT_REFRESH_AHEAD_MS) this.refreshEndpoint(idOrName);
+      return Promise.resolve(hit.record);
+    }
+    return this.lookupEndpoint(idOrName);
+  }
+
+  /** A background lookup before the cached record expires; a failure leaves it to expire (a missing endpoint is dropped at once). */
+  private refreshEndpoint(idOrName: string): void {
+    if (!this.finding.has(idOrName)) this.lookupEndpoint(idOrName).catch(() => undefined);
+  }
+
+  /**
+   * One database lookup per name at a time, shared by the requests that need it. The record is
+   * reused until ENDPOINT_TTL_MS after the lookup started, so it is never older than that.
+   */
+  private lookupEndpoint(idOrName: string): Promise<EndpointRecord> {
+    const pending = this.finding.get(idOrName);
+    if (pending) return pending;
+    const generation = this.endpointGeneration;
+    const started = Date.now();
+    const settle = () => {
+      if (this.finding.get(idOrName) === lookup) this.finding.delete(idOrName);
+      return generation === this.endpointGeneration;
+    };
+    const lookup = this.repository.find(idOrName).then(
+      (record) => {
+        const current = settle();
+        if (!record) {
+          if (current) this.endpoints.delete(idOrName);
+          throw new NotFoundError(`No endpoint named or with id "${idOrName}".`, [{ domain: 'endpoints', reason: 'notFound', message: 'unknown endpoint', location: 'endpoint' }]);
+        }
+        if (current) {
+          const previous = this.endpoints.get(idOrName);
+          // Prepared runs belong to one endpoint version: kept while it does not change.
+          const runs = previous && previous.record.id === record.id && previous.record.version === record.version ? previous.runs : undefined;
+          if (this.endpoints.size > 1000 && !previous) this.endpoints.clear();
+          this.endpoints.set(idOrName, { record, until: started + ENDPOINT_TTL_MS, runs });
+        }
+        return record;
+      },
+      (err) => {
+        settle();
+        throw err;
+      },
+    );
+    this.finding.set(idOrName, lookup);
+    return lookup;
   }
 
   /** Translations are pure functions of the endpoint version, the source catalog and `sql`: cached. */
