@@ -15,6 +15,7 @@ import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
 import { printQuery } from './postgres/print.js';
 import { dropUnobservableCteOrder } from './postgres/cteOrder.js';
+import { dropUnusedCtes } from './postgres/unusedCtes.js';
 import { resolveCtes, resolveQuery, TranslationState, type Context, type Resolved } from './resolve.js';
 import { typeName } from './types.js';
 import { loadValidator, validatePostgres } from './validate.js';
@@ -58,13 +59,13 @@ export function translateQuery(input: TranslateInput): Translation {
   const state = new TranslationState();
   const base: Context = { translation: state, text: input.query, sources: input.sources, ctes: new Map() };
   const resolved = input.sandboxSql === undefined ? resolveQuery(endpoint, base) : resolveSandboxed(endpoint, input.sandboxSql, base);
-  const ordered = dropUnobservableCteOrder(resolved.query);
-  const query = input.maxRows === undefined ? ordered : capRows(ordered, input.maxRows);
+  const { query: used, parameters } = dropUnusedCtes(dropUnobservableCteOrder(resolved.query), state.parameters);
+  const query = input.maxRows === undefined ? used : capRows(used, input.maxRows);
   const sql = printQuery(query);
   validatePostgres(sql);
   return {
     sql,
-    parameters: [...state.parameters],
+    parameters,
     columns: resolved.columns.map((c) => ({ name: c.name, type: typeName(c.type) })),
   };
 }
