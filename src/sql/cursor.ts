@@ -11,31 +11,35 @@ import type { Token } from './lexer.js';
 export const MAX_DEPTH = 200;
 
 export class TokenCursor {
+  /** Index of the current token; never past the final eof token. */
   protected i = 0;
   protected depth = 0;
+  private readonly last: number;
 
-  constructor(protected readonly source: string, protected readonly tokens: readonly Token[]) {}
-
-  protected nested<T>(parse: () => T): T {
-    const saved = this.depth;
-    this.enter(this.peek());
-    try {
-      return parse();
-    } finally {
-      this.depth = saved;
-    }
+  constructor(protected readonly source: string, protected readonly tokens: readonly Token[]) {
+    this.last = tokens.length - 1;
   }
+
+  // perf: rules save and restore `depth` inline (`const saved = this.depth; this.enter(…); …;
+  // this.depth = saved`) rather than through a closure with try/finally: a syntax error ends the
+  // whole parse, so the depth never needs restoring on the way out.
 
   protected enter(at: Token): void {
     if (++this.depth > MAX_DEPTH) throw new SqlLimitError(`query nested deeper than ${MAX_DEPTH} levels`, this.source, at.start);
   }
 
-  protected peek(ahead = 0): Token {
-    return this.tokens[Math.min(this.i + ahead, this.tokens.length - 1)]!;
+  /** The current token (eof at the end). */
+  protected peek(): Token {
+    return this.tokens[this.i]!;
+  }
+
+  /** The token `ahead` places after the current one (eof past the end). */
+  protected peekAt(ahead: number): Token {
+    return this.tokens[Math.min(this.i + ahead, this.last)]!;
   }
 
   protected next(): Token {
-    const t = this.peek();
+    const t = this.tokens[this.i]!;
     if (t.kind !== 'eof') this.i++;
     return t;
   }
@@ -49,40 +53,52 @@ export class TokenCursor {
   }
 
   protected acceptWord(word: string): boolean {
-    if (!this.isWord(this.peek(), word)) return false;
+    const t = this.tokens[this.i]!;
+    if (t.kind !== 'word' || t.upper !== word) return false;
     this.i++;
     return true;
   }
 
-  protected acceptWords(...words: string[]): boolean {
-    if (!words.every((w, k) => this.isWord(this.peek(k), w))) return false;
-    this.i += words.length;
+  /** Two words in a row (`ORDER BY`, `GROUP BY`), or nothing. */
+  protected acceptWords(first: string, second: string): boolean {
+    if (!this.isWord(this.tokens[this.i]!, first) || !this.isWord(this.peekAt(1), second)) return false;
+    this.i += 2;
+    return true;
+  }
+
+  /** Three words in a row (`LEFT OUTER JOIN`), or nothing. */
+  protected acceptThreeWords(first: string, second: string, third: string): boolean {
+    if (!this.isWord(this.tokens[this.i]!, first) || !this.isWord(this.peekAt(1), second) || !this.isWord(this.peekAt(2), third)) return false;
+    this.i += 3;
     return true;
   }
 
   protected acceptOp(op: string): boolean {
-    if (!this.isOp(this.peek(), op)) return false;
+    const t = this.tokens[this.i]!;
+    if (t.kind !== 'op' || t.text !== op) return false;
     this.i++;
     return true;
   }
 
   protected expectWord(word: string): Token {
-    const t = this.peek();
+    const t = this.tokens[this.i]!;
     if (!this.isWord(t, word)) throw this.syntax(`expected ${word} but found ${describe(t)}`, t);
-    return this.next();
+    this.i++;
+    return t;
   }
 
   protected expectOp(op: string): Token {
-    const t = this.peek();
+    const t = this.tokens[this.i]!;
     if (!this.isOp(t, op)) throw this.syntax(`expected "${op}" but found ${describe(t)}`, t);
-    return this.next();
+    this.i++;
+    return t;
   }
 
   /** An identifier; after a dot (`anyWord`) reserved words are fine, as in `t.end`. */
   protected identifier(what: string, anyWord = false): string {
-    const t = this.peek();
+    const t = this.tokens[this.i]!;
     if (t.kind === 'quoted' || (t.kind === 'word' && (anyWord || !RESERVED.has(t.upper)))) {
-      this.next();
+      this.i++;
       return t.text;
     }
     throw this.syntax(`expected ${what} but found ${describe(t)}`, t);

@@ -23,8 +23,19 @@ const CAST_TYPES: Readonly<Record<string, E.CastType>> = {
 };
 
 const COMPARISONS = new Set(['=', '!=', '<>', '<', '<=', '>', '>=']);
-const ADDITIVE = new Set(['+', '-']);
-const MULTIPLICATIVE = new Set(['*', '/', '||']);
+const NEGATABLE = new Set(['IN', 'LIKE', 'BETWEEN']);
+const SELECT_LIST_END = new Set(['FROM', 'WHERE', 'GROUP', 'HAVING', 'ORDER', 'LIMIT', 'UNION', 'QUALIFY', 'WINDOW']);
+
+/** Function names as written, lower-cased once (most queries repeat a few names). */
+const LOWER = new Map<string, string>();
+function lowerCase(name: string): string {
+  let lower = LOWER.get(name);
+  if (lower === undefined) {
+    lower = name.toLowerCase();
+    if (LOWER.size < 1024) LOWER.set(name, lower);
+  }
+  return lower;
+}
 
 /** Parses one statement (a trailing `;` allowed). */
 export function parseQuery(source: string): Q.Query {
@@ -56,30 +67,31 @@ class Parser extends TokenCursor {
   // ── queries ────────────────────────────────────────────────────────────────
 
   private query(): Q.Query {
-    return this.nested(() => {
-      const start = this.peek().start;
-      const ctes = this.acceptWord('WITH') ? this.ctes() : [];
-      let body = this.queryBody();
-      for (;;) {
-        const t = this.peek();
-        if (!this.isWord(t, 'UNION')) break;
-        this.next();
-        let op: Q.SetOperation['op'];
-        if (this.acceptWord('ALL')) op = 'UNION ALL';
-        else if (this.acceptWord('DISTINCT')) op = 'UNION DISTINCT';
-        else throw this.syntax('expected ALL or DISTINCT after UNION', this.peek());
-        body = make<Q.SetOperation>({ kind: 'setOp', pos: t.start, op, left: body, right: this.queryBody() });
-      }
-      const orderBy = this.acceptWords('ORDER', 'BY') ? this.orderItems() : [];
-      let limit: E.Expr | undefined;
-      let offset: E.Expr | undefined;
-      if (this.acceptWord('LIMIT')) {
-        limit = this.expr();
-        if (this.acceptWord('OFFSET')) offset = this.expr();
-      }
-      this.refuseClause();
-      return make<Q.Query>({ kind: 'query', pos: start, ctes, body, orderBy, limit, offset });
-    });
+    const saved = this.depth;
+    const first = this.peek();
+    this.enter(first);
+    const ctes = this.acceptWord('WITH') ? this.ctes() : [];
+    let body = this.queryBody();
+    for (;;) {
+      const t = this.peek();
+      if (!this.isWord(t, 'UNION')) break;
+      this.i++;
+      let op: Q.SetOperation['op'];
+      if (this.acceptWord('ALL')) op = 'UNION ALL';
+      else if (this.acceptWord('DISTINCT')) op = 'UNION DISTINCT';
+      else throw this.syntax('expected ALL or DISTINCT after UNION', this.peek());
+      body = make<Q.SetOperation>({ kind: 'setOp', pos: t.start, op, left: body, right: this.queryBody() });
+    }
+    const orderBy = this.acceptWords('ORDER', 'BY') ? this.orderItems() : [];
+    let limit: E.Expr | undefined;
+    let offset: E.Expr | undefined;
+    if (this.acceptWord('LIMIT')) {
+      limit = this.expr();
+      if (this.acceptWord('OFFSET')) offset = this.expr();
+    }
+    this.refuseClause();
+    this.depth = saved;
+    return make<Q.Query>({ kind: 'query', pos: first.start, ctes, body, orderBy, limit, offset });
   }
 
   private ctes(): Q.Cte[] {
@@ -135,8 +147,7 @@ class Parser extends TokenCursor {
 
   private atSelectListEnd(): boolean {
     const t = this.peek();
-    return t.kind === 'eof' || this.isOp(t, ')') || this.isOp(t, ';') ||
-      (t.kind === 'word' && ['FROM', 'WHERE', 'GROUP', 'HAVING', 'ORDER', 'LIMIT', 'UNION', 'QUALIFY', 'WINDOW'].includes(t.upper));
+    return t.kind === 'eof' || this.isOp(t, ')') || this.isOp(t, ';') || (t.kind === 'word' && SELECT_LIST_END.has(t.upper));
   }
 
   private refuseClause(): void {
@@ -214,7 +225,7 @@ class Parser extends TokenCursor {
       if (this.acceptOp(',')) type = 'COMMA';
       else if (this.acceptWords('CROSS', 'JOIN')) type = 'CROSS';
       else if (this.acceptWord('JOIN') || this.acceptWords('INNER', 'JOIN')) type = 'INNER';
-      else if (this.acceptWords('LEFT', 'JOIN') || this.acceptWords('LEFT', 'OUTER', 'JOIN')) type = 'LEFT';
+      else if (this.acceptWords('LEFT', 'JOIN') || this.acceptThreeWords('LEFT', 'OUTER', 'JOIN')) type = 'LEFT';
       else if (t.kind === 'word' && ['RIGHT', 'FULL', 'NATURAL'].includes(t.upper)) throw this.unsupported(`${t.upper} JOIN is not supported`, t);
       if (!type) return left;
       const right = this.fromItem();
@@ -248,7 +259,10 @@ class Parser extends TokenCursor {
       if (!this.isWord(this.peek(), 'SELECT') && !this.isWord(this.peek(), 'WITH') && !this.isOp(this.peek(), '(')) {
         throw this.unsupported('parenthesised joins are not supported', this.peek());
       }
-      const query = this.nested(() => this.query());
+      const saved = this.depth;
+      this.enter(this.peek());
+      const query = this.query();
+      this.depth = saved;
       this.expectOp(')');
       item = make<F.DerivedRef>({ kind: 'derived', pos: t.start, query, alias: this.alias() });
     } else {
@@ -284,26 +298,30 @@ class Parser extends TokenCursor {
   }
 
   private or(): E.Expr {
-    return this.logical('OR', this.and);
+    const first = this.and();
+    if (!this.isWord(this.peek(), 'OR')) return first;
+    const operands = [first];
+    while (this.acceptWord('OR')) operands.push(this.and());
+    return make<E.Logical>({ kind: 'logical', pos: first.pos, op: 'OR', operands });
   }
 
   private and(): E.Expr {
-    return this.logical('AND', this.not);
-  }
-
-  private logical(op: 'AND' | 'OR', operand: (this: Parser) => E.Expr): E.Expr {
-    const first = operand.call(this);
-    if (!this.isWord(this.peek(), op)) return first;
+    const first = this.not();
+    if (!this.isWord(this.peek(), 'AND')) return first;
     const operands = [first];
-    while (this.acceptWord(op)) operands.push(operand.call(this));
-    return make<E.Logical>({ kind: 'logical', pos: first.pos, op, operands });
+    while (this.acceptWord('AND')) operands.push(this.not());
+    return make<E.Logical>({ kind: 'logical', pos: first.pos, op: 'AND', operands });
   }
 
   private not(): E.Expr {
     const t = this.peek();
     if (this.isWord(t, 'NOT')) {
-      this.next();
-      return this.nested(() => make<E.Unary>({ kind: 'unary', pos: t.start, op: 'NOT', operand: this.not() }));
+      this.i++;
+      const saved = this.depth;
+      this.enter(this.peek());
+      const e = make<E.Unary>({ kind: 'unary', pos: t.start, op: 'NOT', operand: this.not() });
+      this.depth = saved;
+      return e;
     }
     return this.comparison();
   }
@@ -311,11 +329,14 @@ class Parser extends TokenCursor {
   private comparison(): E.Expr {
     const left = this.additive();
     const t = this.peek();
-    if (t.kind === 'op' && COMPARISONS.has(t.text)) {
-      this.next();
+    if (t.kind === 'op') {
+      // Any other operator: none of the word forms below can follow.
+      if (!COMPARISONS.has(t.text)) return left;
+      this.i++;
       const op = (t.text === '<>' ? '!=' : t.text) as E.BinaryOp;
       return make<E.Binary>({ kind: 'binary', pos: left.pos, op, left, right: this.additive() });
     }
+    if (t.kind !== 'word') return left;
     if (this.acceptWord('IS')) {
       const negated = this.acceptWord('NOT');
       const v = this.next();
@@ -323,8 +344,8 @@ class Parser extends TokenCursor {
       if (!test) throw this.syntax('expected NULL, TRUE or FALSE after IS', v);
       return make<E.IsTest>({ kind: 'is', pos: left.pos, operand: left, test, negated });
     }
-    const negated = this.isWord(t, 'NOT') && ['IN', 'LIKE', 'BETWEEN'].includes(this.peek(1).upper);
-    if (negated) this.next();
+    const negated = this.isWord(t, 'NOT') && NEGATABLE.has(this.peekAt(1).upper);
+    if (negated) this.i++;
     if (this.acceptWord('LIKE')) {
       return make<E.Like>({ kind: 'like', pos: left.pos, operand: left, pattern: this.additive(), negated });
     }
@@ -349,24 +370,31 @@ class Parser extends TokenCursor {
     return left;
   }
 
+  // Left-associative operators; each link counts towards the depth limit, as later stages recurse through it.
+
   private additive(): E.Expr {
-    return this.binaryChain(ADDITIVE, this.multiplicative);
-  }
-
-  private multiplicative(): E.Expr {
-    return this.binaryChain(MULTIPLICATIVE, this.unary);
-  }
-
-  /** Left-associative operators; each link counts towards the depth limit, as later stages recurse through it. */
-  private binaryChain(ops: ReadonlySet<string>, operand: (this: Parser) => E.Expr): E.Expr {
-    let left = operand.call(this);
+    let left = this.multiplicative();
     const saved = this.depth;
     for (;;) {
       const t = this.peek();
-      if (t.kind !== 'op' || !ops.has(t.text)) break;
-      this.next();
+      if (t.kind !== 'op' || (t.text !== '+' && t.text !== '-')) break;
+      this.i++;
       this.enter(t);
-      left = make<E.Binary>({ kind: 'binary', pos: left.pos, op: t.text as E.BinaryOp, left, right: operand.call(this) });
+      left = make<E.Binary>({ kind: 'binary', pos: left.pos, op: t.text as E.BinaryOp, left, right: this.multiplicative() });
+    }
+    this.depth = saved;
+    return left;
+  }
+
+  private multiplicative(): E.Expr {
+    let left = this.unary();
+    const saved = this.depth;
+    for (;;) {
+      const t = this.peek();
+      if (t.kind !== 'op' || (t.text !== '*' && t.text !== '/' && t.text !== '||')) break;
+      this.i++;
+      this.enter(t);
+      left = make<E.Binary>({ kind: 'binary', pos: left.pos, op: t.text as E.BinaryOp, left, right: this.unary() });
     }
     this.depth = saved;
     return left;
@@ -374,12 +402,18 @@ class Parser extends TokenCursor {
 
   private unary(): E.Expr {
     const t = this.peek();
-    if (this.isOp(t, '-') || this.isOp(t, '+')) {
-      this.next();
-      return this.nested(() => make<E.Unary>({ kind: 'unary', pos: t.start, op: t.text as '-' | '+', operand: this.unary() }));
-    }
-    if (this.isOp(t, '~') || this.isOp(t, '|') || this.isOp(t, '&') || this.isOp(t, '^')) {
-      throw this.unsupported('bitwise operators are not supported', t);
+    if (t.kind === 'op') {
+      if (t.text === '-' || t.text === '+') {
+        this.i++;
+        const saved = this.depth;
+        this.enter(this.peek());
+        const e = make<E.Unary>({ kind: 'unary', pos: t.start, op: t.text as '-' | '+', operand: this.unary() });
+        this.depth = saved;
+        return e;
+      }
+      if (t.text === '~' || t.text === '|' || t.text === '&' || t.text === '^') {
+        throw this.unsupported('bitwise operators are not supported', t);
+      }
     }
     return this.postfix(this.primary());
   }
@@ -389,14 +423,15 @@ class Parser extends TokenCursor {
     let depth = 0;
     for (;;) {
       const t = this.peek();
-      if (this.isOp(t, '.')) {
-        this.next();
+      if (t.kind !== 'op') return base;
+      if (t.text === '.') {
+        this.i++;
         const name = this.identifier('field name', true);
         base = base.kind === 'path'
           ? make<E.Path>({ kind: 'path', pos: base.pos, parts: [...base.parts, name] })
           : make<E.FieldAccess>({ kind: 'field', pos: base.pos, base, name });
-      } else if (this.isOp(t, '[')) {
-        this.next();
+      } else if (t.text === '[') {
+        this.i++;
         base = this.subscript(base);
       } else {
         return base;
@@ -410,7 +445,7 @@ class Parser extends TokenCursor {
     const modes = ['OFFSET', 'SAFE_OFFSET', 'ORDINAL', 'SAFE_ORDINAL'];
     let mode: E.SubscriptMode = 'OFFSET';
     let index: E.Expr;
-    if (t.kind === 'word' && modes.includes(t.upper) && this.isOp(this.peek(1), '(')) {
+    if (t.kind === 'word' && modes.includes(t.upper) && this.isOp(this.peekAt(1), '(')) {
       this.next();
       this.next();
       mode = t.upper as E.SubscriptMode;
@@ -464,7 +499,7 @@ class Parser extends TokenCursor {
 
   private wordPrimary(t: Token): E.Expr {
     const u = t.upper;
-    const followedByParen = this.isOp(this.peek(1), '(');
+    const followedByParen = this.isOp(this.peekAt(1), '(');
     switch (u) {
       case 'NULL': this.next(); return make<E.Literal>({ kind: 'literal', pos: t.start, type: 'NULL', value: null });
       case 'TRUE': case 'FALSE':
@@ -488,7 +523,7 @@ class Parser extends TokenCursor {
         }
         break;
       case 'TIMESTAMP': case 'DATE': case 'DATETIME':
-        if (this.peek(1).kind === 'string') {
+        if (this.peekAt(1).kind === 'string') {
           this.next();
           const value = this.next();
           const operand = make<E.Literal>({ kind: 'literal', pos: value.start, type: 'STRING', value: value.text });
@@ -507,51 +542,53 @@ class Parser extends TokenCursor {
   private call(): E.Call {
     const nameToken = this.next();
     this.expectOp('(');
-    const name = nameToken.text.toLowerCase();
-    return this.nested(() => {
-      const args: E.Expr[] = [];
-      let star = false;
-      const distinct = this.acceptWord('DISTINCT');
-      const orderBy: E.CallOrder[] = [];
-      let limit: E.Expr | undefined;
-      if (this.isOp(this.peek(), '*') && this.isOp(this.peek(1), ')')) {
-        this.next();
-        star = true;
-      } else if (!this.isOp(this.peek(), ')')) {
-        do args.push(this.expr()); while (this.acceptOp(','));
-        if (this.isWord(this.peek(), 'IGNORE') || this.isWord(this.peek(), 'RESPECT')) {
-          throw this.unsupported('IGNORE / RESPECT NULLS is not supported', this.peek());
-        }
-        if (this.acceptWords('ORDER', 'BY')) {
-          do {
-            const expr = this.expr();
-            const desc = this.acceptWord('DESC') ? true : (this.acceptWord('ASC'), false);
-            orderBy.push({ expr, desc });
-          } while (this.acceptOp(','));
-        }
-        if (this.acceptWord('LIMIT')) limit = this.expr();
+    const name = lowerCase(nameToken.text);
+    const saved = this.depth;
+    this.enter(this.peek());
+    const args: E.Expr[] = [];
+    let star = false;
+    const distinct = this.acceptWord('DISTINCT');
+    const orderBy: E.CallOrder[] = [];
+    let limit: E.Expr | undefined;
+    if (this.isOp(this.peek(), '*') && this.isOp(this.peekAt(1), ')')) {
+      this.i++;
+      star = true;
+    } else if (!this.isOp(this.peek(), ')')) {
+      do args.push(this.expr()); while (this.acceptOp(','));
+      if (this.isWord(this.peek(), 'IGNORE') || this.isWord(this.peek(), 'RESPECT')) {
+        throw this.unsupported('IGNORE / RESPECT NULLS is not supported', this.peek());
       }
-      this.expectOp(')');
-      if (this.isWord(this.peek(), 'OVER')) throw this.unsupported('window functions (OVER) are not supported', this.peek());
-      return make<E.Call>({ kind: 'call', pos: nameToken.start, name, args, distinct, star, orderBy, limit });
-    });
+      if (this.acceptWords('ORDER', 'BY')) {
+        do {
+          const expr = this.expr();
+          const desc = this.acceptWord('DESC') ? true : (this.acceptWord('ASC'), false);
+          orderBy.push({ expr, desc });
+        } while (this.acceptOp(','));
+      }
+      if (this.acceptWord('LIMIT')) limit = this.expr();
+    }
+    this.expectOp(')');
+    if (this.isWord(this.peek(), 'OVER')) throw this.unsupported('window functions (OVER) are not supported', this.peek());
+    this.depth = saved;
+    return make<E.Call>({ kind: 'call', pos: nameToken.start, name, args, distinct, star, orderBy, limit });
   }
 
   private caseExpr(): E.Case {
     const start = this.next();
-    return this.nested(() => {
-      const operand = this.isWord(this.peek(), 'WHEN') ? undefined : this.expr();
-      const whens: E.When[] = [];
-      while (this.acceptWord('WHEN')) {
-        const when = this.expr();
-        this.expectWord('THEN');
-        whens.push({ when, then: this.expr() });
-      }
-      if (whens.length === 0) throw this.syntax('expected WHEN in CASE', this.peek());
-      const otherwise = this.acceptWord('ELSE') ? this.expr() : undefined;
-      this.expectWord('END');
-      return make<E.Case>({ kind: 'case', pos: start.start, operand, whens, otherwise });
-    });
+    const saved = this.depth;
+    this.enter(this.peek());
+    const operand = this.isWord(this.peek(), 'WHEN') ? undefined : this.expr();
+    const whens: E.When[] = [];
+    while (this.acceptWord('WHEN')) {
+      const when = this.expr();
+      this.expectWord('THEN');
+      whens.push({ when, then: this.expr() });
+    }
+    if (whens.length === 0) throw this.syntax('expected WHEN in CASE', this.peek());
+    const otherwise = this.acceptWord('ELSE') ? this.expr() : undefined;
+    this.expectWord('END');
+    this.depth = saved;
+    return make<E.Case>({ kind: 'case', pos: start.start, operand, whens, otherwise });
   }
 
   private cast(safe: boolean): E.Cast {
