@@ -6,6 +6,7 @@ import express, { type Express } from 'express';
 import type { AppContext } from './context.js';
 import { errorMiddleware, notFoundHandler } from './http/errorMiddleware.js';
 import { healthRoutes } from './http/health.js';
+import { serveBeforeApp } from './http/server.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
@@ -22,9 +23,12 @@ export async function createApp(ctx: AppContext): Promise<Express> {
   app.set('query parser', 'simple'); // flat string values only: `a[b]=c` is not turned into objects
   app.set('etag', false);
 
-  // perf: cache hits of `GET /api/endpoints/query/:idOrName` before any other middleware; it passes
-  // on whatever it cannot answer from memory and the cache (see fastQueryRoute).
-  app.use(fastQueryRoute(ctx, queries));
+  // perf: cache hits of `GET /api/endpoints/query/:idOrName` before Express dispatch (served by
+  // createHttpServer) or else before any other middleware; whatever it cannot answer from memory
+  // and the cache goes on to the ordinary route (see fastQueryRoute).
+  const fastQuery = fastQueryRoute(ctx, queries);
+  serveBeforeApp(app, fastQuery.serve);
+  app.use(fastQuery.middleware);
 
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();

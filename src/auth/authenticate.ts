@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Scope } from '../config.js';
 import { ForbiddenError, UnauthenticatedError } from '../errors.js';
@@ -11,9 +12,16 @@ declare module 'express-serve-static-core' {
 
 /** The key of a request: `X-API-KEY`, or `Authorization: Bearer <key>`. Keys in the URL are not accepted. */
 export function keyOf(req: Request): string | undefined {
-  const header = req.get('x-api-key');
+  return keyFrom(req.get('x-api-key'), req.get('authorization'));
+}
+
+/** `keyOf` from the request's headers (the GET fast path has no Express request). */
+export function keyOfHeaders(headers: IncomingHttpHeaders): string | undefined {
+  return keyFrom(headers['x-api-key'] as string | undefined, headers.authorization);
+}
+
+function keyFrom(header: string | undefined, auth: string | undefined): string | undefined {
   if (header) return header.trim();
-  const auth = req.get('authorization');
   const m = auth ? /^Bearer\s+(.+)$/i.exec(auth.trim()) : null;
   return m ? m[1]!.trim() : undefined;
 }

@@ -1,10 +1,12 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { jsonBody } from '../ingest/parseBody.js';
 import type { AppContext } from '../context.js';
-import { keyOf } from '../auth/authenticate.js';
+import { keyOfHeaders } from '../auth/authenticate.js';
+import type { ApiKeyRecord } from '../auth/keys.js';
 import type { CacheOutcome } from '../cache/types.js';
-import type { EndpointQueryService } from './queryService.js';
+import type { EndpointQueryService, PreparedRun } from './queryService.js';
 import { collectInput } from './params.js';
 
 /** Header that turns redaction on for one call (CONTRACT.md §4). */
@@ -44,18 +46,32 @@ export function queryRoutes(ctx: AppContext, service: EndpointQueryService): Rou
  */
 const FAST_URL = /^\/api\/endpoints\/query\/([A-Za-z0-9_.-]+)(?:\?([^#\s]*))?$/;
 
+/** Where `serve` leaves a request whose cache fetch failed, for the app's middleware to answer with the error. */
+const FAILED = Symbol('fastQueryFailed');
+type FastRequest = IncomingMessage & { [FAILED]?: { err: unknown; started: number }; apiKey?: ApiKeyRecord };
+
+export interface FastQueryRoute {
+  /** First middleware of the app (requests given to the app directly, as in tests with supertest). */
+  middleware: RequestHandler;
+  /**
+   * Before the app (src/http/server.ts): true when this request is answered here, false when the
+   * app must take it. `app` gets it back with the error if the cache fetch fails.
+   */
+  serve(req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => void): boolean;
+}
+
 /**
- * perf: the fast path of the hot call, a GET of a caching endpoint, mounted before every other
- * middleware and router (BENCHMARKS.md, cache hit: Express dispatch through the app's routers,
- * the key lookup, query parsing, parameter validation and the cache key were most of the
- * service's cost over its floor). It answers only when every check can be made from what this
- * process already has: a cached key lookup granting the query scope, an endpoint looked up within
- * the last second, and the prepared run of the raw query string (parameters validated and cache
- * key computed once per endpoint version). In every other case, including every error it could
- * answer, it passes the request on to the ordinary route, which answers as before. Status,
- * headers, body and metrics are those of the ordinary route.
+ * perf: the fast path of the hot call, a GET of a caching endpoint, before Express dispatch
+ * (BENCHMARKS.md, cache hit: Express dispatch through the app's routers, the key lookup, query
+ * parsing, parameter validation and the cache key were most of the service's cost over its floor).
+ * It answers only when every check can be made from what this process already has: a cached key
+ * lookup granting the query scope, an endpoint looked up within the last second, and the prepared
+ * run of the raw query string (parameters validated and cache key computed once per endpoint
+ * version). Every other request, including every one that would be refused and conditional ones
+ * (res.send may answer 304), goes to the ordinary route, which answers as before; so does an error
+ * of the cache fetch. Status, headers, body and metrics are those of the ordinary route.
  */
-export function fastQueryRoute(ctx: AppContext, service: EndpointQueryService): RequestHandler {
+export function fastQueryRoute(ctx: AppContext, service: EndpointQueryService): FastQueryRoute {
   const { httpRequests, httpDuration } = ctx.metrics;
   const routeLabel = { route: QUERY_ROUTE };
   const okLabels = { route: QUERY_ROUTE, status: '200' };
@@ -64,34 +80,44 @@ export function fastQueryRoute(ctx: AppContext, service: EndpointQueryService): 
     httpDuration.observe(routeLabel, (performance.now() - started) / 1000);
   };
 
-  const answer = (req: Request, res: Response, outcome: CacheOutcome, started: number) => {
+  /** The prepared run of a request the fast path can answer, after its key is checked; undefined for the ordinary route. */
+  const prepare = (req: FastRequest): PreparedRun | undefined => {
+    if (req.method !== 'GET') return undefined;
     const headers = req.headers;
-    if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) {
-      // Conditional requests: res.send decides (a 304 for `If-None-Match: *`), as on the ordinary route.
-      res.status(200).set('X-Cache', outcome.status).type(CONTENT_TYPE).send(outcome.body);
-    } else {
-      // The headers res.send would write, in its order; the body goes out with them in one write.
-      res.writeHead(200, ['X-Cache', outcome.status, 'Content-Type', CONTENT_TYPE, 'Content-Length', String(Buffer.byteLength(outcome.body))]);
-      res.end(outcome.body);
-    }
-    record(res.statusCode, started);
+    if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) return undefined;
+    const match = FAST_URL.exec(req.url!);
+    if (match === null) return undefined;
+    const key = keyOfHeaders(headers);
+    const apiKey = key ? ctx.auth.peek(key, 'query') : undefined;
+    if (apiKey === undefined) return undefined;
+    const redact = (headers['lf-endpoint-redact-pii'] as string | undefined)?.trim().toLowerCase() === 'true';
+    const prepared = service.preparedRun(match[1]!, match[2] ?? '', redact);
+    if (prepared !== undefined) req.apiKey = apiKey;
+    return prepared;
   };
 
-  return (req: Request, res: Response, next: NextFunction): void => {
-    if (req.method !== 'GET') return next();
-    const match = FAST_URL.exec(req.url);
-    if (match === null) return next();
+  /** What res.send writes for the ordinary route, headers in its order; the body goes out with them in one write. */
+  const send = (res: ServerResponse, outcome: CacheOutcome, started: number) => {
+    res.writeHead(200, ['X-Cache', outcome.status, 'Content-Type', CONTENT_TYPE, 'Content-Length', String(Buffer.byteLength(outcome.body))]);
+    res.end(outcome.body);
+    record(200, started);
+  };
+
+  const middleware = (req: Request, res: Response, next: NextFunction): void => {
+    const fast = req as FastRequest;
+    const failed = fast[FAILED];
+    if (failed !== undefined) {
+      fast[FAILED] = undefined;
+      res.once('finish', () => record(res.statusCode, failed.started));
+      return next(failed.err);
+    }
     const started = performance.now();
-    const key = keyOf(req);
-    const apiKey = key ? ctx.auth.peek(key, 'query') : undefined;
-    if (apiKey === undefined) return next();
-    const prepared = service.preparedRun(match[1]!, match[2] ?? '', wantsRedaction(req));
+    const prepared = prepare(fast);
     if (prepared === undefined) return next();
-    req.apiKey = apiKey;
     ctx.cache.fetch(prepared.request, prepared.compute).then(
       (outcome) => {
         try {
-          answer(req, res, outcome, started);
+          send(res, outcome, started);
         } catch (err) {
           next(err);
         }
@@ -103,6 +129,26 @@ export function fastQueryRoute(ctx: AppContext, service: EndpointQueryService): 
       },
     );
   };
+
+  const serve = (req: FastRequest, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => void): boolean => {
+    const started = performance.now();
+    const prepared = prepare(req);
+    if (prepared === undefined) return false;
+    const fail = (err: unknown) => {
+      req[FAILED] = { err, started };
+      app(req, res);
+    };
+    ctx.cache.fetch(prepared.request, prepared.compute).then((outcome) => {
+      try {
+        send(res, outcome, started);
+      } catch (err) {
+        fail(err);
+      }
+    }, fail);
+    return true;
+  };
+
+  return { middleware, serve };
 }
 
 function wantsRedaction(req: Request): boolean {

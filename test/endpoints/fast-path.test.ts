@@ -3,6 +3,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import request from 'supertest';
 import { Authenticator } from '../../src/auth/authenticate.js';
+import { createHttpServer } from '../../src/http/server.js';
 import type { ApiKeyRecord, ApiKeyRepository } from '../../src/auth/keys.js';
 import { insertEvents } from '../support/db.js';
 import { testApp, type TestApp } from '../support/http.js';
@@ -19,8 +20,9 @@ describe('the GET fast path of endpoint queries', function () {
   const name = `fast.${tag}`;
   const QUERY = 'select count(*) as n, max(event_message) as m from `cloudflare.logs.prod` where project = @project';
   let t: TestApp;
-  let server: http.Server;
-  let port: number;
+  /** The server main.ts runs (fast path before Express), and the app alone (fast path as its first middleware). */
+  const servers: Record<'served' | 'app', { server?: http.Server; port: number }> = { served: { port: 0 }, app: { port: 0 } };
+  const ordinaryName = `%${name.charCodeAt(0).toString(16)}${name.slice(1)}`; // a %-escape: always the ordinary route
 
   const query = (path: string, key: string) => request(t.app).get(path).set('X-API-KEY', key);
   const admin = () => ({
@@ -30,9 +32,9 @@ describe('the GET fast path of endpoint queries', function () {
   });
 
   /** The raw bytes of one response, with the Date header taken out. */
-  function raw(path: string, headers: Record<string, string>): Promise<string> {
+  function raw(path: string, headers: Record<string, string>, via: keyof typeof servers = 'served'): Promise<string> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect(port, '127.0.0.1');
+      const socket = net.connect(servers[via].port, '127.0.0.1');
       let data = '';
       socket.setEncoding('utf8');
       socket.on('data', (chunk) => (data += chunk));
@@ -56,13 +58,15 @@ describe('the GET fast path of endpoint queries', function () {
       { project: tag, event_message: 'GET | 200 | 10.1.2.4 | /b' },
     ]);
     await admin().post('/api/endpoints', { name, query: QUERY, parameters: [{ name: 'project', required: true }], cache_duration_seconds: 600 }).expect(201);
-    server = http.createServer(t.app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
+    for (const [via, server] of [['served', createHttpServer(t.app)], ['app', http.createServer(t.app)]] as const) {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      servers[via] = { server, port: (server.address() as AddressInfo).port };
+    }
   });
   after(async () => {
-    await new Promise((resolve) => server?.close(resolve));
+    for (const { server } of Object.values(servers)) await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
     await admin().delete(`/api/endpoints/${name}`);
+    await admin().delete(`/api/endpoints/${name}.regex`);
   });
 
   it('when a call is a cache hit, then the fast path sends the same bytes as the ordinary route', async () => {
@@ -70,15 +74,17 @@ describe('the GET fast path of endpoint queries', function () {
     const first = await raw(`/api/endpoints/query/${name}?project=${tag}`, headers);
     assert.match(first, /^HTTP\/1\.1 200 OK\r\nX-Cache: MISS\r\n/);
     const fast = await raw(`/api/endpoints/query/${name}?project=${tag}`, headers);
-    const ordinary = await raw(`/api/endpoints/query/%${name.charCodeAt(0).toString(16)}${name.slice(1)}?project=${tag}`, headers);
+    const ordinary = await raw(`/api/endpoints/query/${ordinaryName}?project=${tag}`, headers);
     assert.match(fast, /^HTTP\/1\.1 200 OK\r\nX-Cache: HIT\r\nContent-Type: application\/json; charset=utf-8\r\nContent-Length: \d+\r\n/);
     assert.equal(fast, ordinary);
+    assert.equal(await raw(`/api/endpoints/query/${name}?project=${tag}`, headers, 'app'), ordinary);
     assert.equal(JSON.parse(fast.slice(fast.indexOf('\r\n\r\n') + 4)).result[0].n, 2);
     // Redaction asked by header: its own cache entry, answered alike by both.
     const redacted = { ...headers, 'LF-ENDPOINT-REDACT-PII': ' TRUE ' };
     await raw(`/api/endpoints/query/${name}?project=${tag}`, redacted);
     const fastRedacted = await raw(`/api/endpoints/query/${name}?project=${tag}`, redacted);
-    assert.equal(fastRedacted, await raw(`/api/endpoints/query/%${name.charCodeAt(0).toString(16)}${name.slice(1)}?project=${tag}`, redacted));
+    assert.equal(fastRedacted, await raw(`/api/endpoints/query/${ordinaryName}?project=${tag}`, redacted));
+    assert.equal(fastRedacted, await raw(`/api/endpoints/query/${name}?project=${tag}`, redacted, 'app'));
     assert.match(fastRedacted, /X-Cache: HIT/);
     assert.match(fastRedacted, /REDACTED/);
     assert.doesNotMatch(fastRedacted, /10\.1\.2\.4/);
@@ -87,8 +93,26 @@ describe('the GET fast path of endpoint queries', function () {
   it('when a conditional request (If-None-Match: *) is a hit, then the answer is the ordinary route\'s', async () => {
     const headers = { 'X-API-KEY': t.keys.query, 'If-None-Match': '*' };
     const fast = await raw(`/api/endpoints/query/${name}?project=${tag}`, headers);
-    const ordinary = await raw(`/api/endpoints/query/%${name.charCodeAt(0).toString(16)}${name.slice(1)}?project=${tag}`, headers);
+    const ordinary = await raw(`/api/endpoints/query/${ordinaryName}?project=${tag}`, headers);
+    assert.match(ordinary, /^HTTP\/1\.1 304 /);
     assert.equal(fast, ordinary);
+  });
+
+  it('when the query of a prepared run fails, then the answer and its metrics are the ordinary route\'s', async () => {
+    const regex = `${name}.regex`;
+    await admin().post('/api/endpoints', {
+      name: regex, query: 'select count(*) as n from `cloudflare.logs.prod` where regexp_contains(event_message, @pattern)',
+      parameters: [{ name: 'pattern', required: true }], cache_duration_seconds: 600,
+    }).expect(201);
+    const headers = { 'X-API-KEY': t.keys.query };
+    await raw(`/api/endpoints/query/${regex}?pattern=GET`, headers); // the endpoint is now looked up in this process
+    const ordinary = await raw(`/api/endpoints/query/%${regex.charCodeAt(0).toString(16)}${regex.slice(1)}?pattern=(`, headers);
+    assert.match(ordinary, /^HTTP\/1\.1 400 /);
+    for (const via of ['served', 'app'] as const) {
+      const before = await metric('/api/endpoints/query/:idOrName', '400');
+      assert.equal(await raw(`/api/endpoints/query/${regex}?pattern=(`, headers, via), ordinary);
+      assert.equal(await metric('/api/endpoints/query/:idOrName', '400'), before + 1);
+    }
   });
 
   it('when hits are answered by the fast path, then the HTTP metrics count them under the route', async () => {
@@ -96,7 +120,8 @@ describe('the GET fast path of endpoint queries', function () {
     await query(path, t.keys.query).expect(200);
     const before = await metric('/api/endpoints/query/:idOrName', '200');
     for (let i = 0; i < 3; i++) assert.equal((await query(path, t.keys.query).expect(200)).headers['x-cache'], 'HIT');
-    assert.equal(await metric('/api/endpoints/query/:idOrName', '200'), before + 3);
+    for (let i = 0; i < 2; i++) assert.match(await raw(path, { 'X-API-KEY': t.keys.query }), /X-Cache: HIT/);
+    assert.equal(await metric('/api/endpoints/query/:idOrName', '200'), before + 5);
     const before400 = await metric('/api/endpoints/query/:idOrName', '400');
     await query(`/api/endpoints/query/${name}?project=`, t.keys.query).expect(400);
     assert.equal(await metric('/api/endpoints/query/:idOrName', '400'), before400 + 1);
