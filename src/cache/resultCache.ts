@@ -33,6 +33,10 @@ const FALLBACK_MAX_KEYS = 1_000;
 const FALLBACK_MAX_BODY = 1_000_000;
 
 type CacheEvent = 'hit' | 'miss' | 'bypass' | 'singleflight_wait' | 'error';
+/** One label object per event, not one per request. */
+const EVENT_LABELS: Record<CacheEvent, { event: CacheEvent }> = {
+  hit: { event: 'hit' }, miss: { event: 'miss' }, bypass: { event: 'bypass' }, singleflight_wait: { event: 'singleflight_wait' }, error: { event: 'error' },
+};
 
 export class StoreResultCache implements ResultCache {
   private readonly inflight = new Map<string, Promise<CacheOutcome>>();
@@ -187,7 +191,7 @@ export class StoreResultCache implements ResultCache {
   }
 
   private count(event: CacheEvent): void {
-    this.metrics.cacheEvents.inc({ event });
+    this.metrics.cacheEvents.inc(EVENT_LABELS[event]);
   }
 }
 
