@@ -17,7 +17,8 @@ import { createContext, type AppContext } from '../../src/context.js';
 import { withTransaction } from '../../src/db/transaction.js';
 import { normaliseEvents, type LogRow } from '../../src/ingest/normalise.js';
 import { toStoredShape } from '../../src/ingest/shape.js';
-import { copyJson, copyRows, copyText, insertRows, rowWriterFor, type RowWriter } from '../../src/ingest/write.js';
+import { microsToIso } from '../../src/ingest/timestamp.js';
+import { copyChunks, copyJson, copyRows, copyText, insertRows, rowWriterFor, type RowWriter } from '../../src/ingest/write.js';
 import { createLogger } from '../../src/logger.js';
 import { testApp, type TestApp } from '../support/http.js';
 
@@ -84,6 +85,21 @@ describe('ingest writer: COPY text format', () => {
     for (const s of TRICKY) {
       for (const out of [copyText(s), copyJson({ s })]) assert.doesNotMatch(out, /[\t\n\r]/, `raw separator left in ${JSON.stringify(out)}`);
     }
+  });
+});
+
+describe('ingest writer: COPY chunks', () => {
+  it('when rows are split into ~1 MB chunks (a row larger than a chunk gets its own), then the bytes are those of the whole text', () => {
+    const row = (i: number, message: string): LogRow => ({ id: `r${i}`, micros: 1_700_000_000_000_000n + BigInt(i), event_message: message, project: null, metadata: [{ m: message.slice(0, 100) }], body: null });
+    const rows = [
+      ...Array.from({ length: 3000 }, (_, i) => row(i, `small ${i} € 😀 \t`.repeat(30))),
+      row(3000, '€😀\\'.repeat(400_000)), // ~3.6 MB of UTF-8: more than one chunk by itself
+      row(3001, 'after the large row'),
+    ];
+    const chunks = copyChunks(rows);
+    assert.ok(chunks.length > 3, `expected several chunks, got ${chunks.length}`);
+    const text = rows.map((r) => [copyText(r.id), microsToIso(r.micros), copyText(r.event_message!), '\\N', copyJson(r.metadata), '\\N'].join('\t') + '\n').join('');
+    assert.ok(Buffer.concat(chunks).equals(Buffer.from(text, 'utf8')));
   });
 });
 
@@ -167,6 +183,15 @@ describe('ingest writer: COPY on Postgres', () => {
          FROM ${TABLE} WHERE project = 'copy-big'`,
     );
     assert.deepEqual(rows[0], { n: 5000, ids: 5000, exact: true, json_exact: true });
+  });
+
+  it('when one event is larger than a COPY chunk (multi-byte characters), then it is stored exactly', async () => {
+    const message = '€😀\\\t'.repeat(250_000); // ~2.75 MB of UTF-8
+    await post({ id: 'huge-1', project: 'copy-huge', event_message: message, metadata: { tail: message.slice(-1000) } }).expect(200);
+    const rows = await readRows(t.context, 'copy-huge');
+    assert.equal(rows.length, 1);
+    assert.ok(rows[0].event_message === message, 'event_message differs');
+    assert.deepEqual(rows[0].metadata, [{ tail: message.slice(-1000) }]);
   });
 
   it('when an event holds NUL in any column (id, project, message, metadata, body; JSON or NDJSON), then 400 before anything reaches COPY', async () => {
