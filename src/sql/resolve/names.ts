@@ -7,10 +7,27 @@ import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '.
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { BODY_COLUMN, FIXED_COLUMNS, METADATA_COLUMN, type FieldSchema, type SourceTable } from '../../sources/schema.js';
 import { LOOSE_JSON_LEAF, fieldType, scalar, typed, type BqType, type Typed } from '../types.js';
-import type { Context, Range, Scope } from './scope.js';
+import type { Column, Context, Range, Scope } from './scope.js';
 
 /** Columns every log table has, typed. */
 const FIXED: ReadonlyMap<string, BqType> = new Map(Object.entries(FIXED_COLUMNS).map(([k, v]) => [k, scalar(v.type)]));
+
+/**
+ * Lower-case copies by name. perf: names are compared case-insensitively again and again (every
+ * range alias, for every name in a query), and the names come from the lexer's interned words,
+ * so a lookup beats lower-casing (a String.prototype call, slow where any class extends String:
+ * see lexer.ts). Bounded, so hostile input cannot grow it.
+ */
+const LOWER = new Map<string, string>();
+
+export function lower(name: string): string {
+  let l = LOWER.get(name);
+  if (l === undefined) {
+    l = name.toLowerCase();
+    if (LOWER.size < 4096 && name.length <= 256) LOWER.set(name, l);
+  }
+  return l;
+}
 
 /** Every column a FROM item offers, in order (for `*`, `alias.*` and suggestions). */
 export function rangeColumns(range: Range): { name: string; value: Typed }[] {
@@ -35,7 +52,7 @@ function sourceColumnNames(source: SourceTable): string[] {
 /** A column of a log table: a fixed column, the metadata column, or a top-level field stored in `body`. */
 function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): Typed | undefined {
   const keys = sourceKeys(range.source);
-  const key = keys.exact.has(name) ? name : keys.folded.get(name.toLowerCase());
+  const key = keys.exact.has(name) ? name : keys.folded.get(lower(name));
   if (key === undefined) return undefined;
   const fixed = FIXED.get(key);
   if (fixed) return typed(pg.column(range.alias, key), fixed);
@@ -47,17 +64,21 @@ function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): 
   return jsonField(pg.column(range.alias, BODY_COLUMN), key, field!);
 }
 
-/** Column names a source answers to, exact and case-folded; computed once per source object. */
+/**
+ * Column names a source answers to, exact and case-folded; computed once per field map. Keyed by
+ * `source.fields`, not the source: the service's lookup makes a new SourceTable object per call
+ * around the same (immutable) field map, so a cache by source object never hit there.
+ */
 interface SourceKeys { readonly exact: ReadonlySet<string>; readonly folded: ReadonlyMap<string, string>; readonly all: readonly string[] }
-const keysBySource = new WeakMap<SourceTable, SourceKeys>();
+const keysByFields = new WeakMap<SourceTable['fields'], SourceKeys>();
 
 function sourceKeys(source: SourceTable): SourceKeys {
-  let keys = keysBySource.get(source);
+  let keys = keysByFields.get(source.fields);
   if (!keys) {
     const all = [...FIXED.keys(), METADATA_COLUMN, ...Object.keys(source.fields)];
     const folded = new Map<string, string>();
     for (const k of all) if (!folded.has(k.toLowerCase())) folded.set(k.toLowerCase(), k);
-    keysBySource.set(source, (keys = { exact: new Set(all), folded, all }));
+    keysByFields.set(source.fields, (keys = { exact: new Set(all), folded, all }));
   }
   return keys;
 }
@@ -65,10 +86,10 @@ function sourceKeys(source: SourceTable): SourceKeys {
 /** Exact name first, then BigQuery's case-insensitive match. */
 function findKey(name: string, keys: Iterable<string>): string | undefined {
   let folded: string | undefined;
-  const lower = name.toLowerCase();
+  const folding = lower(name);
   for (const k of keys) {
     if (k === name) return k;
-    if (folded === undefined && k.toLowerCase() === lower) folded = k;
+    if (folded === undefined && lower(k) === folding) folded = k;
   }
   return folded;
 }
@@ -103,24 +124,26 @@ type PathHead = { kind: 'range'; range: Range } | { kind: 'value'; value: Typed 
  * then a column of a table in scope, then a field of an unnested record; outer scopes after inner.
  */
 export function resolvePath(parts: readonly string[], pos: number, scope: Scope, ctx: Context, allowRange = false): PathHead {
-  const [head, ...rest] = parts as [string, ...string[]];
+  const head = parts[0]!;
+  const headLower = lower(head);
   for (let s: Scope | undefined = scope; s; s = s.parent) {
-    const range = s.ranges.find((r) => r.names.some((n) => n.toLowerCase() === head.toLowerCase()));
+    const range = rangeNamed(s, headLower);
     if (range) {
-      if (range.kind === 'value') return { kind: 'value', value: fields(range.value, rest, ctx, pos) };
-      if (!rest.length) {
+      if (range.kind === 'value') return { kind: 'value', value: fields(range.value, parts, 1, ctx, pos) };
+      if (parts.length === 1) {
         if (allowRange) return { kind: 'range', range };
         throw new SqlUnsupportedError(`${head} is a table; select its columns, e.g. ${head}.id`, ctx.text, pos);
       }
-      const column = rangeColumn(range, rest[0]!);
-      if (!column) throw new SqlNameError(`unknown column ${rest[0]} of ${head}${didYouMean(rest[0]!, rangeColumns(range).map((c) => c.name))}`, ctx.text, pos);
-      if (rest.length === 1 && allowRange && column.type.kind === 'record') return { kind: 'value', value: column };
-      return { kind: 'value', value: fields(column, rest.slice(1), ctx, pos) };
+      const name = parts[1]!;
+      const column = rangeColumn(range, name);
+      if (!column) throw new SqlNameError(`unknown column ${name} of ${head}${didYouMean(name, rangeColumns(range).map((c) => c.name))}`, ctx.text, pos);
+      if (parts.length === 2 && allowRange && column.type.kind === 'record') return { kind: 'value', value: column };
+      return { kind: 'value', value: fields(column, parts, 2, ctx, pos) };
     }
     const column = unqualifiedColumn(head, s, ctx, pos);
-    if (column) return { kind: 'value', value: fields(column, rest, ctx, pos) };
-    const target = s.aliases.find((t) => t.name.toLowerCase() === head.toLowerCase());
-    if (target) return { kind: 'value', value: fields(target.value, rest, ctx, pos) };
+    if (column) return { kind: 'value', value: fields(column, parts, 1, ctx, pos) };
+    const target = s.aliases.find((t) => lower(t.name) === headLower);
+    if (target) return { kind: 'value', value: fields(target.value, parts, 1, ctx, pos) };
   }
   const candidates = visibleNames(scope);
   throw new SqlNameError(`unknown name ${head}${didYouMean(head, candidates)}`, ctx.text, pos);
@@ -133,18 +156,33 @@ export function resolveName(parts: readonly string[], pos: number, scope: Scope,
   return head.value;
 }
 
+/** The first range of `scope` that one of whose names is `nameLower` case-insensitively. */
+function rangeNamed(scope: Scope, nameLower: string): Range | undefined {
+  for (const r of scope.ranges) {
+    for (const n of r.names) if (lower(n) === nameLower) return r;
+  }
+  return undefined;
+}
+
 export function rangeColumn(range: Range, name: string): Typed | undefined {
   if (range.kind === 'source') return sourceColumn(range, name);
   if (range.kind === 'relation') {
-    const key = findKey(name, range.columns.map((c) => c.name));
-    const column = range.columns.find((c) => c.name === key);
+    const column = relationColumn(range.columns, name);
     return column && typed(pg.column(range.alias, column.name), column.type);
   }
   return undefined;
 }
 
+/** The first column named exactly `name`, else the first named `name` case-insensitively (as findKey, without a list of names). */
+function relationColumn(columns: readonly Column[], name: string): Column | undefined {
+  for (const c of columns) if (c.name === name) return c;
+  const folding = lower(name);
+  for (const c of columns) if (lower(c.name) === folding) return c;
+  return undefined;
+}
+
 function unqualifiedColumn(name: string, scope: Scope, ctx: Context, pos: number): Typed | undefined {
-  if (scope.using.has(name.toLowerCase())) {
+  if (scope.using.size && scope.using.has(lower(name))) {
     const owner = scope.ranges.find((r) => rangeColumn(r, name));
     return owner && typed(pg.column(undefined, name), rangeColumn(owner, name)!.type);
   }
@@ -177,14 +215,16 @@ function visibleNames(scope: Scope): string[] {
   return names;
 }
 
-function fields(value: Typed, names: readonly string[], ctx: Context, pos: number): Typed {
-  return names.reduce((v, name) => fieldOf(v, name, ctx, pos), value);
+/** Fields `names[from]`, `names[from + 1]`, … of `value`. */
+function fields(value: Typed, names: readonly string[], from: number, ctx: Context, pos: number): Typed {
+  for (let i = from; i < names.length; i++) value = fieldOf(value, names[i]!, ctx, pos);
+  return value;
 }
 
 export function nameResolves(name: string, scope: Scope): boolean {
-  const lower = name.toLowerCase();
+  const folding = lower(name);
   for (let s: Scope | undefined = scope; s; s = s.parent) {
-    if (s.ranges.some((r) => r.names.some((n) => n.toLowerCase() === lower) || rangeColumn(r, name))) return true;
+    if (s.ranges.some((r) => r.names.some((n) => lower(n) === folding) || rangeColumn(r, name))) return true;
   }
   return false;
 }

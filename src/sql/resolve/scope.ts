@@ -27,6 +27,9 @@ export interface CteBinding {
   readonly constants?: { readonly names: readonly string[]; readonly row: readonly PgExpr[] };
 }
 
+/** `t0` … `t255`, made once. */
+const ALIASES: readonly string[] = Array.from({ length: 256 }, (_, i) => `t${i}`);
+
 /** State shared by one translation: parameter numbering and fresh aliases. */
 export class TranslationState {
   readonly parameters: string[] = [];
@@ -46,13 +49,18 @@ export class TranslationState {
   }
 
   parameter(name: string): number {
-    const i = this.parameters.indexOf(name);
-    if (i >= 0) return i + 1;
-    return this.parameters.push(name);
+    const n = this.numbers.get(name);
+    if (n !== undefined) return n;
+    const added = this.parameters.push(name);
+    this.numbers.set(name, added);
+    return added;
   }
+  /** `$n` of each name in `parameters` (perf: a query uses a few names many times). */
+  private readonly numbers = new Map<string, number>();
 
   alias(): string {
-    return `t${this.aliases++}`;
+    const n = this.aliases++;
+    return n < ALIASES.length ? ALIASES[n]! : `t${n}`;
   }
 }
 
