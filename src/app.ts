@@ -21,6 +21,8 @@ export async function createApp(ctx: AppContext): Promise<Express> {
 
   const app = express();
   app.disable('x-powered-by');
+  // Both also hold for the GET fast path (fastQueryRoute), which parses with querystring.parse and
+  // sends no ETag: change them together.
   app.set('query parser', 'simple'); // flat string values only: `a[b]=c` is not turned into objects
   app.set('etag', false);
 
