@@ -62,6 +62,16 @@ export class TranslationState {
     const n = this.aliases++;
     return n < ALIASES.length ? ALIASES[n]! : `t${n}`;
   }
+
+  /** An independent copy: the same parameters, alias counter and column count (index.ts reuses a resolved endpoint from one). */
+  clone(): TranslationState {
+    const copy = new TranslationState();
+    copy.parameters.push(...this.parameters);
+    for (const [name, n] of this.numbers) copy.numbers.set(name, n);
+    copy.aliases = this.aliases;
+    copy.columns = this.columns;
+    return copy;
+  }
 }
 
 /** Where names come from while resolving one piece of text. */
