@@ -108,11 +108,18 @@ function internSlot(codes: Uint16Array, start: number, end: number, hash: number
   return -1;
 }
 
-function wordToken(source: string, codes: Uint16Array, start: number, end: number, hash: number): Token {
+/** The upper-case copy of the word internWord returned last. */
+let upperOfInterned = '';
+
+/** The text of the word `source[start, end)` (hash `hash`), interned; its upper-case copy in upperOfInterned. */
+function internWord(source: string, codes: Uint16Array, start: number, end: number, hash: number): string {
   let slot = internSlot(codes, start, end, hash);
   if (slot >= 0) {
     const text = internText[slot];
-    if (text !== undefined) return token('word', text, internUpper[slot]!, start, end);
+    if (text !== undefined) {
+      upperOfInterned = internUpper[slot]!;
+      return text;
+    }
   }
   const text = source.slice(start, end);
   const upper = internalized(text.toUpperCase());
@@ -130,7 +137,8 @@ function wordToken(source: string, codes: Uint16Array, start: number, end: numbe
     internedCodes += text.length;
     interned++;
   }
-  return token('word', text, upper, start, end);
+  upperOfInterned = upper;
+  return text;
 }
 
 function isWordStart(code: number): boolean {
@@ -139,12 +147,6 @@ function isWordStart(code: number): boolean {
 
 function isDigitCode(code: number): boolean {
   return code >= 48 && code <= 57;
-}
-
-/** End of the word (`[A-Za-z0-9_]*`) continuing at `i`. */
-function wordEnd(codes: Uint16Array, i: number): number {
-  for (let code = codes[i]!; code < 128 && (CLASS[code]! & WORD_PART) !== 0; code = codes[++i]!);
-  return i;
 }
 
 /** Whitespace and `--` / `#` comments from `i`; returns where the next token or `/*` starts. */
@@ -185,7 +187,8 @@ export function tokenize(source: string): Token[] {
       }
       let hash = code;
       for (code = codes[++i]!; code < 128 && (CLASS[code]! & WORD_PART) !== 0; code = codes[++i]!) hash = (Math.imul(hash, 31) + code) | 0;
-      tokens.push(wordToken(source, codes, start, i, hash));
+      const text = internWord(source, codes, start, i, hash);
+      tokens.push(token('word', text, upperOfInterned, start, i));
     } else if (code === 39 || code === 34) {
       const { value, end } = readQuoted(source, codes, i, false);
       tokens.push(token('string', value, value, start, (i = end)));
@@ -201,8 +204,9 @@ export function tokenize(source: string): Token[] {
       const next = codes[i + 1]!;
       if (next === 64) throw new SqlUnsupportedError('system variables (@@) are not supported', source, i);
       if (!isWordStart(next)) throw new SqlSyntaxError('expected a parameter name after @', source, i);
-      i = wordEnd(codes, i + 2);
-      const text = source.slice(start + 1, i);
+      let hash = next;
+      for (code = codes[(i += 2)]!; code < 128 && (CLASS[code]! & WORD_PART) !== 0; code = codes[++i]!) hash = (Math.imul(hash, 31) + code) | 0;
+      const text = internWord(source, codes, start + 1, i, hash); // interned like a word: the resolver looks names up by it
       tokens.push(token('param', text, text, start, i));
     } else if (code === 47 && codes[i + 1] === 42) { // /* … */
       const close = source.indexOf('*/', i + 2);

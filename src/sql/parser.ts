@@ -26,6 +26,14 @@ const COMPARISONS = new Set(['=', '!=', '<>', '<', '<=', '>', '>=']);
 const NEGATABLE = new Set(['IN', 'LIKE', 'BETWEEN']);
 const SELECT_LIST_END = new Set(['FROM', 'WHERE', 'GROUP', 'HAVING', 'ORDER', 'LIMIT', 'UNION', 'QUALIFY', 'WINDOW']);
 
+/** Operators and words that one of the expression levels takes after an operand. */
+const CONTINUING_OPS = new Set(['=', '!=', '<>', '<', '<=', '>', '>=', '+', '-', '*', '/', '||']);
+const CONTINUING_WORDS = new Set(['OR', 'AND', 'IS', 'NOT', 'LIKE', 'BETWEEN', 'IN']);
+
+function continuesExpression(t: Token): boolean {
+  return t.kind === 'op' ? CONTINUING_OPS.has(t.text) : t.kind === 'word' && CONTINUING_WORDS.has(t.upper);
+}
+
 /** Function names as written, lower-cased once (most queries repeat a few names). */
 const LOWER = new Map<string, string>();
 function lowerCase(name: string): string {
@@ -291,14 +299,29 @@ class Parser extends TokenCursor {
 
   expr(): E.Expr {
     const saved = this.depth;
-    this.enter(this.peek());
-    const e = this.or();
+    const t = this.peek();
+    this.enter(t);
+    let e: E.Expr;
+    if (t.kind === 'word' && t.upper === 'NOT') {
+      e = this.or();
+    } else {
+      // perf: or → and → not → comparison → additive → multiplicative → unary, without the
+      // descent: the operand first, then each level's operators from the innermost out. The same
+      // steps in the same order; an operand with no operator after it (most of them: a name, a
+      // literal or a call before `,`, `)`, AS, THEN …) skips the levels altogether.
+      e = this.unary();
+      if (continuesExpression(this.peek())) e = this.orRest(this.andRest(this.comparisonRest(this.additiveRest(this.multiplicativeRest(e)))));
+    }
     this.depth = saved;
     return e;
   }
 
   private or(): E.Expr {
-    const first = this.and();
+    return this.orRest(this.and());
+  }
+
+  /** `first OR …`, `first` already parsed. */
+  private orRest(first: E.Expr): E.Expr {
     if (!this.isWord(this.peek(), 'OR')) return first;
     const operands = [first];
     while (this.acceptWord('OR')) operands.push(this.and());
@@ -306,7 +329,10 @@ class Parser extends TokenCursor {
   }
 
   private and(): E.Expr {
-    const first = this.not();
+    return this.andRest(this.not());
+  }
+
+  private andRest(first: E.Expr): E.Expr {
     if (!this.isWord(this.peek(), 'AND')) return first;
     const operands = [first];
     while (this.acceptWord('AND')) operands.push(this.not());
@@ -327,7 +353,10 @@ class Parser extends TokenCursor {
   }
 
   private comparison(): E.Expr {
-    const left = this.additive();
+    return this.comparisonRest(this.additive());
+  }
+
+  private comparisonRest(left: E.Expr): E.Expr {
     const t = this.peek();
     if (t.kind === 'op') {
       // Any other operator: none of the word forms below can follow.
@@ -373,7 +402,10 @@ class Parser extends TokenCursor {
   // Left-associative operators; each link counts towards the depth limit, as later stages recurse through it.
 
   private additive(): E.Expr {
-    let left = this.multiplicative();
+    return this.additiveRest(this.multiplicative());
+  }
+
+  private additiveRest(left: E.Expr): E.Expr {
     const saved = this.depth;
     for (;;) {
       const t = this.peek();
@@ -387,7 +419,10 @@ class Parser extends TokenCursor {
   }
 
   private multiplicative(): E.Expr {
-    let left = this.unary();
+    return this.multiplicativeRest(this.unary());
+  }
+
+  private multiplicativeRest(left: E.Expr): E.Expr {
     const saved = this.depth;
     for (;;) {
       const t = this.peek();
