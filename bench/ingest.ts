@@ -5,7 +5,7 @@
  * in-process path without HTTP (normalise + LogWriter), to show where the time goes.
  * Writes BENCHMARKS.md's "Ingestion" section.
  *
- *   npx tsx bench/ingest.ts [--batches 30] [--clients 3] [--batch-size 1000]
+ *   npx tsx bench/ingest.ts [--batches 30] [--clients 3] [--batch-size 1000] [--rounds 3] [--no-write] [--only http,direct,copy]
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -306,7 +306,7 @@ function writeSection(f: Figures): void {
     '',
     '| path | events/s | CPU ms per 1,000 events (Node + Postgres) |',
     '|---|---:|---:|',
-    `| \`POST /api/logs\` over HTTP (parse, normalise, one-transaction insert) | ${f.httpRate.toFixed(0)} | ${f.cpu.http.toFixed(0)} |`,
+    `| \`POST /api/logs\` over HTTP (parse, normalise, one-transaction COPY) | ${f.httpRate.toFixed(0)} | ${f.cpu.http.toFixed(0)} |`,
     `| in-process \`normaliseEvents\` + \`LogWriter.write\` (no HTTP, no JSON parse) | ${f.directRate.toFixed(0)} | ${f.cpu.direct.toFixed(0)} |`,
     `| raw \`COPY ... FROM STDIN\` of the same stored rows (floor) | ${f.copyRate.toFixed(0)} | ${f.cpu.copy.toFixed(0)} |`,
     `| **ratio HTTP / COPY** (target ≥ 0.5) | **${f.ratio.toFixed(2)}** | **${(f.cpu.copy / f.cpu.http).toFixed(2)}** (COPY cost / HTTP cost) |`,

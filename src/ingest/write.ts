@@ -69,11 +69,13 @@ const COLUMNS = '(id, "timestamp", event_message, project, metadata, body)';
 /**
  * The one place that decides how rows are written: `COPY … FROM STDIN` (copyRows), except on
  * PGlite (the embedded database, or any pglite-socket server), which takes the INSERT
- * (insertRows). PGlite cannot take COPY FROM STDIN over its socket: the CopyData messages
- * reach its single backend as separate protocol messages, and it answers "terminating
- * connection because protocol synchronization was lost" and exits (PGlite 0.5.14 with
- * pglite-socket 0.2.17; test/ingest/copy.test.ts keeps the INSERT path covered). So it is
- * recognised by its version string, never by trying.
+ * (insertRows). PGlite cannot take COPY FROM STDIN over its socket: it runs each protocol
+ * message to completion on its own, so the COPY's CopyData never reach the running statement;
+ * tried with PGlite 0.5.14 and pglite-socket 0.2.17, the backend answered "terminating
+ * connection because protocol synchronization was lost" and PGlite itself exited, taking the
+ * database down for every connection. So PGlite is recognised by its version string
+ * ("PostgreSQL 18.6 (PGlite 0.5.14) on wasm32-unknown-emscripten…"), never by trying;
+ * test/ingest/copy.test.ts covers both paths.
  */
 export async function rowWriterFor(client: Pick<pg.PoolClient, 'query'>): Promise<RowWriter> {
   const { rows } = await client.query<{ version: string }>('SELECT version()');
@@ -84,9 +86,11 @@ export async function rowWriterFor(client: Pick<pg.PoolClient, 'query'>): Promis
  * The batch as one `COPY … FROM STDIN` in text format, inside the caller's transaction (a
  * failed COPY writes nothing and aborts the transaction like a failed INSERT).
  *
- * Measured by bench/ingest-insert.ts (median ms per 1,000 edge rows): COPY 89–110 against
- * 116–119 for the INSERT below; Postgres takes the rows through its multi-insert path and
- * parses each JSON value once, from text, straight into the column.
+ * Measured by bench/ingest-insert.ts (per 1,000 edge rows, one connection, three runs): this
+ * 42–45 ms (median), of which Postgres CPU 24–29 ms, against 62–63 ms and 47–56 ms for the
+ * INSERT below; Node's CPU is about the same for both (16–22 and 16–18 ms). Postgres takes the
+ * rows through its multi-insert path and parses each JSON value once, straight into the column,
+ * where jsonb_to_recordset parses the whole document and then builds each row's values.
  *
  * Text format: columns separated by tab, rows by newline, `\N` is NULL; in values backslash,
  * newline, carriage return and tab must be written as `\\`, `\n`, `\r`, `\t` (copyText). NUL
@@ -161,8 +165,8 @@ export function copyJson(value: unknown): string {
  * Why one jsonb document rather than six array parameters (`unnest($5::jsonb[])`): Postgres then
  * parses the JSON once and hands each `metadata`/`body` value on as binary jsonb, while an array
  * of JSON texts is escaped twice (array literal, then JSON) and parsed twice. Measured by
- * bench/ingest-insert.ts (median ms per 1,000 edge rows, two runs): six arrays 203–226,
- * this 116–119, multi-row VALUES 99–123, COPY of the same rows 89–110.
+ * bench/ingest-insert.ts (median ms per 1,000 edge rows, two runs, before COPY was taken):
+ * six arrays 203–226, this 116–119, multi-row VALUES 99–123, COPY of the same rows 89–110.
  */
 export async function insertRows(client: Pick<pg.PoolClient, 'query'>, table: string, rows: LogRow[]): Promise<void> {
   const records = rows.map((r) => ({ i: r.id, t: microsToIso(r.micros), e: r.event_message, p: r.project, m: r.metadata, b: r.body }));
