@@ -174,6 +174,25 @@ describe('ingest writer: COPY on Postgres', () => {
     assert.equal(pool.totalCount - pool.idleCount, 0, 'no client left checked out');
   });
 
+  it('when the COPY statement itself fails (no such table), then the transaction rolls back and the connection stays usable', async () => {
+    const now = Date.now();
+    const rows: LogRow[] = [{ id: 'missing-0', micros: BigInt(now) * 1000n, event_message: 'x', project: 'copy-missing', metadata: null, body: null }];
+    const client = await t.context.db.pool.connect();
+    try {
+      await assert.rejects(
+        (async () => {
+          await client.query('BEGIN');
+          await copyRows(client, 'no_such_table', rows);
+        })(),
+        /does not exist/,
+      );
+      await client.query('ROLLBACK');
+      assert.deepEqual((await client.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
+    } finally {
+      client.release();
+    }
+  });
+
   it('when a batch is large (5,000 events, ~4 MB), then every row arrives once', async () => {
     const events = Array.from({ length: 5000 }, (_, i) => ({ id: `big-${i}`, project: 'copy-big', event_message: `line ${i}\twith\\tab\n`.repeat(20), metadata: { i, s: 'x\\y\n'.repeat(10) } }));
     await post(events).expect(200);
