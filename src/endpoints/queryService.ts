@@ -285,7 +285,8 @@ export function sqlBadRequest(err: SqlError, where: 'query' | 'sql'): BadRequest
 /**
  * Postgres errors that are about what the caller sent: a bad ISO timestamp or regular
  * expression (class 22, data exception), a sandbox rule enforced by the reader role (42501),
- * a query Postgres refuses (classes 21 and 42), an expression too deep (54001).
+ * a query Postgres refuses (classes 21 and 42), a program limit (class 54: an expression too deep,
+ * a string past 1 GB).
  * Everything else goes on to the error middleware (503, 504, 500).
  */
 function queryError(err: unknown): unknown {
@@ -305,6 +306,13 @@ function queryError(err: unknown): unknown {
     return new BadRequestError(`The query cannot run: ${firstLine(e.message)}.`, [{ domain: 'sql', reason: 'invalidQuery', message: firstLine(e.message) }]);
   }
   if (e.code === '54001') return new BadRequestError('The query is too deeply nested.');
+  // security: a value past Postgres' own limits (a string_agg over a cross join reaching the
+  // 1 GB string limit, 54000) is what the caller asked for: 400, not a 500 per request. Which
+  // of this and the statement timeout comes first depends on how fast the machine is
+  // (test/security/http.test.ts, bigStrings).
+  if (e.code.startsWith('54')) {
+    return new BadRequestError(`The query exceeds a database limit: ${firstLine(e.message)}.`, [{ domain: 'sql', reason: 'limitExceeded', message: firstLine(e.message) }]);
+  }
   return err;
 }
 
