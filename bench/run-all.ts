@@ -277,9 +277,16 @@ function encodeFloorValue(value: unknown, oid: number): unknown {
   return value;
 }
 
-interface QueryFigures { id: string; title: string; serviceMs: number; floorMs: number; ratio: number; rows: number; compared: string; runs: number }
+interface QueryFigures {
+  id: string; title: string; serviceMs: number; floorMs: number; ratio: number; rows: number; compared: string; runs: number;
+  /** The same response body served by bench/floor-server.ts (one Redis GET) and read by the same client: what HTTP alone costs for it. */
+  httpFloorMs?: number;
+}
 
-async function runScenarios(svc: Service, floor: pg.Client, scenarios: Scenario[]): Promise<QueryFigures[]> {
+/** bench/floor-server.ts with a Redis client to store each scenario's body in, for the HTTP floor of the uncached queries. */
+interface HttpFloor { port: number; redis: ReturnType<typeof createClient> }
+
+async function runScenarios(svc: Service, floor: pg.Client, scenarios: Scenario[], httpFloor?: HttpFloor): Promise<QueryFigures[]> {
   const out: QueryFigures[] = [];
   for (const s of scenarios) {
     const now = Date.now();
@@ -292,7 +299,14 @@ async function runScenarios(svc: Service, floor: pg.Client, scenarios: Scenario[
       const ms = performance.now() - t0;
       if (res.status !== 200) throw new Error(`${s.id}: ${res.status} ${res.text.slice(0, 500)}`);
       if (res.headers.get('x-cache') !== 'BYPASS') throw new Error(`${s.id}: expected X-Cache BYPASS, got ${res.headers.get('x-cache')}`);
-      return { ms, rows: res.json.result as Record<string, unknown>[] };
+      return { ms, rows: res.json.result as Record<string, unknown>[], text: res.text };
+    };
+    const floorKey = `lqbench:http-floor:${s.id}`;
+    const callHttpFloor = async () => {
+      const t0 = performance.now();
+      const res = await fetch(`http://127.0.0.1:${httpFloor!.port}/floor?key=${encodeURIComponent(floorKey)}`);
+      JSON.parse(await res.text()); // the client work Service.request does
+      return performance.now() - t0;
     };
     const callFloor = async () => {
       const t0 = performance.now();
@@ -316,6 +330,8 @@ async function runScenarios(svc: Service, floor: pg.Client, scenarios: Scenario[
     const rounds = first.ms > 2000 ? QUERY.slowRounds : first.ms < 100 ? QUERY.fastRounds : QUERY.rounds;
     const serviceMs: number[] = [];
     const floorMs: number[] = [];
+    const httpFloorMs: number[] = [];
+    if (httpFloor) await httpFloor.redis.set(floorKey, first.text, { EX: 600 });
     for (let round = 0; round < rounds; round++) {
       if (round % 2) {
         floorMs.push((await callFloor()).ms);
@@ -324,7 +340,9 @@ async function runScenarios(svc: Service, floor: pg.Client, scenarios: Scenario[
         serviceMs.push((first = await callService()).ms);
         floorMs.push((await callFloor()).ms);
       }
+      if (httpFloor) httpFloorMs.push(await callHttpFloor());
     }
+    if (httpFloor) await httpFloor.redis.del(floorKey);
     const fig: QueryFigures = {
       id: s.id,
       title: s.title,
@@ -334,8 +352,10 @@ async function runScenarios(svc: Service, floor: pg.Client, scenarios: Scenario[
       rows: first.rows.length,
       compared: from ? `same rows from bucket ${from + 1} (the first, partial bucket moves with now())` : 'same rows',
       runs: rounds,
+      ...(httpFloorMs.length ? { httpFloorMs: median(httpFloorMs) } : {}),
     };
-    log(`  ${s.id.padEnd(14)} service ${fig.serviceMs.toFixed(1).padStart(8)} ms  floor ${fig.floorMs.toFixed(1).padStart(8)} ms  ratio ${fig.ratio.toFixed(2)}  (${fig.rows} rows, median of ${rounds})`);
+    const http = fig.httpFloorMs === undefined ? '' : `  HTTP floor ${fig.httpFloorMs.toFixed(1)} ms`;
+    log(`  ${s.id.padEnd(14)} service ${fig.serviceMs.toFixed(1).padStart(8)} ms  floor ${fig.floorMs.toFixed(1).padStart(8)} ms  ratio ${fig.ratio.toFixed(2)}${http}  (${fig.rows} rows, median of ${rounds})`);
     out.push(fig);
   }
   return out;
@@ -522,6 +542,12 @@ function renderMarkdown(r: Results): string {
   }
   if (r.queries) {
     L.push(`Uncached queries: wall time of one request through HTTP (X-Cache: BYPASS) vs the floor's \`pg\` query time, medians of ${QUERY.rounds} interleaved rounds (${QUERY.fastRounds} for queries under 100 ms, ${QUERY.slowRounds} over 2 s) after ${QUERY.warmup} warm-up runs; every floor returned the same rows as the service (checked each run).`);
+    const withHttp = r.queries.filter((q) => q.httpFloorMs !== undefined);
+    if (withHttp.length) {
+      L.push('');
+      L.push('HTTP floor: the same response body served by bench/floor-server.ts (Express, one Redis GET) and read by the same client (fetch + JSON.parse), i.e. what carrying that answer over HTTP costs on this machine; the service cannot go below `pg` floor + HTTP floor: ' +
+        withHttp.map((q) => `${q.id} ${f1(q.httpFloorMs!)} ms (service ${f1(q.serviceMs)} vs ${f1(q.floorMs + q.httpFloorMs!)} ms = ${(q.serviceMs / (q.floorMs + q.httpFloorMs!)).toFixed(2)}×)`).join(', ') + '.');
+    }
   }
   if (r.scaling) L.push(`Scaling: the service's time for the window queries on lq_bench_1m and lq_bench_5m (same events per day, 5× the history); ${r.scaling.how}.`);
   if (r.translation) {
@@ -594,10 +620,15 @@ async function main(): Promise<void> {
         log('2. uncached queries: service over HTTP vs hand-written SQL with pg');
         await ensureUncachedUsage(svc);
         const floor = await floorClient(db.url);
+        const redis = createClient({ url: REDIS_URL });
+        await redis.connect();
+        const httpFloor = await startProcess('bench/floor-server.ts', { REDIS_URL, KEY: 'lqbench:http-floor:none' }, async (port) => (await fetch(`http://127.0.0.1:${port}/floor`)).status === 404);
         try {
-          results.queries = await runScenarios(svc, floor, SCENARIOS);
+          results.queries = await runScenarios(svc, floor, SCENARIOS, { port: httpFloor.port, redis });
         } finally {
           await floor.end();
+          await httpFloor.stop();
+          await redis.quit();
         }
       }
     } finally {
