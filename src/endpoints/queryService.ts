@@ -14,6 +14,7 @@ import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
 import { initTranslator, SqlError, translateQuery, type Translation } from '../sql/index.js';
 import { EndpointRepository, type EndpointRecord } from './repository.js';
+import { LookupCache } from '../lookupCache.js';
 import { collectInput, sandboxSqlOf, validateParameters, type ParamValues } from './params.js';
 
 export interface RunRequest {
@@ -42,20 +43,16 @@ export interface PreparedRun {
   compute: () => Promise<string>;
 }
 
-interface CachedEndpoint {
-  record: EndpointRecord;
-  until: number;
-  /** Prepared runs of this endpoint version by raw query string, without and with the redaction header. */
-  runs?: { plain: Map<string, PreparedRun>; redacted: Map<string, PreparedRun> };
-}
+/** Prepared runs of one endpoint version by raw query string, without and with the redaction header. */
+interface PreparedRuns { plain: Map<string, PreparedRun>; redacted: Map<string, PreparedRun> }
 const TRANSLATION_CACHE_SIZE = 500;
 
 export class EndpointQueryService {
   private readonly repository: EndpointRepository;
-  private readonly endpoints = new Map<string, CachedEndpoint>();
-  /** Lookups in flight, shared by concurrent requests; `endpointGeneration` keeps one started before forgetEndpoints from being stored. */
-  private readonly finding = new Map<string, Promise<EndpointRecord>>();
-  private endpointGeneration = 0;
+  /** Endpoints by id or name; a missing one is not cached (a new endpoint shows at once). */
+  private readonly endpoints: LookupCache<EndpointRecord | undefined>;
+  /** By `id:version`: a version's prepared runs never go stale, they are dropped to bound memory. */
+  private readonly runs = new Map<string, PreparedRuns>();
   private preparedRuns = 0;
   private readonly translations = new Map<string, Translation>();
   /** Where endpoint queries run: the reader's own connections when possible (see AppContext.reader). */
@@ -64,6 +61,11 @@ export class EndpointQueryService {
 
   constructor(private readonly ctx: AppContext) {
     this.repository = new EndpointRepository(ctx.db.knex);
+    this.endpoints = new LookupCache({
+      ttlMs: ENDPOINT_TTL_MS, refreshAheadMs: ENDPOINT_REFRESH_AHEAD_MS, maxEntries: 1_000,
+      load: (idOrName) => this.repository.find(idOrName),
+      keep: (record) => record !== undefined,
+    });
     this.pool = ctx.db.pool;
   }
 
@@ -83,8 +85,8 @@ export class EndpointQueryService {
   /** After a change on this replica: the next request sees it at once. */
   forgetEndpoints(): void {
     this.endpoints.clear();
-    this.finding.clear();
-    this.endpointGeneration++;
+    this.runs.clear();
+    this.preparedRuns = 0;
   }
 
   async run(idOrName: string, request: RunRequest): Promise<RunResult> {
@@ -125,14 +127,10 @@ export class EndpointQueryService {
    * refused (`run` then throws the same error).
    */
   preparedRun(idOrName: string, rawQuery: string, redact: boolean): PreparedRun | undefined {
-    const cached = this.endpoints.get(idOrName);
-    if (!cached) return undefined;
-    const now = Date.now();
-    if (cached.until <= now) return undefined;
-    if (cached.until - now < ENDPOINT_REFRESH_AHEAD_MS) this.refreshEndpoint(idOrName);
-    const endpoint = cached.record;
-    if (endpoint.cache_duration_seconds <= 0) return undefined;
-    let prepared = (redact ? cached.runs?.redacted : cached.runs?.plain)?.get(rawQuery);
+    const endpoint = this.endpoints.peek(idOrName)?.value;
+    if (!endpoint || endpoint.cache_duration_seconds <= 0) return undefined;
+    const version = `${endpoint.id}:${endpoint.version}`;
+    let prepared = (redact ? this.runs.get(version)?.redacted : this.runs.get(version)?.plain)?.get(rawQuery);
     if (prepared) return prepared;
     try {
       const spec = this.specOf(endpoint, { input: collectInput(parseQueryString(rawQuery), undefined), redact });
@@ -145,10 +143,11 @@ export class EndpointQueryService {
     }
     if (rawQuery.length <= PREPARED_QUERY_MAX_CHARS) {
       if (this.preparedRuns >= PREPARED_RUNS_MAX) {
-        for (const entry of this.endpoints.values()) entry.runs = undefined;
+        this.runs.clear();
         this.preparedRuns = 0;
       }
-      const runs = (cached.runs ??= { plain: new Map(), redacted: new Map() });
+      let runs = this.runs.get(version);
+      if (!runs) this.runs.set(version, (runs = { plain: new Map(), redacted: new Map() }));
       (redact ? runs.redacted : runs.plain).set(rawQuery, prepared);
       this.preparedRuns++;
     }
@@ -193,57 +192,10 @@ export class EndpointQueryService {
     return this.compute(endpoint, spec);
   }
 
-  private find(idOrName: string): Promise<EndpointRecord> {
-    const now = Date.now();
-    const hit = this.endpoints.get(idOrName);
-    if (hit && hit.until > now) {
-      if (hit.until - now < ENDPOINT_REFRESH_AHEAD_MS) this.refreshEndpoint(idOrName);
-      return Promise.resolve(hit.record);
-    }
-    return this.lookupEndpoint(idOrName);
-  }
-
-  /** A background lookup before the cached record expires; a failure leaves it to expire (a missing endpoint is dropped at once). */
-  private refreshEndpoint(idOrName: string): void {
-    if (!this.finding.has(idOrName)) this.lookupEndpoint(idOrName).catch(() => undefined);
-  }
-
-  /**
-   * One database lookup per name at a time, shared by the requests that need it. The record is
-   * reused until ENDPOINT_TTL_MS after the lookup started, so it is never older than that.
-   */
-  private lookupEndpoint(idOrName: string): Promise<EndpointRecord> {
-    const pending = this.finding.get(idOrName);
-    if (pending) return pending;
-    const generation = this.endpointGeneration;
-    const started = Date.now();
-    const settle = () => {
-      if (this.finding.get(idOrName) === lookup) this.finding.delete(idOrName);
-      return generation === this.endpointGeneration;
-    };
-    const lookup = this.repository.find(idOrName).then(
-      (record) => {
-        const current = settle();
-        if (!record) {
-          if (current) this.endpoints.delete(idOrName);
-          throw new NotFoundError(`No endpoint named or with id "${idOrName}".`, [{ domain: 'endpoints', reason: 'notFound', message: 'unknown endpoint', location: 'endpoint' }]);
-        }
-        if (current) {
-          const previous = this.endpoints.get(idOrName);
-          // Prepared runs belong to one endpoint version: kept while it does not change.
-          const runs = previous && previous.record.id === record.id && previous.record.version === record.version ? previous.runs : undefined;
-          if (this.endpoints.size > 1000 && !previous) this.endpoints.clear();
-          this.endpoints.set(idOrName, { record, until: started + ENDPOINT_TTL_MS, runs });
-        }
-        return record;
-      },
-      (err) => {
-        settle();
-        throw err;
-      },
-    );
-    this.finding.set(idOrName, lookup);
-    return lookup;
+  private async find(idOrName: string): Promise<EndpointRecord> {
+    const record = await this.endpoints.get(idOrName);
+    if (!record) throw new NotFoundError(`No endpoint named or with id "${idOrName}".`, [{ domain: 'endpoints', reason: 'notFound', message: 'unknown endpoint', location: 'endpoint' }]);
+    return record;
   }
 
   /** Translations are pure functions of the endpoint version, the source catalog and `sql`: cached. */
