@@ -6,6 +6,7 @@
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { SourceLookup } from '../sources/schema.js';
 import { initTranslator, queryParameters, SqlError, translateQuery } from '../sql/index.js';
+import { queryWarnings, type QueryWarning } from './warnings.js';
 import { validateDefinition, validatePatch } from './definition.js';
 import { EndpointRepository, type EndpointFields, type EndpointRecord } from './repository.js';
 import type { Knex } from 'knex';
@@ -27,21 +28,22 @@ export class EndpointManagementService {
     return found;
   }
 
-  async create(body: unknown): Promise<EndpointRecord> {
+  async create(body: unknown): Promise<SavedEndpoint> {
     const fields = validateDefinition(body, usedParameters);
-    await this.checkTranslates(fields);
-    return this.repository.insert(fields).catch(duplicateName(fields.name));
+    const warnings = await this.checkTranslates(fields);
+    const row = await this.repository.insert(fields).catch(duplicateName(fields.name));
+    return { ...row, warnings };
   }
 
   /** PUT: the whole definition; omitted fields take their defaults. */
-  async replace(idOrName: string, body: unknown): Promise<EndpointRecord> {
+  async replace(idOrName: string, body: unknown): Promise<SavedEndpoint> {
     const current = await this.get(idOrName);
     const fields = validateDefinition(body, usedParameters);
     return this.save(current, fields);
   }
 
   /** PATCH: only the fields sent change. */
-  async patch(idOrName: string, body: unknown): Promise<EndpointRecord> {
+  async patch(idOrName: string, body: unknown): Promise<SavedEndpoint> {
     const current = await this.get(idOrName);
     const fields = validatePatch(current, body, usedParameters);
     return this.save(current, fields);
@@ -52,19 +54,27 @@ export class EndpointManagementService {
     if (!(await this.repository.delete(current.id))) throw notFound(idOrName);
   }
 
-  private async save(current: EndpointRecord, fields: EndpointFields): Promise<EndpointRecord> {
-    await this.checkTranslates(fields);
+  private async save(current: EndpointRecord, fields: EndpointFields): Promise<SavedEndpoint> {
+    const warnings = await this.checkTranslates(fields);
     const row = await this.repository.update(current.id, fields).catch(duplicateName(fields.name));
     if (!row) throw notFound(current.id); // deleted meanwhile
-    return row;
+    return { ...row, warnings };
   }
 
-  /** 422 with `query:<line>:<column>` when the SQL does not parse, names unknown things or breaks a rule. */
-  private async checkTranslates(fields: EndpointFields): Promise<void> {
+  /**
+   * 422 with `query:<line>:<column>` when the SQL does not parse, names unknown things or breaks
+   * a rule; otherwise its warnings (fields no event has brought yet, which read as NULL).
+   */
+  private async checkTranslates(fields: EndpointFields): Promise<QueryWarning[]> {
     await initTranslator();
-    withSqlErrors(() => translateQuery({ query: fields.query, sources: this.sources, maxRows: fields.max_rows }));
+    const translation = withSqlErrors(() => translateQuery({ query: fields.query, sources: this.sources, maxRows: fields.max_rows }));
+    return queryWarnings(translation.warnings, 'query');
   }
 }
+
+/** An endpoint as saved, with the warnings of its query (docs/API.md, "Unknown fields"). */
+export type SavedEndpoint = EndpointRecord & { warnings: QueryWarning[] };
+
 
 function usedParameters(query: string): string[] {
   return withSqlErrors(() => queryParameters(query));

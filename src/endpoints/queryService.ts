@@ -14,6 +14,7 @@ import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
 import { initTranslator, SqlError, translateQuery, type Translation } from '../sql/index.js';
 import { EndpointRepository, type EndpointRecord } from './repository.js';
+import { queryWarnings, type QueryWarning } from './warnings.js';
 import { LookupCache } from '../lookupCache.js';
 import { collectInput, sandboxSqlOf, validateParameters, type ParamValues } from './params.js';
 
@@ -103,13 +104,14 @@ export class EndpointQueryService {
   }
 
   /** What would run, without running it: `GET /api/endpoints/:idOrName/sql`. */
-  async plan(idOrName: string, request: RunRequest, explain: boolean): Promise<{ sql: string; parameters: Array<{ name: string; value: string | null }>; plan?: unknown }> {
+  async plan(idOrName: string, request: RunRequest, explain: boolean): Promise<QueryPlan> {
     const endpoint = await this.find(idOrName);
     const spec = this.specOf(endpoint, request);
     const { translation, values } = this.prepare(endpoint, spec);
-    const out: { sql: string; parameters: Array<{ name: string; value: string | null }>; plan?: unknown } = {
+    const out: QueryPlan = {
       sql: translation.sql,
       parameters: translation.parameters.map((name, i) => ({ name, value: values[i] ?? null })),
+      warnings: queryWarnings(translation.warnings, spec.sql === undefined ? 'query' : 'sql'),
     };
     if (explain) {
       const run = await this.execute(`EXPLAIN (FORMAT JSON) ${translation.sql}`, values);
@@ -217,6 +219,15 @@ export class EndpointQueryService {
     this.translations.set(key, translation);
     return translation;
   }
+}
+
+/** What `GET /api/endpoints/:idOrName/sql` answers. */
+export interface QueryPlan {
+  sql: string;
+  parameters: Array<{ name: string; value: string | null }>;
+  /** Fields no event has brought yet (they read as NULL), positioned in the endpoint query or the caller's `sql`. */
+  warnings: QueryWarning[];
+  plan?: unknown;
 }
 
 /** `ep:<id>:<version>:<hash>`: declared parameter values (sorted), `sql` and redaction. */

@@ -2,7 +2,7 @@
  * Type conversions with BigQuery semantics, shared by the resolver and the function table.
  * Time values are always interpreted in UTC, whatever the session TimeZone.
  */
-import { SqlUnsupportedError } from './errors.js';
+import { SqlSyntaxError, SqlUnsupportedError } from './errors.js';
 import type { CastType } from './ast/expressions.js';
 import { pg, type PgExpr, type PgTypeName } from './postgres/ast.js';
 import { isNumeric, isScalar, scalar, typed, type BqType, type ScalarName, type Typed } from './types.js';
@@ -48,12 +48,29 @@ export function stringToTimestamp(s: Typed): PgExpr {
   return pg.case([{ when: pg.op('~', s.sql, pg.literal(HAS_ZONE)), then: pg.cast(s.sql, 'timestamptz') }], pg.atUtc(pg.cast(s.sql, 'timestamp')));
 }
 
+/**
+ * The casts BigQuery allows, by source type (its conversion rules); STRING and NULL cast to
+ * anything. Anything else is refused here, as BigQuery refuses it, rather than handed to Postgres.
+ */
+const CASTS_FROM: Partial<Record<ScalarName, readonly CastType[]>> = {
+  INT64: ['INT64', 'FLOAT64', 'NUMERIC', 'BOOL', 'STRING'],
+  FLOAT64: ['INT64', 'FLOAT64', 'NUMERIC', 'STRING'],
+  NUMERIC: ['INT64', 'FLOAT64', 'NUMERIC', 'STRING'],
+  BOOL: ['INT64', 'BOOL', 'STRING'],
+  TIMESTAMP: ['STRING', 'DATE', 'DATETIME', 'TIMESTAMP'],
+  DATETIME: ['STRING', 'DATE', 'DATETIME', 'TIMESTAMP'],
+  DATE: ['STRING', 'DATE', 'DATETIME', 'TIMESTAMP'],
+  INTERVAL: ['STRING'],
+};
+
 /** CAST / SAFE_CAST. */
 export function castTo(value: Typed, target: CastType, safe: boolean, text: string, pos: number): Typed {
   const to = scalar(target);
   const from = value.type;
   if (from.kind !== 'scalar') throw new SqlUnsupportedError(`cannot CAST a ${from.kind === 'record' ? 'STRUCT' : 'ARRAY'} to ${target}`, text, pos);
   if (from.name === target) return typed(value.sql, to);
+  const allowed = from.loose || value.param ? undefined : CASTS_FROM[from.name];
+  if (allowed && !allowed.includes(target)) throw new SqlSyntaxError(`invalid cast from ${from.name} to ${target}`, text, pos);
   const converted = convert(value, from.name, target);
   if (!safe || from.name !== 'STRING' || !SAFE_PATTERNS[target]) return typed(converted, to);
   // A literal is checked here: Postgres casts an untyped literal while parsing, even in a branch never taken.
@@ -118,6 +135,36 @@ export function unify(a: Typed, b: Typed): [Typed, Typed] {
   else if (isScalar(left.type, 'DATETIME', 'DATE') && isScalar(right.type, 'STRING')) right = typed(convert(right, 'STRING', (left.type as { name: CastType }).name), left.type);
   else if (isScalar(right.type, 'DATETIME', 'DATE') && isScalar(left.type, 'STRING')) left = typed(convert(left, 'STRING', (right.type as { name: CastType }).name), right.type);
   return [left, right];
+}
+
+/** What BigQuery compares with what: values of two different groups have no comparison operator. */
+const COMPARISON_GROUPS: Partial<Record<ScalarName, string>> = {
+  INT64: 'number', FLOAT64: 'number', NUMERIC: 'number', STRING: 'string', BOOL: 'bool',
+  TIMESTAMP: 'time', DATETIME: 'time', DATE: 'time', INTERVAL: 'interval',
+};
+
+/**
+ * Throws when BigQuery has no comparison for the two (unified) operands, e.g. a STRING field
+ * with a number (`val > 5`); Postgres would otherwise fail at run time ("operator does not
+ * exist: text > integer"). Untyped leaves, parameters, NULL and string literals (which Postgres
+ * reads as the other side's type) are left to adapt.
+ */
+export function checkComparable(a: Typed, b: Typed, op: string, text: string, pos: number): void {
+  const groupA = comparisonGroup(a);
+  const groupB = comparisonGroup(b);
+  if (groupA && groupB && groupA !== groupB) {
+    throw new SqlSyntaxError(`no operator ${op} for ${typeLabel(a.type)} and ${typeLabel(b.type)}; CAST one side`, text, pos);
+  }
+}
+
+function comparisonGroup(v: Typed): string | undefined {
+  if (v.type.kind !== 'scalar') return 'composite';
+  if (v.param || v.type.loose || v.literal !== undefined) return undefined;
+  return COMPARISON_GROUPS[v.type.name];
+}
+
+function typeLabel(t: BqType): string {
+  return t.kind === 'scalar' ? t.name : t.kind === 'record' ? 'STRUCT' : 'ARRAY';
 }
 
 /** A value used where BigQuery wants STRING (concat, LIKE, regexp): other scalars are cast to text. */

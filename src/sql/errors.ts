@@ -29,6 +29,22 @@ export class SqlSandboxError extends SqlError {}
 /** Input too large or too deeply nested. */
 export class SqlLimitError extends SqlError {}
 
+/**
+ * Something the query may not mean, that does not stop it: a field no event has brought yet
+ * reads as NULL (docs/API.md, "Unknown fields"). Reported when an endpoint is saved and by
+ * `GET /api/endpoints/:x/sql`, positioned like an error.
+ */
+export interface SqlWarning {
+  readonly message: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+export function sqlWarning(detail: string, source: string, offset: number): SqlWarning {
+  const { line, column } = locate(source, offset);
+  return { message: `${detail} (line ${line}, column ${column})`, line, column };
+}
+
 export type SqlErrorClass = new (detail: string, source: string, offset: number) => SqlError;
 
 function locate(source: string, offset: number): { line: number; column: number; snippet: string } {

@@ -9,7 +9,7 @@
  * Pipeline: lexer → parser → resolver (scopes, types, sandbox wall 1) → printer → validate (wall 2).
  */
 import type * as Q from './ast/queries.js';
-import { SqlLimitError, SqlSandboxError } from './errors.js';
+import { SqlLimitError, SqlSandboxError, type SqlWarning } from './errors.js';
 import { tokenize } from './lexer.js';
 import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
@@ -22,6 +22,7 @@ import { typeName } from './types.js';
 import { loadValidator, validatePostgres } from './validate.js';
 import type { SourceLookup, SourceTable } from '../sources/schema.js';
 
+export type { SqlWarning } from './errors.js';
 export { SqlError, SqlSyntaxError, SqlUnsupportedError, SqlNameError, SqlSandboxError, SqlLimitError } from './errors.js';
 export { validatePostgres } from './validate.js';
 
@@ -43,6 +44,8 @@ export interface Translation {
   parameters: string[];
   /** BigQuery output column names and types. */
   columns: { name: string; type: string }[];
+  /** Fields no event has brought yet, which read as NULL; the query runs (docs/API.md, "Unknown fields"). */
+  warnings: SqlWarning[];
 }
 
 /** Loads libpg-query's WASM once; call at startup (translateQuery validates with it). */
@@ -74,6 +77,7 @@ export function translateWithoutValidation(input: TranslateInput): Translation {
     sql,
     parameters,
     columns: resolved.columns.map((c) => ({ name: c.name, type: typeName(c.type) })),
+    warnings: state.warnings,
   };
 }
 

@@ -229,6 +229,7 @@ function twoCharOperator(a: number, b: number): string | undefined {
     case 62: return b === 61 ? '>=' : b === 62 ? '>>' : undefined; // >
     case 33: return b === 61 ? '!=' : undefined; // !
     case 124: return b === 124 ? '||' : undefined; // |
+    case 58: return b === 58 ? '::' : undefined; // : (the Postgres-style cast `x::text`)
     default: return undefined;
   }
 }
@@ -259,6 +260,14 @@ function readQuoted(source: string, codes: Uint16Array, start: number, raw: bool
   let run = i;
   while (i < n) {
     const code = codes[i]!;
+    if (code === quote && !triple && quote !== 96 && codes[i + 1] === quote) {
+      // `'it''s'`: the doubled quote of standard SQL, which the dashboard writes for a quote in
+      // search input; BigQuery itself would read two adjacent literals and refuse them.
+      value += source.slice(run, i + 1);
+      i += 2;
+      run = i;
+      continue;
+    }
     if (code === quote && (!triple || (codes[i + 1] === quote && codes[i + 2] === quote))) {
       return { value: value + source.slice(run, i), end: i + (triple ? 3 : 1) };
     }
@@ -289,6 +298,9 @@ function readEscape(source: string, at: number): { text: string; length: number 
   const simple = SIMPLE_ESCAPES[e];
   if (simple !== undefined) return { text: simple, length: 2 };
   const hexLength = e === 'x' || e === 'X' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
+  // A backslash before a character that starts no escape (`'\s+'`, `'@example\.com$'` in a
+  // regular expression) is kept as written, as the original service's users rely on.
+  if (!hexLength && !(e >= '0' && e <= '7')) return { text: source.slice(at, at + 2), length: 2 };
   const digits = hexLength ? source.slice(at + 2, at + 2 + hexLength) : source.slice(at + 1, at + 4);
   const valid = hexLength ? digits.length === hexLength && /^[0-9a-fA-F]+$/.test(digits) : /^[0-7]{3}$/.test(digits);
   if (!valid) throw new SqlSyntaxError(`invalid escape sequence \\${e}`, source, at);

@@ -22,6 +22,16 @@ const CAST_TYPES: Readonly<Record<string, E.CastType>> = {
   BOOL: 'BOOL', BOOLEAN: 'BOOL', STRING: 'STRING', TIMESTAMP: 'TIMESTAMP', DATETIME: 'DATETIME', DATE: 'DATE',
 };
 
+/**
+ * Type names after a Postgres-style `::` cast (the dashboard writes `event_message::text`), by
+ * what they mean in BigQuery terms; BigQuery's own names are accepted too.
+ */
+const COLON_CAST_TYPES: Readonly<Record<string, E.CastType>> = {
+  ...CAST_TYPES,
+  TEXT: 'STRING', VARCHAR: 'STRING', CHAR: 'STRING', INT2: 'INT64', INT4: 'INT64', INT8: 'INT64',
+  FLOAT: 'FLOAT64', FLOAT4: 'FLOAT64', FLOAT8: 'FLOAT64', REAL: 'FLOAT64', TIMESTAMPTZ: 'TIMESTAMP',
+};
+
 const COMPARISONS = new Set(['=', '!=', '<>', '<', '<=', '>', '>=']);
 const NEGATABLE = new Set(['IN', 'LIKE', 'BETWEEN']);
 const SELECT_LIST_END = new Set(['FROM', 'WHERE', 'GROUP', 'HAVING', 'ORDER', 'LIMIT', 'UNION', 'QUALIFY', 'WINDOW']);
@@ -86,8 +96,11 @@ class Parser extends TokenCursor {
       this.i++;
       let op: Q.SetOperation['op'];
       if (this.acceptWord('ALL')) op = 'UNION ALL';
-      else if (this.acceptWord('DISTINCT')) op = 'UNION DISTINCT';
-      else throw this.syntax('expected ALL or DISTINCT after UNION', this.peek());
+      else {
+        // A bare UNION is UNION DISTINCT, as in standard SQL (BigQuery itself insists on the word).
+        this.acceptWord('DISTINCT');
+        op = 'UNION DISTINCT';
+      }
       body = make<Q.SetOperation>({ kind: 'setOp', pos: t.start, op, left: body, right: this.queryBody() });
     }
     const orderBy = this.acceptWords('ORDER', 'BY') ? this.orderItems() : [];
@@ -468,11 +481,29 @@ class Parser extends TokenCursor {
       } else if (t.text === '[') {
         this.i++;
         base = this.subscript(base);
+      } else if (t.text === '::') {
+        this.i++;
+        base = make<E.Cast>({ kind: 'cast', pos: base.pos, operand: base, type: this.colonCastType(), safe: false });
       } else {
         return base;
       }
       if (++depth > MAX_DEPTH) throw new SqlLimitError(`expression nested deeper than ${MAX_DEPTH} levels`, this.source, t.start);
     }
+  }
+
+  /** The type after `::`: one word, or `double precision`, `timestamp with time zone`. */
+  private colonCastType(): E.CastType {
+    const t = this.next();
+    const word = t.kind === 'word' ? t.upper : '';
+    if (word === 'DOUBLE' && this.acceptWord('PRECISION')) return 'FLOAT64';
+    if (word === 'TIMESTAMP' && this.acceptWord('WITH')) {
+      this.expectWord('TIME');
+      this.expectWord('ZONE');
+      return 'TIMESTAMP';
+    }
+    const type = COLON_CAST_TYPES[word];
+    if (!type) throw this.unsupported(`cast to ${t.text || 'nothing'} is not supported`, t);
+    return type;
   }
 
   private subscript(base: E.Expr): E.Subscript {
@@ -506,6 +537,8 @@ class Parser extends TokenCursor {
         this.next();
         return make<E.Param>({ kind: 'param', pos: t.start, name: t.text });
       case 'quoted':
+        // `` `some.function`(x) ``: a function named with backticks; the function table judges the name.
+        if (this.isOp(this.peekAt(1), '(')) return this.call();
         this.next();
         return make<E.Path>({ kind: 'path', pos: t.start, parts: [t.text] });
       case 'op':

@@ -76,6 +76,11 @@ export interface Typed {
   readonly literal?: string;
   /** A query parameter: always bound as text, so it takes the type of what it is compared with. */
   readonly param?: boolean;
+  /**
+   * A field the schema does not know (yet): its jsonb value, so that the query may still read
+   * through it as a record (`x.y`) or unnest it, as it would once events bring the field.
+   */
+  readonly unknownJson?: PgExpr;
 }
 
 export function typed(sql: PgExpr, type: BqType, extra: Partial<Typed> = {}): Typed {

@@ -94,6 +94,18 @@ describe('Management: /api/endpoints', () => {
     assert.equal(table.body.error.errors[0].location, 'query:1:16');
   });
 
+  it('when the SQL reads fields no event has brought yet, then it is saved with warnings, runs and reads NULL', async () => {
+    const query = 'select t.not_seen_yet, r.no_such_leaf from `cloudflare.logs.prod` t cross join unnest(t.metadata) m cross join unnest(m.request) r where t.project = @project limit 1';
+    const created = await admin().post('/api/endpoints', { name: 'mgmt.unknown-fields', query }).expect(201);
+    assert.deepEqual(created.body.warnings.map((w: { location: string }) => w.location), ['query:1:8', 'query:1:24']);
+    assert.match(created.body.warnings[1].message, /unknown field no_such_leaf reads as NULL until events bring it/);
+    const plan = await admin().get('/api/endpoints/mgmt.unknown-fields/sql?project=x').expect(200);
+    assert.deepEqual(plan.body.warnings, created.body.warnings);
+    const patched = await admin().patch('/api/endpoints/mgmt.unknown-fields', { query: query.replace('r.no_such_leaf', 'r.path') }).expect(200);
+    assert.equal(patched.body.warnings.length, 1);
+    await admin().get('/api/endpoints/query/mgmt.unknown-fields?project=default').expect(200);
+  });
+
   it('when declared and used parameters differ, then 422 names the parameter', async () => {
     const undeclared = await admin().post('/api/endpoints', { name: 'mgmt.p1', query: QUERY, parameters: [{ name: 'project' }] }).expect(422);
     assert.equal(undeclared.body.error.errors[0].location, 'parameters.pattern');

@@ -1,6 +1,6 @@
 /** Expressions: one resolver per syntax node kind, building typed Postgres expressions. */
 import type * as E from '../ast/expressions.js';
-import { adapt, asText, castTo, commonType, fromJsonText, unify, unifyAll } from '../coerce.js';
+import { adapt, asText, castTo, checkComparable, commonType, fromJsonText, unify, unifyAll } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { FUNCTIONS, type CallSite } from '../functions.js';
 import { pg, type PgExpr, type PgOrder, type PgQuery } from '../postgres/ast.js';
@@ -141,6 +141,7 @@ function resolveBinary(e: E.Binary, scope: Scope, ctx: Context): Typed {
   if (e.op === '||') return typed(pg.op('||', asText(left), asText(right)), STRING);
   if (!ARITHMETIC.has(e.op)) {
     [left, right] = unify(left, right);
+    checkComparable(left, right, e.op, ctx.text, e.pos);
     return typed(pg.op(e.op === '!=' ? '<>' : e.op, left.sql, right.sql), BOOL);
   }
   // Arithmetic: text parameters and untyped leaves become numbers.

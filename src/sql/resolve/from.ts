@@ -38,7 +38,9 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
 
   unnest: (item, link, guards) => {
     const { scope, ctx, type, on } = link;
-    const array = resolveExpr(item.expr, scope, ctx);
+    let array = resolveExpr(item.expr, scope, ctx);
+    // A field no event has brought yet: unnested as the array of records it would be (no rows until then).
+    if (array.unknownJson) array = typed(array.unknownJson, { kind: 'jsonArray', element: { kind: 'record' }, single: false });
     if (array.type.kind !== 'jsonArray') {
       throw new SqlUnsupportedError(`UNNEST needs an array field of a source; got ${array.type.kind === 'scalar' ? array.type.name : 'a computed array'}`, ctx.text, item.expr.pos);
     }

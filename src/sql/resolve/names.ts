@@ -94,9 +94,19 @@ function findKey(name: string, keys: Iterable<string>): string | undefined {
   return folded;
 }
 
+/**
+ * A field the schema does not know: it reads as NULL until events bring it, as on the original's
+ * Postgres backend (docs/API.md, "Unknown fields"). An untyped leaf that takes the type of what it
+ * meets, which can also be read through as a record or unnested.
+ */
+function unknownField(object: PgExpr, key: string): Typed {
+  const name = pg.literal(key);
+  return typed(pg.op('->>', object, name), LOOSE_JSON_LEAF, { unknownJson: pg.op('->', object, name) });
+}
+
 /** `object -> key` typed by the schema; scalar leaves read as text and cast (INT64 → bigint, …). */
 function jsonField(object: PgExpr, key: string, field: FieldSchema | undefined): Typed {
-  if (!field) return typed(pg.op('->>', object, pg.literal(key)), LOOSE_JSON_LEAF);
+  if (!field) return unknownField(object, key);
   const type = fieldType(field);
   if (type.kind !== 'scalar') return typed(pg.op('->', object, pg.literal(key)), type);
   return fromJsonText(pg.op('->>', object, pg.literal(key)), type);
@@ -104,13 +114,18 @@ function jsonField(object: PgExpr, key: string, field: FieldSchema | undefined):
 
 export function fieldOf(value: Typed, name: string, ctx: Context, pos: number): Typed {
   const t = value.type;
+  if (value.unknownJson) {
+    // Through a field nobody has seen: were it there, it would be a record, stored as `[{…}]`.
+    return unknownField(pg.op('->', value.unknownJson, pg.number('0')), name);
+  }
   if (t.kind === 'record') {
-    const known = t.fields && Object.keys(t.fields).length ? t.fields : undefined;
-    // A record whose schema lists no fields yet (no events seen) reads any field as an untyped leaf.
-    if (!known) return jsonField(value.sql, name, undefined);
-    const key = findKey(name, Object.keys(known));
-    if (key === undefined) throw new SqlNameError(`unknown field ${name}${didYouMean(name, Object.keys(known))}`, ctx.text, pos);
-    return jsonField(value.sql, key, known[key]);
+    const known = t.fields ? Object.keys(t.fields) : [];
+    const key = known.length ? findKey(name, known) : undefined;
+    if (key === undefined) {
+      ctx.translation.warn(`unknown field ${name} reads as NULL until events bring it${didYouMean(name, known)}`, ctx.text, pos);
+      return unknownField(value.sql, name);
+    }
+    return jsonField(value.sql, key, t.fields![key]);
   }
   const what = t.kind === 'scalar' ? t.name : 'an ARRAY';
   const hint = t.kind === 'jsonArray' ? '; UNNEST it first, e.g. cross join unnest(x) as x' : '';
@@ -135,7 +150,7 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
         throw new SqlUnsupportedError(`${head} is a table; select its columns, e.g. ${head}.id`, ctx.text, pos);
       }
       const name = parts[1]!;
-      const column = rangeColumn(range, name);
+      const column = rangeColumn(range, name) ?? unknownSourceField(range, name, ctx, pos);
       if (!column) throw new SqlNameError(`unknown column ${name} of ${head}${didYouMean(name, rangeColumns(range).map((c) => c.name))}`, ctx.text, pos);
       if (parts.length === 2 && allowRange && column.type.kind === 'record') return { kind: 'value', value: column };
       return { kind: 'value', value: fields(column, parts, 2, ctx, pos) };
@@ -145,8 +160,23 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
     const target = s.aliases.find((t) => lower(t.name) === headLower);
     if (target) return { kind: 'value', value: fields(target.value, parts, 1, ctx, pos) };
   }
+  // `val` when one source table is the only thing in scope: a top-level field it has not seen yet.
+  const only = scope.ranges.length === 1 ? scope.ranges[0]! : undefined;
+  const field = only && unknownSourceField(only, head, ctx, pos);
+  if (field) return { kind: 'value', value: fields(field, parts, 1, ctx, pos) };
   const candidates = visibleNames(scope);
   throw new SqlNameError(`unknown name ${head}${didYouMean(head, candidates)}`, ctx.text, pos);
+}
+
+/**
+ * A top-level field that a source's schema does not know yet: schemas grow as events arrive, and
+ * an endpoint written before them must run, reading NULL meanwhile. Only for source tables: a
+ * column that a CTE or subquery does not select can never appear, so it stays an error.
+ */
+function unknownSourceField(range: Range, name: string, ctx: Context, pos: number): Typed | undefined {
+  if (range.kind !== 'source') return undefined;
+  ctx.translation.warn(`unknown field ${name} of ${range.source.name} reads as NULL until events bring it${didYouMean(name, sourceKeys(range.source).all)}`, ctx.text, pos);
+  return unknownField(pg.column(range.alias, BODY_COLUMN), name);
 }
 
 /** A name used as a value (`t.col`, `r.path`, `path`): resolvePath without whole tables. */

@@ -1,7 +1,7 @@
 /** The resolver's state: shared per translation (parameters, aliases) and per SELECT (scopes). */
 import type { SourceLookup, SourceTable } from '../../sources/schema.js';
 import type { PgExpr, PgQuery } from '../postgres/ast.js';
-import { SqlLimitError } from '../errors.js';
+import { SqlLimitError, sqlWarning, type SqlWarning } from '../errors.js';
 import type { BqType, Typed } from '../types.js';
 
 /**
@@ -13,6 +13,7 @@ import type { BqType, Typed } from '../types.js';
  */
 export const MAX_SELECT_COLUMNS = 1664;
 export const MAX_TRANSLATION_COLUMNS = 20_000;
+const MAX_WARNINGS = 50;
 
 export interface Column { readonly name: string; readonly type: BqType }
 
@@ -33,6 +34,15 @@ const ALIASES: readonly string[] = Array.from({ length: 256 }, (_, i) => `t${i}`
 /** State shared by one translation: parameter numbering and fresh aliases. */
 export class TranslationState {
   readonly parameters: string[] = [];
+  /** Warnings, in the order met; bounded (hostile input could name thousands of unknown fields). */
+  readonly warnings: SqlWarning[] = [];
+
+  warn(detail: string, text: string, pos: number): void {
+    if (this.warnings.length < MAX_WARNINGS && !this.warnings.some((w) => w.message.startsWith(detail))) {
+      this.warnings.push(sqlWarning(detail, text, pos));
+    }
+  }
+
   private aliases = 0;
   private columns = 0;
 
@@ -67,6 +77,7 @@ export class TranslationState {
   clone(): TranslationState {
     const copy = new TranslationState();
     copy.parameters.push(...this.parameters);
+    copy.warnings.push(...this.warnings);
     for (const [name, n] of this.numbers) copy.numbers.set(name, n);
     copy.aliases = this.aliases;
     copy.columns = this.columns;
