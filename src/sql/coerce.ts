@@ -104,6 +104,8 @@ function convert(value: Typed, from: ScalarName, target: CastType): PgExpr {
     case 'INT64':
       // BigQuery rounds half away from zero; Postgres' float → bigint rounds half to even. numeric rounds like BigQuery.
       if (from === 'FLOAT64' || from === 'NUMERIC') return pg.cast(pg.func('round', [pg.cast(v, 'numeric')]), 'bigint');
+      // Postgres casts boolean to integer only.
+      if (from === 'BOOL') return pg.cast(pg.cast(v, 'integer'), 'bigint');
       break;
     case 'STRING':
       if (from === 'TIMESTAMP') {
