@@ -37,6 +37,15 @@ const SAFE_PATTERNS: Partial<Record<CastType, string>> = {
  */
 export const TIMESTAMP_FUNCTION = 'logs.bq_timestamp';
 
+/**
+ * `logs.bq_json(text)` (migrations/1763780003000_json-text-function.js): text as jsonb, NULL when it
+ * does not parse, as BigQuery's JSON functions answer.
+ */
+export const JSON_FUNCTION = 'logs.bq_json';
+
+/** The service's own functions in schema `logs` that printed SQL may call (validate.ts). */
+export const SERVICE_FUNCTIONS: ReadonlySet<string> = new Set([TIMESTAMP_FUNCTION, JSON_FUNCTION]);
+
 /** A string read as a TIMESTAMP: UTC unless the text names its zone (BigQuery's rule). */
 export function stringToTimestamp(s: Typed): PgExpr {
   if (s.literal !== undefined) {

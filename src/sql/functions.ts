@@ -5,7 +5,7 @@
  * Adding a function is one entry here (plus, if it emits a new Postgres function, one name in
  * validate.ts's allowlist) and a test in test/sql/functions.test.ts.
  */
-import { asNumber, asText, asTimestamp, commonType, unify, unifyAll } from './coerce.js';
+import { JSON_FUNCTION, asNumber, asText, asTimestamp, commonType, unify, unifyAll } from './coerce.js';
 import { SqlUnsupportedError } from './errors.js';
 import type { Call } from './ast/expressions.js';
 import { pg, type PgExpr, type PgOrder } from './postgres/ast.js';
@@ -132,14 +132,17 @@ function jsonPath(site: CallSite, i: number): string[] {
   return elements;
 }
 
+/** A JSON function's input: records are jsonb already; text that is not JSON reads as NULL, as in BigQuery. */
 function jsonInput(value: Typed): PgExpr {
-  return value.type.kind === 'scalar' ? pg.cast(value.sql, 'jsonb') : value.sql;
+  return value.type.kind === 'scalar' ? pg.func(JSON_FUNCTION, [asText(value)]) : value.sql;
 }
 
 function jsonExtract(scalarOnly: boolean): FunctionDef {
   return def(1, 2, (s) => {
     const doc = jsonInput(s.arg(0));
-    const path = pg.array(jsonPath(s, 1).map((p) => pg.literal(p)));
+    const elements = jsonPath(s, 1);
+    // `$` alone: the document itself; an empty ARRAY[] would have no type, the literal '{}' is read as text[].
+    const path = elements.length ? pg.array(elements.map((p) => pg.literal(p))) : pg.literal('{}');
     return typed(scalarOnly ? scalarValue(doc, path) : pg.cast(pg.op('#>', doc, path), 'text'), STRING);
   });
 }

@@ -8,7 +8,7 @@
  */
 import { loadModule, parseSync } from 'libpg-query';
 import { SqlSandboxError } from './errors.js';
-import { TIMESTAMP_FUNCTION } from './coerce.js';
+import { SERVICE_FUNCTIONS } from './coerce.js';
 
 const LOG_SCHEMA = 'logs';
 
@@ -125,7 +125,7 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
       const name = names(node.funcname);
       const [schema, fn] = name.length === 2 ? name : [undefined, name[0]];
       const builtin = name.length <= 2 && (schema === undefined || schema === 'pg_catalog') && FUNCTIONS.has(fn ?? '') && !SET_RETURNING.has(fn ?? '');
-      if (!builtin && name.join('.') !== TIMESTAMP_FUNCTION) {
+      if (!builtin && !SERVICE_FUNCTIONS.has(name.join('.'))) {
         throw refuse(`function ${name.join('.')} is not allowed`, sql, at);
       }
       if (node.over) throw refuse('window functions are not allowed', sql, at);

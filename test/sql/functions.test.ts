@@ -37,6 +37,8 @@ const cases: [name: string, bq: string, rows: Record<string, unknown>[], params?
     [{ a: 5, b: 4, c: 123, d: 2026, e: '2026-03-04' }]],
   ['json_value / json_query', `select json_value('{"a": {"b": [1, "x"]}}', '$.a.b[1]') as a, json_value('{"a": {"b": 1}}', '$.a') as b, json_query('{"a": {"b": 1}}', '$.a') as c`,
     [{ a: 'x', b: null, c: '{"b": 1}' }]],
+  ['json functions over text that is not JSON give NULL, not an error', `select json_value('GET /rest/v1/x', '$.a') as a, json_query('{broken', '$') as b, json_extract_scalar('', '$.a') as c, json_value(cast(null as string), '$.a') as d`,
+    [{ a: null, b: null, c: null, d: null }]],
   ['approx_quantiles(x, 100)[OFFSET(50)] and array indexing', `${TEN} select approx_quantiles(x, 100)[offset(50)] as a, approx_quantiles(x, 4)[offset(0)] as b, approx_quantiles(x, 4)[safe_offset(9)] as c from v`,
     [{ a: 5, b: 1, c: null }]],
   ['any_value skips NULLs', `${TEN} select any_value(n) is not null as a from v`, [{ a: true }]],
