@@ -96,6 +96,12 @@ describe('joins and UNNEST', () => {
     assert.match(t.sql, /WHERE \("t\d+"\."c\d+" IS NOT NULL\)\nGROUP BY/);
   });
 
+  it('when an aggregate over a moved record also names a column of the table (count distinct … then id), then the column moves in too', async () => {
+    await expectTranslation(`select r.method, count(distinct case when resp.status_code >= 200 then t.id end) as ok, count(distinct case when resp.status_code >= 500 then id end) as errors
+      from ${src} t cross join unnest(t.metadata) as m cross join unnest(m.request) as r cross join unnest(m.response) as resp
+      where t.project = '${P}' group by r.method`).toReturn([{ method: 'GET', ok: 1, errors: 0 }]);
+  });
+
   it('when an aggregate tests a leaf only behind AND, then the leaf is not read for rows the AND skips', async () => {
     // cast('GET' as int64) fails: computed for every row in the inner query, this would be an error.
     await expectTranslation(`select timestamp_trunc(t.timestamp, hour) as h, countif(t.event_message = 'numeric method' and cast(r.method as int64) > 0) as n

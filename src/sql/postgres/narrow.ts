@@ -60,7 +60,13 @@ function narrow(query: PgQuery, select: PgSelect, alias: string, isLocal: (e: Pg
   // A row-level expression as the outer query sees it: an inner column (an expression already
   // projected reuses its column), or, for one that reads a moved record, that expression over
   // the record's column.
-  const fromRecord = (e: PgExpr): PgExpr => (isRecord(e) ? column(e) : mapChildren(e, fromRecord));
+  // Parts that do not read a moved record (`t0.id` in `CASE WHEN r.status >= 500 THEN t0.id END`)
+  // become inner columns of their own: the outer query cannot name the inner query's tables.
+  const fromRecord = (e: PgExpr): PgExpr => {
+    if (isRecord(e)) return column(e);
+    if (!some(e, isRecord)) return some(e, isLocal) ? column(e) : e;
+    return mapChildren(e, fromRecord);
+  };
   const project = (e: PgExpr): PgExpr => (viaRecord(e) ? fromRecord(e) : column(e));
   for (const k of keys) project(k);
 
