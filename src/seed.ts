@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { generateKey } from './auth/keys.js';
@@ -5,13 +6,21 @@ import { PROJECT_ROOT } from './paths.js';
 import type { AppContext } from './context.js';
 import type { EndpointRepository } from './endpoints/repository.js';
 import { normaliseEvents } from './ingest/normalise.js';
-import { SEEDED_ENDPOINTS } from '../seeds/endpoints.js';
+import { SEEDED_ENDPOINTS, SUPERSEDED_SEEDED_QUERIES } from '../seeds/endpoints.js';
 import { demoEvents } from '../seeds/demo-events.js';
 
-/** Creates the two seeded endpoints where missing (an operator's later changes are kept). */
+/**
+ * Creates the two seeded endpoints where missing, and upgrades one still at a query an earlier
+ * release seeded (an operator's own changes are kept).
+ */
 export async function ensureSeededEndpoints(endpoints: EndpointRepository): Promise<void> {
   for (const fields of SEEDED_ENDPOINTS) {
-    if (await endpoints.find(fields.name)) continue;
+    const existing = await endpoints.find(fields.name);
+    if (existing) {
+      const digest = createHash('sha256').update(existing.query).digest('hex');
+      if (SUPERSEDED_SEEDED_QUERIES[fields.name]?.includes(digest)) await endpoints.update(existing.id, { query: fields.query, parameters: fields.parameters, description: fields.description });
+      continue;
+    }
     try {
       await endpoints.insert(fields);
     } catch (err) {

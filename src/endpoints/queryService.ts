@@ -265,6 +265,13 @@ function queryError(err: unknown): unknown {
   // returning several rows (21000), or names that Postgres truncates to 63 bytes and then finds
   // duplicate or ambiguous (42712, 42702; class 42). That is bad input, so 400, not a 500 per
   // request in the error log (test/security/http.test.ts, runtimeErrors).
+  if (e.code === '42803') {
+    // Postgres quotes the column (`column "t0.body" must appear in the GROUP BY clause …`), which
+    // firstLine cuts; the rule is BigQuery's too.
+    return new BadRequestError('The query cannot run: a selected expression is neither grouped nor aggregated; add it to GROUP BY or aggregate it.', [
+      { domain: 'sql', reason: 'invalidQuery', message: 'expression neither grouped nor aggregated' },
+    ]);
+  }
   if (e.code.startsWith('21') || e.code.startsWith('42')) {
     return new BadRequestError(`The query cannot run: ${firstLine(e.message)}.`, [{ domain: 'sql', reason: 'invalidQuery', message: firstLine(e.message) }]);
   }

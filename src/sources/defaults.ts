@@ -1,31 +1,28 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { PROJECT_ROOT } from '../paths.js';
-import { normaliseEvents } from '../ingest/normalise.js';
-import type { FieldMap } from './schema.js';
+/** The default sources as data: what `logs.all` and start-up need (their schemas: defaultSchemas.ts). */
 
-/** The nine sources of the original stack (CONTRACT.md §9), with the CTE names `logs.all` gives them. */
-export const DEFAULT_SOURCES = [
-  { cte: 'edge_logs', name: 'cloudflare.logs.prod' },
-  { cte: 'postgres_logs', name: 'postgres.logs' },
-  { cte: 'function_edge_logs', name: 'deno-relay-logs' },
-  { cte: 'function_logs', name: 'deno-subhosting-events' },
-  { cte: 'auth_logs', name: 'gotrue.logs.prod' },
-  { cte: 'realtime_logs', name: 'realtime.logs.prod' },
-  { cte: 'storage_logs', name: 'storage.logs.prod.2' },
-  { cte: 'postgrest_logs', name: 'postgREST.logs.prod' },
-  { cte: 'pgbouncer_logs', name: 'pgbouncer.logs.prod' },
-] as const;
+/** Where a source's events name their project: the top-level `project`, or a field of `metadata`. */
+export type ProjectField = 'project' | 'metadata.project' | 'metadata.project_ref';
 
 /**
- * The schema a default source starts with: inferred from its sample event in seeds/fixtures,
- * so that `logs.all` (whose CTEs name fields such as `metadata.project_ref`) translates before
- * the first event of that source arrives. Ingest widens it as new fields appear.
+ * The sources of the self-hosted stack, with the CTE names `logs.all` gives them and where each
+ * keeps its project (docs/API.md, "Log sources"). The first nine are the original's; the rest are
+ * the tables the dashboard's log explorer lists besides them, under names in the same style (the
+ * original names none of them).
  */
-export function defaultSourceSchema(name: string): FieldMap {
-  const file = path.join(PROJECT_ROOT, 'seeds', 'fixtures', `${name}.json`);
-  if (!fs.existsSync(file)) return {};
-  const sample = JSON.parse(fs.readFileSync(file, 'utf8'));
-  const { fields } = normaliseEvents([{ ...sample, timestamp: undefined }], { nowMs: Date.now(), retentionDays: 1 });
-  return fields;
-}
+export const DEFAULT_SOURCES: readonly { cte: string; name: string; project: ProjectField }[] = [
+  { cte: 'edge_logs', name: 'cloudflare.logs.prod', project: 'project' },
+  { cte: 'postgres_logs', name: 'postgres.logs', project: 'project' },
+  { cte: 'function_edge_logs', name: 'deno-relay-logs', project: 'metadata.project_ref' },
+  { cte: 'function_logs', name: 'deno-subhosting-events', project: 'metadata.project_ref' },
+  { cte: 'auth_logs', name: 'gotrue.logs.prod', project: 'project' },
+  { cte: 'realtime_logs', name: 'realtime.logs.prod', project: 'metadata.project' },
+  { cte: 'storage_logs', name: 'storage.logs.prod.2', project: 'metadata.project' },
+  { cte: 'postgrest_logs', name: 'postgREST.logs.prod', project: 'project' },
+  { cte: 'pgbouncer_logs', name: 'pgbouncer.logs.prod', project: 'project' },
+  { cte: 'supavisor_logs', name: 'supavisor.logs.prod', project: 'project' },
+  { cte: 'pg_upgrade_logs', name: 'pg_upgrade.logs.prod', project: 'project' },
+  { cte: 'etl_replication_logs', name: 'etl_replication.logs.prod', project: 'project' },
+  { cte: 'multigres_logs', name: 'multigres.logs.prod', project: 'project' },
+  { cte: 'auth_audit_logs', name: 'gotrue.audit.logs.prod', project: 'project' },
+  { cte: 'supamonitor_logs', name: 'supamonitor.logs.prod', project: 'project' },
+];

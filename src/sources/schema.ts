@@ -101,6 +101,24 @@ export function mergeField(a: FieldSchema | undefined, b: FieldSchema | undefine
   return { type: 'STRING', repeated };
 }
 
+/**
+ * A field map from dotted paths and BigQuery types, e.g. `{"metadata.request.path": "STRING",
+ * "metadata.context.mfa": "ARRAY<STRING>"}`: every prefix is a record written from one object
+ * (`single`), as ingest stores a nested object.
+ */
+export function fieldMapFromPaths(paths: Readonly<Record<string, string>>): FieldMap {
+  let map: FieldMap = {};
+  for (const [path, type] of Object.entries(paths)) {
+    const repeated = type.startsWith('ARRAY<');
+    const name = (repeated ? type.slice(6, -1) : type) as ScalarType;
+    let field: FieldSchema = { type: name, repeated };
+    const parts = path.split('.');
+    for (let i = parts.length - 1; i > 0; i--) field = { type: 'RECORD', repeated: true, single: true, fields: { [parts[i]!]: field } };
+    map = mergeFieldMaps(map, { [parts[0]!]: field });
+  }
+  return map;
+}
+
 export function mergeFieldMaps(a: FieldMap, b: FieldMap): FieldMap {
   const out: Record<string, FieldSchema> = { ...a };
   for (const [k, v] of Object.entries(b)) out[k] = mergeField(out[k], v)!;

@@ -4,7 +4,8 @@ import type { Database } from '../db/pool.js';
 import { runBuilt, withTransaction } from '../db/transaction.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { createLogTable, dropExpiredPartitions, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
-import { DEFAULT_SOURCES, defaultSourceSchema } from './defaults.js';
+import { DEFAULT_SOURCES } from './defaults.js';
+import { defaultSourceSchema } from './defaultSchemas.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
 import { fieldMapCovers, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from './schema.js';
 
@@ -104,18 +105,28 @@ export class SourceService {
     await this.reload();
   }
 
-  /** Creates the nine sources of the original stack where missing. */
+  /**
+   * Creates the default sources where missing, and widens the schema of existing ones with the
+   * fields a default source starts with (an install from before those fields were known).
+   */
   async ensureDefaults(): Promise<void> {
     await this.reload();
-    const missing = DEFAULT_SOURCES.filter(({ name }) => !this.byName.has(name));
-    for (const { name } of missing) {
+    let changed = false;
+    for (const { name } of DEFAULT_SOURCES) {
+      const schema = defaultSourceSchema(name);
+      const existing = this.byName.get(name);
+      if (existing) {
+        if (!fieldMapCovers(existing.schema, schema)) changed = (await withTransaction(this.pool, (client) => this.mergeSchema(client, existing.id, schema))) || changed;
+        continue;
+      }
       try {
-        await this.createRow({ name, schema: defaultSourceSchema(name) });
+        await this.createRow({ name, schema });
+        changed = true;
       } catch (err) {
         if (!(err instanceof ConflictError)) throw err; // another replica created it first
       }
     }
-    if (missing.length) await this.reload();
+    if (changed) await this.reload();
   }
 
   /**

@@ -1,3 +1,5 @@
+import { DEFAULT_SOURCES } from '../sources/defaults.js';
+
 /**
  * The SQL of the two seeded endpoints (SEED-SPEC.md 4.2, 4.3), written the way clients of the
  * original BigQuery-backed service write it: backticked source names, UNNEST joins, a trailing
@@ -13,6 +15,9 @@ with
           when @interval = 'hourly' then timestamp_sub(current_timestamp(), interval 1 hour)
           when @interval = 'daily' then timestamp_sub(current_timestamp(), interval 7 day)
           when @interval = 'minutely' then timestamp_sub(current_timestamp(), interval 60 minute)
+          when @interval = '1hr' then timestamp_sub(current_timestamp(), interval 60 minute)
+          when @interval = '1day' then timestamp_sub(current_timestamp(), interval 24 hour)
+          when @interval = '7day' then timestamp_sub(current_timestamp(), interval 7 day)
         end
       ) as start
   ),
@@ -23,6 +28,9 @@ with
           when @interval = 'hourly' then timestamp_trunc(f0.timestamp, hour)
           when @interval = 'daily' then timestamp_trunc(f0.timestamp, day)
           when @interval = 'minutely' then timestamp_trunc(f0.timestamp, minute)
+          when @interval = '1hr' then timestamp_trunc(f0.timestamp, minute)
+          when @interval = '1day' then timestamp_trunc(f0.timestamp, hour)
+          when @interval = '7day' then timestamp_trunc(f0.timestamp, day)
         end
       ) as timestamp,
       countif(regexp_contains(f2.path, '/rest')) as total_rest_requests,
@@ -87,18 +95,12 @@ const metadataProject = (cte: string, source: string, field: string): string => 
     order by t.timestamp desc
   )`;
 
+/** One CTE per default source, filtered by its project field and the optional window. */
+const sourceCte = ({ cte, name, project }: (typeof DEFAULT_SOURCES)[number]): string =>
+  project === 'project' ? topLevelProject(cte, name) : metadataProject(cte, name, project.slice('metadata.'.length));
+
 export const LOGS_ALL_SQL = `-- log entries of one project within an optional window
-with${[
-  topLevelProject('edge_logs', 'cloudflare.logs.prod'),
-  topLevelProject('postgres_logs', 'postgres.logs'),
-  metadataProject('function_edge_logs', 'deno-relay-logs', 'project_ref'),
-  metadataProject('function_logs', 'deno-subhosting-events', 'project_ref'),
-  topLevelProject('auth_logs', 'gotrue.logs.prod'),
-  metadataProject('realtime_logs', 'realtime.logs.prod', 'project'),
-  metadataProject('storage_logs', 'storage.logs.prod.2', 'project'),
-  topLevelProject('postgrest_logs', 'postgREST.logs.prod'),
-  topLevelProject('pgbouncer_logs', 'pgbouncer.logs.prod'),
-].join(',')}
+with${DEFAULT_SOURCES.map(sourceCte).join(',')}
 select id, timestamp, event_message, metadata
 from edge_logs
 order by timestamp desc

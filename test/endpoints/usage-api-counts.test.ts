@@ -4,8 +4,9 @@ import { insertEvents } from '../support/db.js';
 import { testApp } from '../support/http.js';
 
 const MINUTE = 60_000, HOUR = 3_600_000, DAY = 86_400_000;
-const UNITS = { minutely: MINUTE, hourly: HOUR, daily: DAY } as const;
-const WINDOWS = { minutely: 60 * MINUTE, hourly: HOUR, daily: 7 * DAY } as const;
+// The dashboard's values: 1hr = the last 60 minutes by minute, 1day = the last 24 hours by hour, 7day = the last 7 days by day.
+const UNITS = { minutely: MINUTE, hourly: HOUR, daily: DAY, '1hr': MINUTE, '1day': HOUR, '7day': DAY } as const;
+const WINDOWS = { minutely: 60 * MINUTE, hourly: HOUR, daily: 7 * DAY, '1hr': 60 * MINUTE, '1day': 24 * HOUR, '7day': 7 * DAY } as const;
 type Interval = keyof typeof UNITS;
 
 interface Req { at: number; path: string; host: string }
@@ -54,7 +55,7 @@ describe('usage.api-counts', () => {
     })));
   });
 
-  for (const interval of ['minutely', 'hourly', 'daily'] as const) {
+  for (const interval of ['minutely', 'hourly', 'daily', '1hr', '1day', '7day'] as const) {
     it(`when called with interval=${interval}, then rows are the ${interval} buckets of the window, counted per path text, ascending`, async () => {
       const { app, keys } = await testApp();
       const res = await request(app).get('/api/endpoints/query/usage.api-counts').query({ interval, project: `^https://${tag}\\.` }).set('X-API-KEY', keys.query);
@@ -86,13 +87,13 @@ describe('usage.api-counts', () => {
     assert.deepEqual(none.body, { result: [] });
   });
 
-  it('when interval is not one of the three values, then 400 names the parameter and the allowed values', async () => {
+  it('when interval is not one of the allowed values, then 400 names the parameter and the allowed values', async () => {
     const { app, keys } = await testApp();
     const res = await request(app).get('/api/endpoints/query/usage.api-counts').query({ interval: 'weekly', project: tag }).set('X-API-KEY', keys.query);
     assert.equal(res.status, 400);
     assert.equal(res.body.error.status, 'INVALID_ARGUMENT');
     assert.equal(res.body.error.errors[0].location, 'interval');
-    assert.match(res.body.error.message, /hourly, daily, minutely/);
+    assert.match(res.body.error.message, /hourly, daily, minutely, 1hr, 1day, 7day/);
   });
 
   for (const missing of ['interval', 'project']) {

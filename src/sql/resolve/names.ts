@@ -160,12 +160,15 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
     const target = s.aliases.find((t) => lower(t.name) === headLower);
     if (target) return { kind: 'value', value: fields(target.value, parts, 1, ctx, pos) };
   }
-  // `val` when one source table is the only thing in scope: a top-level field it has not seen yet.
-  const only = scope.ranges.length === 1 ? scope.ranges[0]! : undefined;
-  const field = only && unknownSourceField(only, head, ctx, pos);
+  // `val` when one source table is the only table in scope (beside unnested records and relations,
+  // none of which has it): a top-level field it has not seen yet. With two source tables it would
+  // be a guess, so it stays an error that asks to qualify it.
+  const sources = scope.ranges.filter((r) => r.kind === 'source');
+  const field = sources.length === 1 ? unknownSourceField(sources[0]!, head, ctx, pos) : undefined;
   if (field) return { kind: 'value', value: fields(field, parts, 1, ctx, pos) };
   const candidates = visibleNames(scope);
-  throw new SqlNameError(`unknown name ${head}${didYouMean(head, candidates)}`, ctx.text, pos);
+  const qualify = sources.length > 1 ? `; if it is a field of one of the tables that no event has brought yet, qualify it (${sources.map((r) => `${r.names[0]}.${head}`).join(' or ')})` : '';
+  throw new SqlNameError(`unknown name ${head}${didYouMean(head, candidates)}${qualify}`, ctx.text, pos);
 }
 
 /**
