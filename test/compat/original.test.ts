@@ -30,7 +30,56 @@ interface Case {
 const CASES: Case[] = JSON.parse(readFileSync(new URL('./original/cases.json', import.meta.url), 'utf8'));
 
 /** Where we answer differently from the original on purpose; docs/COMPATIBILITY.md gives the reasons. */
-const DIFFERENCES: Record<string, { accept: boolean; rows?: Record<string, unknown>[]; why: string }> = {};
+const BIGQUERY_REFUSES_TOO = 'names a column that the CTE or subquery it reads does not select: BigQuery refuses it too (the original only rewrote the text)';
+const DIFFERENCES: Record<string, { accept: boolean; rows?: Record<string, unknown>[]; why: string }> = {
+  // We allow SELECT *: on Postgres it costs no more than naming the columns.
+  'sql_test/pg/wildcard': { accept: true, why: 'SELECT * is allowed' },
+  'postgres_adaptor/blocked-wildcard': { accept: true, why: 'SELECT * is allowed' },
+  // In BigQuery SQL these are names, not Postgres functions: an unknown field, read as NULL; nothing of the database is reached.
+  'sql_test/pg/current-user': { accept: true, why: 'current_user is a name in BigQuery SQL, read as a field not seen yet' },
+  'sql_test/pg/restricted-current_role': { accept: true, why: 'current_role is a name in BigQuery SQL' },
+  'sql_test/pg/restricted-current_catalog': { accept: true, why: 'current_catalog is a name in BigQuery SQL' },
+  'postgres_adaptor/blocked-current_user': { accept: true, why: 'current_user is a name in BigQuery SQL' },
+  'postgres_adaptor/blocked-current_role': { accept: true, why: 'current_role is a name in BigQuery SQL' },
+  'postgres_adaptor/blocked-current_catalog': { accept: true, why: 'current_catalog is a name in BigQuery SQL' },
+  // Inputs BigQuery itself refuses, which the original's tests only rewrote as text and never ran.
+  'sql_test/bq/sandboxed-ctes-union-all-parse': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'sql_test/transform/cte-referencing-cte': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'sql_test/transform/sandbox-cte-reads-cte': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'sql_test/transform/sandbox-order-by': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'sql_test/transform/sandbox-derived-table': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'sql_test/transform/sandbox-unnest-relation': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'sql_test/transform/sandbox-multiple-union-all': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'sql_test/transform/subquery': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'sql_test/translate/regexp-contains-nested-field-where-cte': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'sql_test/expand_subqueries/bq-endpoint': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'dialect_translation/cte-union-body': { accept: false, why: BIGQUERY_REFUSES_TOO },
+  'dialect_translation/unnest-alias-out-of-scope': { accept: false, why: 'an UNNEST alias of a CTE is not in scope outside it' },
+  'sql_test/translate/current-timestamp-in-cte': { accept: false, why: 'a CTE is read without naming it in FROM' },
+  'sql_test/bq/array-index': { accept: false, why: 'd is not defined anywhere (no FROM)' },
+  'sql_test/bq/array-offset': { accept: false, why: 'd is not defined anywhere (no FROM)' },
+  'sql_test/transform/recursive-cte-without-recursive-keyword': { accept: false, why: 'a CTE reading itself needs WITH RECURSIVE in BigQuery, which is refused' },
+  'sql_test/transform/having': { accept: false, why: 'val is neither grouped nor aggregated' },
+  'dialect_translation/nested-ctes-metadata': { accept: false, why: 'UNION ALL of 4 and 3 columns' },
+  'sql_test/translate/cte-alias-not-json': { accept: false, why: 'field access on an ARRAY (metadata) without UNNEST' },
+  'dialect_translation/three-part-cte-column': { accept: false, why: 'field access on an ARRAY (metadata) without UNNEST' },
+  'dialect_translation/deep-cte-column': { accept: false, why: 'field access on an ARRAY (metadata) without UNNEST' },
+  'dialect_translation/cast-bigint-cte-field': { accept: false, why: 'CAST(TIMESTAMP AS INT64) does not exist in BigQuery' },
+  'sql_test/translate/date-trunc-field': { accept: false, why: 'DATE_TRUNC(\'day\', col) is the Postgres argument order; BigQuery takes DATE_TRUNC(col, DAY)' },
+  // Two source tables, neither of which has seen the unqualified name: which one it means is a guess.
+  'sql_test/transform/join-alias': { accept: false, why: 'an unqualified name unknown to both joined tables is ambiguous; qualify it' },
+  'sql_test/transform/left-join': { accept: false, why: 'an unqualified name unknown to both joined tables is ambiguous; qualify it' },
+  // We check a definition when it is saved: text that is not SQL is refused with 422.
+  'endpoints_test/changeset-select-1': { accept: false, why: 'the query "query" is not SQL; definitions are checked when saved' },
+  // BigQuery job labels have no counterpart here, and `sql` on an endpoint without sandboxing is a 400, not ignored.
+  'endpoints_controller/labels-with-sql-param': { accept: false, why: 'labels are BigQuery job labels; sql on an endpoint without sandboxing is refused' },
+  // BigQuery semantics: CROSS JOIN UNNEST(metadata) drops an event without metadata. The original's
+  // Postgres translation drops the UNNEST instead, so these (skipped, "flaky") tests expect the row.
+  'endpoints_controller/supabase-edge-logs': { accept: true, rows: [], why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery' },
+  'endpoints_controller/supabase-edge-logs-unnest': { accept: true, rows: [], why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery' },
+  'endpoints_controller/supabase-event-chart': { accept: true, rows: [], why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery' },
+  'endpoints_controller/supabase-by-id': { accept: true, rows: [], why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery' },
+};
 
 const DEFAULT_NAMES = new Set<string>(DEFAULT_SOURCES.map((s) => s.name));
 const PLACEHOLDERS: Record<string, () => string> = {
@@ -100,7 +149,7 @@ describe('compatibility: the original service\'s SQL tests', function () {
           return;
         }
         assert.equal(run.status, 200, run.text);
-        if (expected.rows) assertRows(run.body.result, expected.rows, c.expect.match ?? 'exact');
+        if (expected.rows) assertRows(run.body.result, expected.rows, DIFFERENCES[c.id] ? 'exact' : c.expect.match ?? 'exact');
       } finally {
         for (const name of endpoints.reverse()) await admin().delete(`/api/endpoints/${encodeURIComponent(name)}`);
         for (const name of created) await admin().delete(`/api/sources/${encodeURIComponent(name)}`);
