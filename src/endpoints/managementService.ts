@@ -72,7 +72,7 @@ export class EndpointManagementService {
   }
 }
 
-/** An endpoint as saved, with the warnings of its query (docs/API.md, "Unknown fields"). */
+/** An endpoint as saved, with the warnings of its query (docs/COMPATIBILITY.md, "Unknown fields"). */
 export type SavedEndpoint = EndpointRecord & { warnings: QueryWarning[] };
 
 

@@ -1,4 +1,4 @@
-/** Translator warnings as the HTTP API shows them (docs/API.md, "Unknown fields"). */
+/** Translator warnings as the HTTP API shows them (docs/COMPATIBILITY.md, "Unknown fields"). */
 import type { SqlWarning } from '../sql/index.js';
 
 export interface QueryWarning { reason: 'unknownField'; message: string; location: string }

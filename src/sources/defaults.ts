@@ -5,7 +5,7 @@ export type ProjectField = 'project' | 'metadata.project' | 'metadata.project_re
 
 /**
  * The sources of the self-hosted stack, with the CTE names `logs.all` gives them and where each
- * keeps its project (docs/API.md, "Log sources"). The first nine are the original's; the rest are
+ * keeps its project (docs/COMPATIBILITY.md, "Log sources"). The first nine are the original's; the rest are
  * the tables the dashboard's log explorer lists besides them, under names in the same style (the
  * original names none of them).
  */

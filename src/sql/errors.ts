@@ -31,7 +31,7 @@ export class SqlLimitError extends SqlError {}
 
 /**
  * Something the query may not mean, that does not stop it: a field no event has brought yet
- * reads as NULL (docs/API.md, "Unknown fields"). Reported when an endpoint is saved and by
+ * reads as NULL (docs/COMPATIBILITY.md, "Unknown fields"). Reported when an endpoint is saved and by
  * `GET /api/endpoints/:x/sql`, positioned like an error.
  */
 export interface SqlWarning {

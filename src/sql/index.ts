@@ -44,7 +44,7 @@ export interface Translation {
   parameters: string[];
   /** BigQuery output column names and types. */
   columns: { name: string; type: string }[];
-  /** Fields no event has brought yet, which read as NULL; the query runs (docs/API.md, "Unknown fields"). */
+  /** Fields no event has brought yet, which read as NULL; the query runs (docs/COMPATIBILITY.md, "Unknown fields"). */
   warnings: SqlWarning[];
 }
 

@@ -96,7 +96,7 @@ function findKey(name: string, keys: Iterable<string>): string | undefined {
 
 /**
  * A field the schema does not know: it reads as NULL until events bring it, as on the original's
- * Postgres backend (docs/API.md, "Unknown fields"). An untyped leaf that takes the type of what it
+ * Postgres backend (docs/COMPATIBILITY.md, "Unknown fields"). An untyped leaf that takes the type of what it
  * meets, which can also be read through as a record or unnested.
  */
 function unknownField(object: PgExpr, key: string): Typed {
