@@ -14,12 +14,10 @@
  *   (validatePostgres).
  * - USAGE_SQL: caller `sql` for `usage.api-counts` (CTEs dates, chart_counts).
  */
+import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 
-/** The nine CTEs of logs.all. */
-export const LOGS_ALL_CTES = [
-  'edge_logs', 'postgres_logs', 'function_edge_logs', 'function_logs', 'auth_logs', 'realtime_logs', 'storage_logs',
-  'postgrest_logs', 'pgbouncer_logs',
-] as const;
+/** The CTEs of logs.all, one per default source. */
+export const LOGS_ALL_CTES: readonly string[] = DEFAULT_SOURCES.map((s) => s.cte);
 
 const deepParens = (n: number) => `select ${'('.repeat(n)}1${')'.repeat(n)} as x from edge_logs`;
 const deepSubqueries = (n: number) => `select ${'(select '.repeat(n)}1${')'.repeat(n)} as x from edge_logs`;
@@ -237,7 +235,6 @@ export const FORBIDDEN_SQL: Readonly<Record<string, readonly string[]>> = {
     'select id from edge_logs where event_message = \'\\000\'',
     'select id from edge_logs where event_message = \'\\u0000\'',
     'select id from edge_logs where event_message = \'\\U00110000\'',
-    'select id from edge_logs where event_message = \'\\q\'',
     'select id from edge_logs where event_message = \'unterminated',
     'select \'\'\'\'\'\' as x; select 1',
     'select id from edge_logs where id = \'\\\'\' ; select key_hash from api_keys --\'',
@@ -419,6 +416,10 @@ export const LITERAL_ROUND_TRIPS: ReadonlyArray<{ sql: string; value: string }> 
   { sql: String.raw`select "E'\\x27'" as v`, value: "E'\\x27'" },
   { sql: String.raw`select r'\' || pg_sleep(1) --' as v`, value: "\\' || pg_sleep(1) --" },
   { sql: String.raw`select '\'' as v`, value: "'" },
+  { sql: String.raw`select '\q' as v`, value: '\\q' },
+  { sql: String.raw`select 'x'' ; select key_hash from api_keys --' as v`, value: "x' ; select key_hash from api_keys --" },
+  { sql: String.raw`select 'a''''b' as v`, value: "a''b" },
+  { sql: String.raw`select "''" as v`, value: "''" },
   { sql: String.raw`select '\\' as v`, value: '\\' },
   { sql: String.raw`select '\x27; drop table api_keys; --' as v`, value: "'; drop table api_keys; --" },
   { sql: String.raw`select '\u2019\u02BC\uFF07' as v`, value: '\u2019\u02BC\uFF07' },

@@ -38,7 +38,7 @@ describe('more constructs on Postgres', () => {
     await expectTranslation(`select array_agg(m) as ms, json_value(t.req, '$[0].method') as method from ${source} t cross join unnest(t.metadata) as m ${where} group by 2`)
       .toReturn([{ ms: [{ host: 'h1' }], method: 'GET' }]);
     await expectTranslation(`select * except (id, timestamp, project) from ${source} t ${where}`)
-      .toReturn([{ event_message: 'cov', metadata: [{ host: 'h1' }], level: 'warn', attempts: 3, ratio: 0.5, tags: ['x', 'y'], codes: [200, 404], req: [{ method: 'GET', size: 12 }] }]);
+      .toReturn([{ event_message: 'cov', metadata: [{ host: 'h1' }], level: 'warn', attempts: 3, ratio: 0.5, tags: ['x', 'y'], codes: [200, 404], req: [{ method: 'GET', size: 12 }], identifier: null }]);
   });
 
   it('when formatting in another zone and casting DATETIME to STRING, then wall clocks are right', async () => {

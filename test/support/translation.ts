@@ -8,11 +8,12 @@
  * number, TIMESTAMP → ISO string with Z, DATETIME → `YYYY-MM-DDTHH:MM:SS[.ffffff]`, DATE → `YYYY-MM-DD`.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { initTranslator, translateQuery, type Translation } from '../../src/sql/index.js';
 import type { SqlErrorClass } from '../../src/sql/errors.js';
-import { inferField, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from '../../src/sources/schema.js';
+import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
+import { defaultSourceSchema } from '../../src/sources/defaultSchemas.js';
+import { tableNameForSource, type SourceLookup, type SourceTable } from '../../src/sources/schema.js';
 import { loadSources, testDatabase } from './db.js';
 
 export interface TranslationOptions {
@@ -99,21 +100,12 @@ export function minutesAgo(minutes: number, seconds = 0): string {
 }
 
 /**
- * Sources typed from the ingest samples (a copy of the shared fixtures in test/sql/fixtures), for tests and benchmarks that translate without
- * a database (fuzzing, timing). Table names follow tableNameForSource.
+ * The default sources with the schemas the service gives them before any event
+ * (src/sources/defaultSchemas.ts), for tests and benchmarks that translate without a database
+ * (fuzzing, timing). Table names follow tableNameForSource.
  */
 export function sampleSources(): SourceLookup {
-  const dir = new URL('../sql/fixtures/ingest_samples/', import.meta.url);
   const byName = new Map<string, SourceTable>();
-  for (const file of readdirSync(dir)) {
-    const name = file.replace(/\.json$/, '');
-    const event = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as Record<string, unknown>;
-    let fields: FieldMap = {};
-    for (const [key, value] of Object.entries(event)) {
-      const field = ['id', 'timestamp', 'event_message', 'message', 'project'].includes(key) ? undefined : inferField(value);
-      if (field) fields = mergeFieldMaps(fields, { [key]: field });
-    }
-    byName.set(name, { name, schema: 'logs', table: tableNameForSource(name), fields });
-  }
+  for (const { name } of DEFAULT_SOURCES) byName.set(name, { name, schema: 'logs', table: tableNameForSource(name), fields: defaultSourceSchema(name) });
   return (name) => byName.get(name);
 }

@@ -43,22 +43,40 @@ export function dropUnusedCtes(query: PgQuery, parameters: readonly string[]): {
 
 type Node = Record<string, unknown>;
 
-/** Calls `f` on every node object of the tree (the AST is plain data: objects and arrays). */
-function walk(node: unknown, f: (n: Node) => void): void {
+/**
+ * Calls `f` once on every node object of the tree (the AST is plain data: objects and arrays).
+ * Subtrees are shared (a select alias used in HAVING and ORDER BY is the same node), so nodes
+ * already visited are skipped: without that, 2,000 uses of one large alias walked it 2,000 times.
+ */
+function walk(node: unknown, f: (n: Node) => void, visited = new Set<object>()): void {
+  if (node === null || typeof node !== 'object' || visited.has(node)) return;
+  visited.add(node);
   if (Array.isArray(node)) {
-    for (const item of node) walk(item, f);
-  } else if (node !== null && typeof node === 'object') {
+    for (const item of node) walk(item, f, visited);
+  } else {
     f(node as Node);
-    for (const value of Object.values(node)) walk(value, f);
+    for (const value of Object.values(node)) walk(value, f, visited);
   }
 }
 
-function renumberParams<T>(node: T, renumber: ReadonlyMap<number, number>): T {
-  if (Array.isArray(node)) return node.map((item) => renumberParams(item, renumber)) as T;
+/** A copy with `$n` renumbered; a shared subtree is copied once and stays shared. */
+function renumberParams<T>(node: T, renumber: ReadonlyMap<number, number>, copies = new Map<object, unknown>()): T {
   if (node === null || typeof node !== 'object') return node;
-  const n = node as Node;
-  if (n.kind === 'param') return { ...n, index: renumber.get(n.index as number)! } as T;
-  const out: Node = {};
-  for (const [key, value] of Object.entries(n)) out[key] = renumberParams(value, renumber);
+  const done = copies.get(node);
+  if (done !== undefined) return done as T;
+  let out: unknown;
+  if (Array.isArray(node)) {
+    out = node.map((item) => renumberParams(item, renumber, copies));
+  } else {
+    const n = node as Node;
+    if (n.kind === 'param') {
+      out = { ...n, index: renumber.get(n.index as number)! };
+    } else {
+      const copy: Node = {};
+      for (const [key, value] of Object.entries(n)) copy[key] = renumberParams(value, renumber, copies);
+      out = copy;
+    }
+  }
+  copies.set(node, out);
   return out as T;
 }
