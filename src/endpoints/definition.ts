@@ -38,11 +38,15 @@ export function requireObject(body: unknown): Body {
   return body as Body;
 }
 
+/** The declaration an endpoint read by the query gives a parameter (src/endpoints/nesting.ts). */
+export type InheritedDeclaration = (name: string) => ParameterDeclaration | undefined;
+
 /**
  * Create and PUT: every field from the body, defaults for the rest (CONTRACT.md §6).
- * `usedParameters` are the `@names` of the query (from the translator's lexer).
+ * `usedParameters` are the `@names` of the query (from the translator's lexer), including those
+ * of the endpoints it reads; `inherited` gives their declarations, the default of an undeclared name.
  */
-export function validateDefinition(input: unknown, usedParameters: (query: string) => string[]): EndpointFields {
+export function validateDefinition(input: unknown, usedParameters: (query: string) => string[], inherited?: InheritedDeclaration): EndpointFields {
   const body = requireObject(input);
   rejectUnknownFields(body);
   const problems: ErrorDetail[] = [];
@@ -61,7 +65,7 @@ export function validateDefinition(input: unknown, usedParameters: (query: strin
   };
   checkWarmingNeedsCache(fields, problems);
   throwIfAny(problems);
-  fields.parameters = resolveParameters(body.parameters, usedParameters(query), undefined);
+  fields.parameters = resolveParameters(body.parameters, usedParameters(query), undefined, inherited);
   return fields;
 }
 
@@ -70,7 +74,7 @@ export function validateDefinition(input: unknown, usedParameters: (query: strin
  * When the query changes and `parameters` is not sent, the declarations of names still used
  * are kept and new names are declared, not required.
  */
-export function validatePatch(current: EndpointRecord, input: unknown, usedParameters: (query: string) => string[]): EndpointFields {
+export function validatePatch(current: EndpointRecord, input: unknown, usedParameters: (query: string) => string[], inherited?: InheritedDeclaration): EndpointFields {
   const body = requireObject(input);
   rejectUnknownFields(body);
   const problems: ErrorDetail[] = [];
@@ -91,7 +95,7 @@ export function validatePatch(current: EndpointRecord, input: unknown, usedParam
   };
   checkWarmingNeedsCache(fields, problems);
   throwIfAny(problems);
-  fields.parameters = resolveParameters(has('parameters') ? body.parameters : undefined, usedParameters(query), current.parameters);
+  fields.parameters = resolveParameters(has('parameters') ? body.parameters : undefined, usedParameters(query), current.parameters, inherited);
   return fields;
 }
 
@@ -170,14 +174,14 @@ function checkBoolean(value: unknown, field: string, fallback: boolean, problems
 
 /**
  * The declared parameters. Not sent: every used `@name`, not required (keeping the
- * declarations of `previous` for names still used). Sent: each must be well formed, and the
+ * declarations of `previous` for names still used, else taking those of a read endpoint). Sent: each must be well formed, and the
  * declared names must be exactly the used ones.
  */
-function resolveParameters(value: unknown, used: string[], previous: ParameterDeclaration[] | undefined): ParameterDeclaration[] {
+export function resolveParameters(value: unknown, used: string[], previous: ParameterDeclaration[] | undefined, inherited?: InheritedDeclaration): ParameterDeclaration[] {
   const reserved = used.filter((n) => RESERVED_PARAMETERS.has(n));
   if (reserved.length) throw invalid('query', `@${reserved[0]} is reserved for the sandboxed query a caller passes; rename the parameter`, 'reservedParameter');
   if (value === undefined) {
-    return used.map((name) => previous?.find((p) => p.name === name) ?? { name, required: false, allowed_values: null, description: '' });
+    return used.map((name) => previous?.find((p) => p.name === name) ?? inherited?.(name) ?? { name, required: false, allowed_values: null, description: '' });
   }
   if (!Array.isArray(value)) throw invalid('parameters', 'parameters must be an array of {"name", "required", "allowed_values", "description"}', 'invalidParameters');
   const declared = value.map((item, i) => checkDeclaration(item, i));

@@ -7,12 +7,13 @@ import { createHash } from 'node:crypto';
 import { parse as parseQueryString } from 'node:querystring';
 import type pg from 'pg';
 import type { AppContext } from '../context.js';
-import { BadRequestError, NotFoundError, parameterError, type ErrorDetail } from '../errors.js';
+import { BadRequestError, NotFoundError, parameterError, UnprocessableError, type ErrorDetail } from '../errors.js';
 import type { CacheOutcome, CacheRequest, WarmSpec } from '../cache/types.js';
 import { executeReadOnly, supportsReaderRole } from '../query/execute.js';
 import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
-import { initTranslator, SqlError, translateQuery, type Translation } from '../sql/index.js';
+import { initTranslator, SqlError, SqlNestingError, type Translation } from '../sql/index.js';
+import { loadReadable, translateNested } from './nesting.js';
 import { EndpointRepository, type EndpointRecord } from './repository.js';
 import { queryWarnings, type QueryWarning } from './warnings.js';
 import { LookupCache } from '../lookupCache.js';
@@ -107,7 +108,7 @@ export class EndpointQueryService {
   async plan(idOrName: string, request: RunRequest, explain: boolean): Promise<QueryPlan> {
     const endpoint = await this.find(idOrName);
     const spec = this.specOf(endpoint, request);
-    const { translation, values } = this.prepare(endpoint, spec);
+    const { translation, values } = await this.prepare(endpoint, spec);
     const out: QueryPlan = {
       sql: translation.sql,
       parameters: translation.parameters.map((name, i) => ({ name, value: values[i] ?? null })),
@@ -166,7 +167,7 @@ export class EndpointQueryService {
   }
 
   private async compute(endpoint: EndpointRecord, spec: WarmSpec): Promise<string> {
-    const { translation, values } = this.prepare(endpoint, spec);
+    const { translation, values } = await this.prepare(endpoint, spec);
     const run = await this.execute(translation.sql, values).then(
       (r) => (this.ctx.metrics.queryRuns.inc({ outcome: 'ok' }), r),
       (err) => (this.ctx.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
@@ -177,8 +178,8 @@ export class EndpointQueryService {
   }
 
   /** The translation of a spec and the value of each of its `$n`, in order (missing optional ones are NULL). */
-  private prepare(endpoint: EndpointRecord, spec: WarmSpec): { translation: Translation; values: Array<string | null> } {
-    const translation = this.translate(endpoint, spec.sql);
+  private async prepare(endpoint: EndpointRecord, spec: WarmSpec): Promise<{ translation: Translation; values: Array<string | null> }> {
+    const translation = await this.translate(endpoint, spec.sql);
     return { translation, values: translation.parameters.map((name) => spec.params[name] ?? null) };
   }
 
@@ -200,20 +201,34 @@ export class EndpointQueryService {
     return record;
   }
 
-  /** Translations are pure functions of the endpoint version, the source catalog and `sql`: cached. */
-  private translate(endpoint: EndpointRecord, sandboxSql: string | undefined): Translation {
+  /**
+   * Translations are pure functions of the endpoint version, the source catalog and `sql`: cached.
+   * An endpoint that reads endpoints (nesting.ts) gets them from the database, not from the 1 s
+   * lookup cache, on each translation: a change of one of them bumps this endpoint's version in the
+   * same transaction, so once this version is seen their new text is there to read.
+   */
+  private async translate(endpoint: EndpointRecord, sandboxSql: string | undefined): Promise<Translation> {
     const key = `${endpoint.id}:${endpoint.version}:${this.ctx.sources.catalogVersion}:${sandboxSql ?? ''}`;
     const cached = this.translations.get(key);
     if (cached) return cached;
+    const sources = this.ctx.sources.lookup;
+    const readable = await loadReadable(endpoint.query, sources, (names) => this.repository.findByNames(names));
     let translation: Translation;
     try {
-      translation = translateQuery({ query: endpoint.query, sources: this.ctx.sources.lookup, sandboxSql, maxRows: endpoint.max_rows });
+      translation = translateNested({ name: endpoint.name, query: endpoint.query, sandboxSql, maxRows: endpoint.max_rows }, sources, (n) => readable.get(n)).translation;
     } catch (err) {
+      if (err instanceof SqlNestingError) throw nestingError(err);
       if (err instanceof SqlError) throw sqlBadRequest(err, sandboxSql === undefined ? 'query' : 'sql');
       throw err;
     }
     const declared = new Set(endpoint.parameters.map((p) => p.name));
     const unknown = translation.parameters.find((name) => !declared.has(name));
+    if (unknown && sandboxSql === undefined) {
+      // Only through an endpoint it reads that changed without this one being re-checked (a race of two changes).
+      throw new UnprocessableError(`Endpoint "${endpoint.name}" uses @${unknown} (through an endpoint it reads) but does not declare it; save it again to declare it.`, [
+        { domain: 'endpoint', reason: 'undeclaredParameter', message: `@${unknown} is not declared`, location: `parameters.${unknown}` },
+      ]);
+    }
     if (unknown) throw parameterError('sql', 'invalidParameter', `@${unknown} is not a parameter of endpoint "${endpoint.name}"; declared: ${[...declared].map((n) => '@' + n).join(', ') || 'none'}.`);
     if (this.translations.size >= TRANSLATION_CACHE_SIZE) this.translations.delete(this.translations.keys().next().value!);
     this.translations.set(key, translation);
@@ -235,6 +250,13 @@ export function cacheKey(spec: WarmSpec): string {
   const params = Object.keys(spec.params).sort().map((k) => [k, spec.params[k]]);
   const hash = createHash('sha256').update(JSON.stringify([params, spec.sql ?? null, spec.redact])).digest('base64url');
   return `ep:${spec.endpointId}:${spec.version}:${hash}`;
+}
+
+/** Endpoints that read each other in a cycle or too deeply: the definitions must change, 422 naming the chain. */
+function nestingError(err: SqlNestingError): UnprocessableError {
+  return new UnprocessableError(`The endpoint's query cannot run: ${err.message}.`, [
+    { domain: 'endpoint', reason: 'nestingError', message: err.message, location: `query:${err.line}:${err.column}` },
+  ]);
 }
 
 /** A translation problem: 400 naming line, column and the construct. */

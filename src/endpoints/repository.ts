@@ -39,6 +39,12 @@ export class EndpointRepository {
     return this.knex<EndpointRecord>('endpoints').where(isUuid(idOrName) ? 'id' : 'name', idOrName).first();
   }
 
+  /** Endpoints with exactly these names (reading endpoints from endpoints, src/endpoints/nesting.ts). */
+  findByNames(names: readonly string[]): Promise<EndpointRecord[]> {
+    if (!names.length) return Promise.resolve([]);
+    return this.knex<EndpointRecord>('endpoints').whereIn('name', names as string[]).select('*');
+  }
+
   async insert(fields: EndpointFields): Promise<EndpointRecord> {
     const [row] = await this.knex('endpoints').insert(toRow(fields)).returning('*');
     return row;

@@ -7,6 +7,8 @@ import { createLogTable, dropExpiredPartitions, dropLogTable, ensurePartitions, 
 import { DEFAULT_SOURCES } from './defaults.js';
 import { defaultSourceSchema } from './defaultSchemas.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
+import { EndpointRepository } from '../endpoints/repository.js';
+import { sourceReaders } from '../endpoints/nesting.js';
 import { fieldMapCovers, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from './schema.js';
 
 const NAME_RE = /^[A-Za-z0-9_.-]{1,200}$/;
@@ -91,9 +93,24 @@ export class SourceService {
     const patch: Partial<Pick<SourceRecord, 'name' | 'retention_days'>> = {};
     if (input.name !== undefined) patch.name = validateName(input.name);
     if (input.retention_days !== undefined) patch.retention_days = validateRetention(input.retention_days);
+    if (patch.name !== undefined && patch.name !== source.name) await this.refuseRenameIfRead(source.name);
     const row = await this.repository.update(source.id, patch).catch(nameConflict(String(patch.name)));
     await this.reload();
     return row!;
+  }
+
+  /**
+   * Endpoint queries name sources by name, so a rename would break them: 409 listing the
+   * endpoints whose query names this source (they are not rewritten; change them first).
+   */
+  private async refuseRenameIfRead(name: string): Promise<void> {
+    const readers = sourceReaders(await new EndpointRepository(this.knex).list(), name);
+    if (!readers.length) return;
+    const names = readers.map((r) => `"${r.name}"`).join(', ');
+    throw new ConflictError(
+      `Source "${name}" cannot be renamed: ${readers.length === 1 ? 'endpoint' : 'endpoints'} ${names} ${readers.length === 1 ? 'reads' : 'read'} it by name. Change ${readers.length === 1 ? 'that endpoint' : 'those endpoints'} first.`,
+      readers.map((r) => ({ domain: 'sources', reason: 'readByEndpoint', message: `read by endpoint ${r.name}`, location: r.name })),
+    );
   }
 
   async delete(idOrName: string): Promise<void> {

@@ -28,6 +28,19 @@ export class SqlNameError extends SqlError {}
 export class SqlSandboxError extends SqlError {}
 /** Input too large or too deeply nested. */
 export class SqlLimitError extends SqlError {}
+/**
+ * Endpoints that read endpoints in a cycle (`a → b → a`), or nested deeper than the limit.
+ * `chain` is the names from the outermost endpoint to the refused reference. Not a fault of
+ * one position: the endpoint definitions themselves must change (422).
+ */
+export class SqlNestingError extends SqlError {
+  /** The message without its position, to raise it again at the outer reference. */
+  readonly detail: string;
+  constructor(detail: string, source: string, offset: number, readonly chain: readonly string[] = []) {
+    super(detail, source, offset);
+    this.detail = detail;
+  }
+}
 
 /**
  * Something the query may not mean, that does not stop it: a field no event has brought yet

@@ -18,6 +18,7 @@ import { dropUnobservableCteOrder } from './postgres/cteOrder.js';
 import { dropUnusedCtes } from './postgres/unusedCtes.js';
 import { resolveCtes, resolveQuery, TranslationState, type Context, type Resolved } from './resolve.js';
 import type { CteBinding } from './resolve/scope.js';
+import { nestedEndpoints, type EndpointLookup, type EndpointTable } from './resolve/endpoints.js';
 import { typeName } from './types.js';
 import { loadValidator, validatePostgres } from './validate.js';
 import type { SourceLookup, SourceTable } from '../sources/schema.js';
@@ -25,6 +26,8 @@ import type { SourceLookup, SourceTable } from '../sources/schema.js';
 export type { SqlWarning } from './errors.js';
 export { SqlError, SqlSyntaxError, SqlUnsupportedError, SqlNameError, SqlSandboxError, SqlLimitError } from './errors.js';
 export { validatePostgres } from './validate.js';
+export { SqlNestingError } from './errors.js';
+export { MAX_ENDPOINT_DEPTH, type EndpointLookup, type EndpointTable } from './resolve/endpoints.js';
 
 export interface TranslateInput {
   /** Endpoint SQL, BigQuery dialect, with @params. */
@@ -35,6 +38,13 @@ export interface TranslateInput {
   sandboxSql?: string;
   /** Cap on rows: LIMIT min(existing, maxRows), or added. */
   maxRows?: number;
+  /**
+   * Endpoints the endpoint text may read as tables, after CTEs and sources (resolve/endpoints.ts);
+   * never the caller's `sandboxSql`. Without it, an endpoint name is an unknown table.
+   */
+  endpoints?: EndpointLookup;
+  /** The translated endpoint's own name: reading itself, directly or not, is a cycle. */
+  endpointName?: string;
 }
 
 export interface Translation {
@@ -86,12 +96,13 @@ interface Resolution { readonly resolved: Resolved; readonly state: TranslationS
 function resolveEndpoint(input: TranslateInput): Resolution {
   const endpoint = parseQuery(input.query);
   const state = new TranslationState();
-  const base: Context = { translation: state, text: input.query, sources: input.sources, ctes: new Map() };
+  const endpoints = nestedEndpoints(input.endpoints, input.endpointName);
+  const base: Context = { translation: state, text: input.query, sources: input.sources, ctes: new Map(), ...(endpoints && { endpoints }) };
   return { resolved: resolveQuery(endpoint, base), state };
 }
 
 function resolveSandboxed(input: TranslateInput, sandboxSql: string): Resolution {
-  let endpoint = reusableEndpointCtes(input.query, input.sources);
+  let endpoint = reusableEndpointCtes(input);
   let caller: Q.Query;
   if (endpoint) {
     caller = parseQuery(sandboxSql);
@@ -131,19 +142,24 @@ interface EndpointCtes {
   readonly state: TranslationState;
   /** Every source lookup the resolution made, and its answer. */
   readonly lookups: readonly (readonly [name: string, table: SourceTable | undefined])[];
+  /** Every endpoint lookup it made, and the query text answered; and the endpoint's own name. */
+  readonly endpointLookups: readonly (readonly [name: string, query: string | undefined])[];
+  readonly endpointName: string | undefined;
 }
 
 const ENDPOINT_CTES = new Map<string, EndpointCtes>();
 const MAX_ENDPOINT_CTES = 64;
 
-function reusableEndpointCtes(text: string, sources: SourceLookup): EndpointCtes | undefined {
+function reusableEndpointCtes(input: TranslateInput): EndpointCtes | undefined {
+  const text = input.query;
   const kept = ENDPOINT_CTES.get(text);
   if (!kept) return undefined;
-  for (const [name, table] of kept.lookups) {
-    if (!sameSource(sources(name), table)) {
-      ENDPOINT_CTES.delete(text);
-      return undefined;
-    }
+  let same = kept.endpointName === input.endpointName;
+  for (const [name, table] of kept.lookups) same &&= sameSource(input.sources(name), table);
+  for (const [name, query] of kept.endpointLookups) same &&= input.endpoints?.(name)?.query === query;
+  if (!same) {
+    ENDPOINT_CTES.delete(text);
+    return undefined;
   }
   return kept;
 }
@@ -160,9 +176,16 @@ function resolveEndpointCtes(endpoint: Q.Query, input: TranslateInput): Endpoint
     lookups.push([name, table]);
     return table;
   };
+  const endpointLookups: [string, string | undefined][] = [];
+  const lookup = input.endpoints && ((name: string): EndpointTable | undefined => {
+    const found = input.endpoints!(name);
+    endpointLookups.push([name, found?.query]);
+    return found;
+  });
+  const endpoints = nestedEndpoints(lookup, input.endpointName);
   const state = new TranslationState();
-  const { ctx, ctes } = resolveCtes(endpoint.ctes, { translation: state, text: input.query, sources, ctes: new Map() });
-  const resolved: EndpointCtes = { ctes, visible: ctx.ctes, state, lookups };
+  const { ctx, ctes } = resolveCtes(endpoint.ctes, { translation: state, text: input.query, sources, ctes: new Map(), ...(endpoints && { endpoints }) });
+  const resolved: EndpointCtes = { ctes, visible: ctx.ctes, state, lookups, endpointLookups, endpointName: input.endpointName };
   if (ENDPOINT_CTES.size >= MAX_ENDPOINT_CTES) ENDPOINT_CTES.delete(ENDPOINT_CTES.keys().next().value!);
   ENDPOINT_CTES.set(input.query, resolved);
   return resolved;

@@ -11,6 +11,7 @@ import { typed } from '../types.js';
 import { expectBool, resolveExpr } from './expressions.js';
 import { fromJsonText } from '../coerce.js';
 import { resolveQuery } from './queries.js';
+import { resolveEndpointTable } from './endpoints.js';
 import type { Context, Scope } from './scope.js';
 
 /** The join being built: what is on its left and how the next item attaches. */
@@ -95,9 +96,15 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
       throw new SqlSandboxError(`table ${item.name} is not allowed here: a sandboxed query may only read the endpoint's CTEs (${cteNames.join(', ')})`, ctx.text, item.pos);
     }
     const source = ctx.sources(item.name);
-    if (!source) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
     // Without an alias, both the full name and its last part qualify columns (`prod.id`).
     const parts = item.name.split('.');
+    if (!source) {
+      // Then an endpoint (endpoint text only), as a derived table.
+      const endpoint = resolveEndpointTable(item, ctx);
+      if (!endpoint) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
+      scope.ranges.push({ kind: 'relation', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!], alias, columns: endpoint.columns });
+      return join(link, { kind: 'derived', query: endpoint.query, alias });
+    }
     scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!], alias, source });
     return join(link, { kind: 'table', schema: source.schema, name: source.table, alias });
   },

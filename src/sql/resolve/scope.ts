@@ -3,6 +3,7 @@ import type { SourceLookup, SourceTable } from '../../sources/schema.js';
 import type { PgExpr, PgQuery } from '../postgres/ast.js';
 import { SqlLimitError, sqlWarning, type SqlWarning } from '../errors.js';
 import type { BqType, Typed } from '../types.js';
+import type { NestedEndpoints } from './endpoints.js';
 
 /**
  * security: `SELECT *` multiplies columns. `c1 as (select * from c0 a, c0 b)`, repeated, doubles
@@ -93,6 +94,8 @@ export interface Context {
   /** Sources may be read (endpoint text); undefined in sandboxed SQL, where only CTEs are tables. */
   readonly sources?: SourceLookup;
   readonly ctes: ReadonlyMap<string, CteBinding>;
+  /** Endpoints may be read as tables (endpoint text only, after CTEs and sources; resolve/endpoints.ts). */
+  readonly endpoints?: NestedEndpoints;
 }
 
 export type Range =
