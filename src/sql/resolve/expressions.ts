@@ -400,6 +400,7 @@ function resolveWindowCall(e: E.Call, fn: (typeof FUNCTIONS)[string], scope: Sco
   if (hasWindow(built.sql)) throw new SqlSyntaxError('window functions cannot be nested', ctx.text, e.pos);
   const over = resolveWindow(e.over, scope, ctx);
   const sql = attachWindow(built.sql, over);
+  ctx.translation.windows++;
   if (!sql) throw new SqlUnsupportedError(`${name} cannot be used as a window function`, ctx.text, e.pos);
   return { ...built, sql };
 }

@@ -78,8 +78,7 @@ const innerOnly = (e: PgExpr): boolean =>
   (e.kind === 'func' && (e.over !== undefined || QUALIFY_AGGREGATES.has(e.name)));
 
 /** Window functions are computed after WHERE, GROUP BY and HAVING: BigQuery refuses them there. */
-function refuseWindow(clause: string, resolved: PgExpr | undefined, syntax: E.Expr | undefined, ctx: Context, fallback: number): void {
-  if (!resolved || !hasWindow(resolved)) return;
+function refuseWindow(clause: string, syntax: E.Expr | undefined, ctx: Context, fallback: number): never {
   const call = findWindowCall(syntax);
   throw new SqlSyntaxError(`window functions are not allowed in ${clause}; compute them in the select list and filter with QUALIFY or an outer query`, ctx.text, call?.pos ?? syntax?.pos ?? fallback);
 }
@@ -137,16 +136,25 @@ function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody 
   const guards: PgExpr[] = [];
   const realUnnest = s.from !== undefined && needsRealUnnest(s.from);
   const from = s.from && resolveFromItem(s.from, { left: undefined, type: 'COMMA', on: undefined, using: [], scope, ctx, realUnnest }, guards);
+  // perf: window calls are counted as they are resolved, so clauses are not walked to find them
+  // (a HAVING may repeat a large select alias thousands of times).
+  const state = ctx.translation;
+  const beforeItems = state.windows;
   const items = resolveSelectList(s.items, scope, ctx);
+  const itemWindows = state.windows > beforeItems;
+  let before = state.windows;
   const where = s.where && expectBool(resolveExpr(s.where, scope, ctx), ctx, s.where.pos);
-  const groupBy = s.groupBy.map((g) => resolveGroupKey(g, items, scope, ctx));
-  const having = s.having && resolveExpr(s.having, scope.withAliases(items), ctx).sql;
-  refuseWindow('WHERE', where, s.where, ctx, s.pos);
-  groupBy.forEach((g, i) => {
-    const grouped = g.kind === 'literal' && typeof g.value === 'number' ? items[g.value - 1]?.value.sql : g;
-    refuseWindow('GROUP BY', grouped, s.groupBy[i], ctx, s.pos);
+  if (state.windows > before) refuseWindow('WHERE', s.where, ctx, s.pos);
+  const groupBy = s.groupBy.map((g) => {
+    before = state.windows;
+    const key = resolveGroupKey(g, items, scope, ctx);
+    const ordinal = key.kind === 'literal' && typeof key.value === 'number' ? items[key.value - 1] : undefined;
+    if (state.windows > before || (itemWindows && ordinal && hasWindow(ordinal.value.sql))) refuseWindow('GROUP BY', g, ctx, s.pos);
+    return key;
   });
-  refuseWindow('HAVING', having, s.having, ctx, s.pos);
+  before = state.windows;
+  const having = s.having && resolveExpr(s.having, scope.withAliases(items), ctx).sql;
+  if (having && (state.windows > before || (itemWindows && hasWindow(having)))) refuseWindow('HAVING', s.having, ctx, s.pos);
   const qualify = s.qualify && expectBool(resolveExpr(s.qualify, scope.withAliases(items), ctx), ctx, s.qualify.pos);
   const conditions = [...dropImpliedGuards(guards, where), ...(where ? [where] : [])];
   const select: PgSelect = {

@@ -33,6 +33,8 @@ const ALIASES: readonly string[] = Array.from({ length: 256 }, (_, i) => `t${i}`
 /** State shared by one translation: parameter numbering and fresh aliases. */
 export class TranslationState {
   readonly parameters: string[] = [];
+  /** Window calls resolved so far: a clause that adds one calls a window function (resolve/queries.ts). */
+  windows = 0;
   private aliases = 0;
   private columns = 0;
 
