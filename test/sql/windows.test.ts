@@ -152,3 +152,10 @@ describe('QUALIFY', () => {
       .toReturn([{ method: 'GET', event_message: 'second', timestamp: ts(2) }, { method: 'POST', event_message: 'third', timestamp: ts(3) }]);
   });
 });
+
+describe('QUALIFY in a UNION ALL operand', () => {
+  it('when a UNION ALL branch has QUALIFY, then it filters that branch only', async () => {
+    await expectTranslation(`${ROWS} select name from t qualify row_number() over (order by v desc, name) = 1 union all select name from t where g = 'b' order by name`)
+      .toReturn([{ name: 'q' }, { name: 'y' }]);
+  });
+});

@@ -123,9 +123,14 @@ const BODY_RESOLVERS: { [K in Q.QueryBodyKind]: (b: Extract<Q.QueryBody, { kind:
       throw new SqlSyntaxError(`${s.op} operands have ${left.columns.length} and ${right.columns.length} columns`, ctx.text, s.pos);
     }
     const columns = left.columns.map((c, i) => ({ name: c.name, type: unionType(c.type, right.columns[i]!.type) }));
-    return { pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: left.pg, right: right.pg }, columns };
+    return { pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: branch(left, ctx), right: branch(right, ctx) }, columns };
   },
 };
+
+/** A UNION operand: a SELECT with QUALIFY is wrapped here (it has no ORDER BY of its own). */
+function branch(b: ResolvedBody, ctx: Context): PgQuery['body'] {
+  return b.qualify && b.pg.kind === 'select' ? wrapQualify(b.pg, b.qualify, [], ctx).body : b.pg;
+}
 
 function resolveBody(b: Q.QueryBody, ctx: Context, parent?: Scope): ResolvedBody {
   return (BODY_RESOLVERS[b.kind] as (b: Q.QueryBody, ctx: Context, parent?: Scope) => ResolvedBody)(b, ctx, parent);
