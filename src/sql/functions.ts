@@ -34,7 +34,53 @@ export interface FunctionDef {
   readonly max: number;
   /** Aggregates may take DISTINCT / ORDER BY / LIMIT as listed; others take none. */
   readonly aggregate?: { readonly distinct?: boolean; readonly orderBy?: boolean };
+  /**
+   * Use with `OVER (…)`: `function` (row_number, lag, …) must have it; `aggregate` may have it.
+   * `orderBy` required means the window must have ORDER BY; `frame` whether a ROWS / RANGE frame
+   * is allowed (BigQuery refuses one for numbering and lag / lead).
+   */
+  readonly window?: { readonly kind: 'function' | 'aggregate'; readonly orderBy?: 'required'; readonly frame: boolean };
   build(site: CallSite): Typed;
+}
+
+/** The Postgres functions that take `OVER`: an OVER clause is attached to the first of them in a built call. */
+export const WINDOWED_PG_FUNCTIONS: ReadonlySet<string> = new Set([
+  'count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg',
+  'row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value',
+]);
+
+const AGGREGATE_WINDOW = Object.freeze({ kind: 'aggregate', frame: true } as const);
+const windowed = (d: FunctionDef, window: FunctionDef['window']): FunctionDef => Object.freeze({ ...d, window });
+
+/** A window function of no arguments (`row_number()`, `rank()`, …). */
+function numbering(name: string, type: BqType, orderBy?: 'required'): FunctionDef {
+  return windowed(def(0, 0, () => fn(name, [], type)), { kind: 'function', orderBy, frame: false });
+}
+
+/** A non-negative integer argument of a window function, as a literal or a parameter. */
+function windowCount(s: CallSite, i: number, what: string, min: number): PgExpr {
+  const n = s.integerLiteral(i);
+  if (n !== undefined) {
+    if (n < min || n > 2_147_483_647) throw new SqlUnsupportedError(`${what} must be ${min === 0 ? 'non-negative' : 'positive'}`, s.text, s.call.args[i]!.pos);
+    return pg.number(String(n));
+  }
+  if (s.call.args[i]!.kind === 'param') return pg.cast(s.arg(i).sql, 'integer');
+  throw new SqlUnsupportedError(`${what} must be an integer literal or a parameter`, s.text, s.call.args[i]!.pos);
+}
+
+/** lag / lead: `(x[, offset[, default]])`; the default takes the value's type. */
+function navigation(name: string): FunctionDef {
+  return windowed(def(1, 3, (s) => {
+    const v = s.arg(0);
+    const args: PgExpr[] = [v.sql];
+    if (s.call.args.length > 1) args.push(windowCount(s, 1, `the offset of ${name.toUpperCase()}`, 0));
+    if (s.call.args.length > 2) {
+      const [value, otherwise] = unifyAll([v, s.arg(2)]);
+      args[0] = value!.sql;
+      args.push(otherwise!.sql);
+    }
+    return fn(name, args, v.type);
+  }), { kind: 'function', orderBy: 'required', frame: false });
 }
 
 const REGEX_META = /[\\^$.|?*+()[\]{}]/;
@@ -162,12 +208,12 @@ function variadic(pgName: string, min: number, max: number): FunctionDef {
 }
 
 function aggregateOf(name: string, result: (t: BqType) => BqType, cast?: (t: BqType) => 'bigint' | 'float8' | undefined): FunctionDef {
-  return def(1, 1, (s) => {
+  return windowed(def(1, 1, (s) => {
     const v = s.arg(0);
     const call = pg.func(name, [v.sql], { distinct: s.call.distinct });
     const to = cast?.(v.type);
     return typed(to ? pg.cast(call, to) : call, result(v.type));
-  }, { distinct: true });
+  }, { distinct: true }), AGGREGATE_WINDOW);
 }
 
 export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
@@ -212,35 +258,43 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   safe_divide: def(2, 2, (s) => typed(pg.op('/', pg.cast(s.arg(0).sql, 'float8'), pg.func('nullif', [pg.cast(s.arg(1).sql, 'float8'), pg.number('0')])), FLOAT64)),
 
   // ── aggregates ──
-  count: def(0, 1, (s) => {
+  count: windowed(def(0, 1, (s) => {
     if (s.call.star || s.call.args.length === 0) return typed(pg.func('count', [], { star: true }), INT64);
     return typed(pg.func('count', [s.arg(0).sql], { distinct: s.call.distinct }), INT64);
-  }, { distinct: true }),
-  countif: def(1, 1, (s) => typed(pg.func('count', [], { star: true, filter: s.arg(0).sql }), INT64)),
+  }, { distinct: true }), AGGREGATE_WINDOW),
+  countif: windowed(def(1, 1, (s) => typed(pg.func('count', [], { star: true, filter: s.arg(0).sql }), INT64)), AGGREGATE_WINDOW),
   // Postgres sums bigint into numeric; BigQuery keeps INT64.
   sum: aggregateOf('sum', (t) => (isScalar(t, 'INT64') ? INT64 : isScalar(t, 'NUMERIC') ? t : FLOAT64), (t) => (isScalar(t, 'INT64') ? 'bigint' : undefined)),
   avg: aggregateOf('avg', (t) => (isScalar(t, 'NUMERIC') ? t : FLOAT64), (t) => (isScalar(t, 'NUMERIC') ? undefined : 'float8')),
   min: aggregateOf('min', (t) => t),
   max: aggregateOf('max', (t) => t),
   // BigQuery's ANY_VALUE skips NULLs; Postgres 15 has no any_value.
-  any_value: def(1, 1, (s) => {
+  any_value: windowed(def(1, 1, (s) => {
     const v = s.arg(0);
     const agg = pg.func('array_agg', [v.sql], { filter: pg.is(v.sql, 'NULL', true) });
     return typed(pg.subscript(agg, pg.number('1')), v.type);
-  }),
-  array_agg: def(1, 1, (s) => {
+  }), AGGREGATE_WINDOW),
+  array_agg: windowed(def(1, 1, (s) => {
     const v = s.arg(0);
-    if (s.call.limit) throw new SqlUnsupportedError('ARRAY_AGG … LIMIT is not supported', s.text, s.call.limit.pos);
     // Records and JSON arrays aggregate into jsonb, so they come back in the stored shape.
     const json = v.type.kind !== 'scalar';
+    const type: BqType = json ? { kind: 'jsonArray', element: v.type, single: false } : { kind: 'array', element: v.type };
+    if (s.call.limit) {
+      // LIMIT n: the first n of the ordered array (a slice; Postgres aggregates take no LIMIT), back to jsonb for records.
+      const limit = s.call.limit;
+      const n = limit.kind === 'literal' && limit.type === 'INT64' ? Number(limit.value) : undefined;
+      if (n === undefined || !Number.isSafeInteger(n) || n > 2_147_483_647) throw new SqlUnsupportedError('ARRAY_AGG … LIMIT takes an integer literal', s.text, s.call.limit.pos);
+      const slice = pg.slice(pg.func('array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy() }), pg.number('1'), pg.number(String(n)));
+      return typed(json ? pg.func('to_jsonb', [slice]) : slice, type);
+    }
     const agg = pg.func(json ? 'jsonb_agg' : 'array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy() });
-    return typed(agg, json ? { kind: 'jsonArray', element: v.type, single: false } : { kind: 'array', element: v.type });
-  }, { distinct: true, orderBy: true }),
-  string_agg: def(1, 2, (s) => {
+    return typed(agg, type);
+  }, { distinct: true, orderBy: true }), AGGREGATE_WINDOW),
+  string_agg: windowed(def(1, 2, (s) => {
     if (s.call.limit) throw new SqlUnsupportedError('STRING_AGG … LIMIT is not supported', s.text, s.call.limit.pos);
     const delimiter = s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',');
     return typed(pg.func('string_agg', [asText(s.arg(0)), delimiter], { distinct: s.call.distinct, orderBy: s.orderBy() }), STRING);
-  }, { distinct: true, orderBy: true }),
+  }, { distinct: true, orderBy: true }), AGGREGATE_WINDOW),
   approx_quantiles: def(2, 2, (s) => {
     const buckets = s.integerLiteral(1);
     if (buckets === undefined || buckets < 1 || buckets > 1000) throw new SqlUnsupportedError('approx_quantiles needs a literal number of quantiles from 1 to 1000', s.text, s.call.args[1]!.pos);
@@ -248,6 +302,32 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     const v = s.arg(0);
     const agg = pg.func('percentile_disc', [pg.array(fractions)], { withinGroup: [{ expr: v.sql, desc: false }] });
     return typed(agg, { kind: 'array', element: v.type });
+  }),
+
+  // ── window functions (OVER required) ──
+  row_number: numbering('row_number', INT64),
+  rank: numbering('rank', INT64, 'required'),
+  dense_rank: numbering('dense_rank', INT64, 'required'),
+  percent_rank: numbering('percent_rank', FLOAT64, 'required'),
+  cume_dist: numbering('cume_dist', FLOAT64, 'required'),
+  ntile: windowed(def(1, 1, (s) => fn('ntile', [windowCount(s, 0, 'the number of NTILE buckets', 1)], INT64)), { kind: 'function', orderBy: 'required', frame: false }),
+  lag: navigation('lag'),
+  lead: navigation('lead'),
+  first_value: windowed(def(1, 1, (s) => fn('first_value', [s.arg(0).sql], s.arg(0).type)), { kind: 'function', frame: true }),
+  last_value: windowed(def(1, 1, (s) => fn('last_value', [s.arg(0).sql], s.arg(0).type)), { kind: 'function', frame: true }),
+  nth_value: windowed(def(2, 2, (s) => fn('nth_value', [s.arg(0).sql, windowCount(s, 1, 'the position of NTH_VALUE', 1)], s.arg(0).type)), { kind: 'function', frame: true }),
+
+  // ── arrays ──
+  // cardinality: 0 for an empty array (array_length gives NULL); a JSON value that is not an array counts as missing.
+  array_length: def(1, 1, (s) => {
+    const v = s.arg(0);
+    if (v.type.kind === 'array') return typed(pg.cast(pg.func('cardinality', [v.sql]), 'bigint'), INT64);
+    if (v.type.kind === 'jsonArray') {
+      const array = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [v.sql]), pg.literal('array')), then: v.sql }]);
+      return typed(pg.cast(pg.func('jsonb_array_length', [array]), 'bigint'), INT64);
+    }
+    if (isScalar(v.type, 'NULL')) return typed(pg.cast(pg.literal(null), 'bigint'), INT64);
+    throw new SqlUnsupportedError('ARRAY_LENGTH needs an array', s.text, s.call.args[0]!.pos);
   }),
 
   // ── time ──

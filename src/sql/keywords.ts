@@ -13,6 +13,6 @@ export const OTHER_STATEMENTS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 
 
 /** Words that start a clause BigQuery has but this translator refuses, with the name to report. */
 export const UNSUPPORTED_CLAUSES: Readonly<Record<string, string>> = {
-  QUALIFY: 'QUALIFY', WINDOW: 'WINDOW', PIVOT: 'PIVOT', UNPIVOT: 'UNPIVOT', TABLESAMPLE: 'TABLESAMPLE',
+  WINDOW: 'WINDOW', PIVOT: 'PIVOT', UNPIVOT: 'UNPIVOT', TABLESAMPLE: 'TABLESAMPLE',
   INTERSECT: 'INTERSECT', EXCEPT: 'EXCEPT (set operation)', FOR: 'FOR (locking / time travel)', INTO: 'SELECT INTO',
 };

@@ -162,8 +162,9 @@ class Parser extends TokenCursor {
       do groupBy.push(this.expr()); while (this.acceptOp(','));
     }
     const having = this.acceptWord('HAVING') ? this.expr() : undefined;
+    const qualify = this.acceptWord('QUALIFY') ? this.expr() : undefined;
     this.refuseClause();
-    return make<Q.Select>({ kind: 'select', pos: start.start, distinct, items, from, where, groupBy, having });
+    return make<Q.Select>({ kind: 'select', pos: start.start, distinct, items, from, where, groupBy, having, qualify });
   }
 
   private atSelectListEnd(): boolean {
@@ -247,19 +248,21 @@ class Parser extends TokenCursor {
       else if (this.acceptWords('CROSS', 'JOIN')) type = 'CROSS';
       else if (this.acceptWord('JOIN') || this.acceptWords('INNER', 'JOIN')) type = 'INNER';
       else if (this.acceptWords('LEFT', 'JOIN') || this.acceptThreeWords('LEFT', 'OUTER', 'JOIN')) type = 'LEFT';
-      else if (t.kind === 'word' && ['RIGHT', 'FULL', 'NATURAL'].includes(t.upper)) throw this.unsupported(`${t.upper} JOIN is not supported`, t);
+      else if (this.acceptWords('RIGHT', 'JOIN') || this.acceptThreeWords('RIGHT', 'OUTER', 'JOIN')) type = 'RIGHT';
+      else if (this.acceptWords('FULL', 'JOIN') || this.acceptThreeWords('FULL', 'OUTER', 'JOIN')) type = 'FULL';
+      else if (t.kind === 'word' && t.upper === 'NATURAL') throw this.unsupported(`${t.upper} JOIN is not supported`, t);
       if (!type) return left;
       const right = this.fromItem();
       let on: E.Expr | undefined;
       let using: string[] = [];
-      if (type === 'INNER' || type === 'LEFT') {
+      if (type !== 'COMMA' && type !== 'CROSS') {
         if (this.acceptWord('ON')) on = this.expr();
         else if (this.acceptWord('USING')) {
           this.expectOp('(');
           using = [];
           do using.push(this.identifier('column name')); while (this.acceptOp(','));
           this.expectOp(')');
-        } else if (right.kind !== 'unnest') throw this.syntax(`expected ON or USING after ${type} JOIN`, this.peek());
+        } else if (right.kind !== 'unnest' || type === 'RIGHT' || type === 'FULL') throw this.syntax(`expected ON or USING after ${type} JOIN`, this.peek());
       }
       left = make<F.Join>({ kind: 'join', pos: t.start, type, left, right, on, using });
     }
@@ -278,7 +281,13 @@ class Parser extends TokenCursor {
     } else if (this.isOp(t, '(')) {
       this.next();
       if (!this.isWord(this.peek(), 'SELECT') && !this.isWord(this.peek(), 'WITH') && !this.isOp(this.peek(), '(')) {
-        throw this.unsupported('parenthesised joins are not supported', this.peek());
+        // A parenthesised join: `(a join b on …)`; it takes no alias.
+        const saved = this.depth;
+        this.enter(this.peek());
+        const inner = this.fromClause();
+        this.depth = saved;
+        this.expectOp(')');
+        return inner;
       }
       const saved = this.depth;
       this.enter(this.peek());
@@ -397,7 +406,12 @@ class Parser extends TokenCursor {
       return make<E.Between>({ kind: 'between', pos: left.pos, operand: left, low, high: this.additive(), negated });
     }
     if (this.acceptWord('IN')) {
-      if (this.isWord(this.peek(), 'UNNEST')) throw this.unsupported('IN UNNEST is not supported', this.peek());
+      if (this.acceptWord('UNNEST')) {
+        this.expectOp('(');
+        const array = this.expr();
+        this.expectOp(')');
+        return make<E.InUnnest>({ kind: 'inUnnest', pos: left.pos, operand: left, array, negated });
+      }
       this.expectOp('(');
       if (this.isWord(this.peek(), 'SELECT') || this.isWord(this.peek(), 'WITH')) {
         const query = this.query();
@@ -543,7 +557,7 @@ class Parser extends TokenCursor {
         return make<E.Path>({ kind: 'path', pos: t.start, parts: [t.text] });
       case 'op':
         if (t.text === '(') return this.parenthesised();
-        if (t.text === '[') throw this.unsupported('array literals are not supported', t);
+        if (t.text === '[') return this.arrayLiteral(t);
         throw this.syntax(`unexpected ${describe(t)}`, t);
       case 'eof':
         throw this.syntax('unexpected end of query', t);
@@ -560,7 +574,13 @@ class Parser extends TokenCursor {
       return make<E.ScalarSubquery>({ kind: 'subquery', pos: open.start, query });
     }
     const inner = this.expr();
-    if (this.isOp(this.peek(), ',')) throw this.unsupported('STRUCT / tuple expressions are not supported', this.peek());
+    if (this.isOp(this.peek(), ',')) {
+      // A tuple `(a, b)`: a STRUCT without field names.
+      const fields: E.StructField[] = [{ expr: inner }];
+      while (this.acceptOp(',')) fields.push({ expr: this.expr() });
+      this.expectOp(')');
+      return make<E.Struct>({ kind: 'struct', pos: open.start, fields });
+    }
     this.expectOp(')');
     return inner;
   }
@@ -598,8 +618,8 @@ class Parser extends TokenCursor {
           return make<E.Cast>({ kind: 'cast', pos: t.start, operand, type: u, safe: false });
         }
         break;
-      case 'ARRAY': case 'STRUCT':
-        throw this.unsupported(`${u} constructors are not supported`, t);
+      case 'ARRAY': return this.arrayConstructor(t);
+      case 'STRUCT': return this.struct(t);
     }
     if (followedByParen && (!RESERVED.has(u) || u === 'IF' || u === 'LEFT' || u === 'RIGHT')) return this.call();
     this.next();
@@ -636,9 +656,146 @@ class Parser extends TokenCursor {
       if (this.acceptWord('LIMIT')) limit = this.expr();
     }
     this.expectOp(')');
-    if (this.isWord(this.peek(), 'OVER')) throw this.unsupported('window functions (OVER) are not supported', this.peek());
+    const over = this.isWord(this.peek(), 'OVER') ? this.window() : undefined;
     this.depth = saved;
-    return make<E.Call>({ kind: 'call', pos: nameToken.start, name, args, distinct, star, orderBy, limit });
+    return make<E.Call>({ kind: 'call', pos: nameToken.start, name, args, distinct, star, orderBy, limit, over });
+  }
+
+  /** `OVER (PARTITION BY … ORDER BY … [ROWS | RANGE frame])`; named windows are refused with the WINDOW clause. */
+  private window(): E.WindowSpec {
+    const over = this.next();
+    if (!this.isOp(this.peek(), '(')) throw this.unsupported('named windows (OVER name) are not supported', this.peek());
+    this.next();
+    const partitionBy: E.Expr[] = [];
+    if (this.acceptWords('PARTITION', 'BY')) {
+      do partitionBy.push(this.expr()); while (this.acceptOp(','));
+    }
+    const orderBy: E.WindowOrder[] = [];
+    if (this.acceptWords('ORDER', 'BY')) {
+      for (const o of this.orderItems()) orderBy.push({ expr: o.expr, desc: o.desc, nulls: o.nulls });
+    }
+    let frame: E.WindowSpec['frame'];
+    const unitToken = this.peek();
+    if (this.isWord(unitToken, 'ROWS') || this.isWord(unitToken, 'RANGE')) {
+      this.next();
+      const unit = unitToken.upper as 'ROWS' | 'RANGE';
+      if (this.acceptWord('BETWEEN')) {
+        const start = this.frameBound();
+        this.expectWord('AND');
+        frame = { unit, start, end: this.frameBound() };
+      } else {
+        frame = { unit, start: this.frameBound() };
+      }
+    }
+    this.expectOp(')');
+    return { pos: over.start, partitionBy, orderBy, frame };
+  }
+
+  private frameBound(): E.FrameBound {
+    const t = this.peek();
+    if (this.acceptWord('UNBOUNDED')) {
+      if (this.acceptWord('PRECEDING')) return { kind: 'UNBOUNDED PRECEDING', pos: t.start };
+      this.expectWord('FOLLOWING');
+      return { kind: 'UNBOUNDED FOLLOWING', pos: t.start };
+    }
+    if (this.acceptWords('CURRENT', 'ROW')) return { kind: 'CURRENT ROW', pos: t.start };
+    const offset = this.additive();
+    if (this.acceptWord('PRECEDING')) return { kind: 'PRECEDING', offset, pos: t.start };
+    this.expectWord('FOLLOWING');
+    return { kind: 'FOLLOWING', offset, pos: t.start };
+  }
+
+  /** `STRUCT(a, b AS y)` or `STRUCT<x INT64, y STRING>(…)`. */
+  private struct(t: Token): E.Struct {
+    this.next();
+    const types = this.isOp(this.peek(), '<') ? this.structTypeFields() : undefined;
+    this.expectOp('(');
+    const saved = this.depth;
+    this.enter(this.peek());
+    const fields: E.StructField[] = [];
+    if (!this.isOp(this.peek(), ')')) {
+      do {
+        const expr = this.expr();
+        fields.push({ expr, name: this.acceptWord('AS') ? this.identifier('field name') : undefined });
+      } while (this.acceptOp(','));
+    }
+    this.expectOp(')');
+    this.depth = saved;
+    if (types && types.length !== fields.length) throw this.syntax(`STRUCT declares ${types.length} fields but has ${fields.length} values`, t);
+    return make<E.Struct>({ kind: 'struct', pos: t.start, fields, types });
+  }
+
+  /** `ARRAY[…]`, `ARRAY<T>[…]` or `ARRAY(SELECT …)`. */
+  private arrayConstructor(t: Token): E.Expr {
+    this.next();
+    let element: E.TypeSpec | undefined;
+    if (this.isOp(this.peek(), '<')) {
+      this.next();
+      element = this.typeSpec();
+      this.expectClosingAngle();
+    }
+    if (!element && this.isOp(this.peek(), '(')) {
+      this.next();
+      const query = this.query();
+      this.expectOp(')');
+      return make<E.ArraySubquery>({ kind: 'arraySubquery', pos: t.start, query });
+    }
+    if (!this.isOp(this.peek(), '[')) throw this.syntax(`expected "[" or "(" after ARRAY but found ${describe(this.peek())}`, this.peek());
+    return this.arrayLiteral(this.peek(), element, t.start);
+  }
+
+  private arrayLiteral(open: Token, element?: E.TypeSpec, pos = open.start): E.ArrayLiteral {
+    this.expectOp('[');
+    const saved = this.depth;
+    this.enter(this.peek());
+    const items: E.Expr[] = [];
+    if (!this.isOp(this.peek(), ']')) {
+      do items.push(this.expr()); while (this.acceptOp(','));
+    }
+    this.expectOp(']');
+    this.depth = saved;
+    return make<E.ArrayLiteral>({ kind: 'arrayLiteral', pos, items, element });
+  }
+
+  /** `<name TYPE, …>` after STRUCT; the `<` is the current token. */
+  private structTypeFields(): { name?: string; type: E.TypeSpec }[] {
+    this.expectOp('<');
+    const saved = this.depth;
+    this.enter(this.peek());
+    const fields: { name?: string; type: E.TypeSpec }[] = [];
+    do {
+      const t = this.peek();
+      const named = (t.kind === 'word' || t.kind === 'quoted') && (this.peekAt(1).kind === 'word' || this.peekAt(1).kind === 'quoted');
+      const name = named ? this.identifier('field name', true) : undefined;
+      fields.push({ name, type: this.typeSpec() });
+    } while (this.acceptOp(','));
+    this.expectClosingAngle();
+    this.depth = saved;
+    return fields;
+  }
+
+  private typeSpec(): E.TypeSpec {
+    const t = this.next();
+    if (this.isWord(t, 'STRUCT')) return { kind: 'struct', fields: this.structTypeFields() };
+    if (this.isWord(t, 'ARRAY')) {
+      this.expectOp('<');
+      const element = this.typeSpec();
+      this.expectClosingAngle();
+      return { kind: 'array', element };
+    }
+    const name = t.kind === 'word' ? CAST_TYPES[t.upper] : undefined;
+    if (!name) throw this.unsupported(`type ${t.text || 'nothing'} is not supported`, t);
+    return { kind: 'scalar', name };
+  }
+
+  /** `>`, or half of a `>>` that closes two type parameter lists at once. */
+  private expectClosingAngle(): void {
+    const t = this.peek();
+    if (this.isOp(t, '>>')) {
+      (this.tokens as Token[])[this.i] = { ...t, text: '>', start: t.start + 1 };
+      return;
+    }
+    this.expectOp('>');
   }
 
   private caseExpr(): E.Case {

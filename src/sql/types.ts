@@ -9,12 +9,18 @@ export type ScalarName = 'STRING' | 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | '
 
 export type BqType =
   | { readonly kind: 'scalar'; readonly name: ScalarName; /** a JSON leaf whose type the schema does not know yet */ readonly loose?: boolean }
-  /** A jsonb object (one element of a repeated record); `fields` undefined when the schema knows none. */
-  | { readonly kind: 'record'; readonly fields?: FieldMap }
+  /**
+   * A jsonb object (one element of a repeated record); `fields` undefined when the schema knows none.
+   * A STRUCT built by the query (`STRUCT(…)`, a table alias as a value) lists its fields in `struct`
+   * instead, each with its BigQuery type, so a field read back has the type it was built from.
+   */
+  | { readonly kind: 'record'; readonly fields?: FieldMap; readonly struct?: readonly StructFieldType[] }
   /** A jsonb array: a repeated record or a repeated scalar. `single`: every record array held exactly one object. */
   | { readonly kind: 'jsonArray'; readonly element: BqType; readonly single: boolean }
   /** A Postgres array (array_agg, approx_quantiles). */
   | { readonly kind: 'array'; readonly element: BqType };
+
+export interface StructFieldType { readonly name: string; readonly type: BqType }
 
 const scalars = new Map<ScalarName, BqType>();
 export function scalar(name: ScalarName): BqType {
@@ -55,7 +61,10 @@ export function fieldType(field: FieldSchema): BqType {
 export function unionType(a: BqType, b: BqType): BqType {
   if (a.kind === 'jsonArray' && b.kind === 'jsonArray') return { kind: 'jsonArray', element: unionType(a.element, b.element), single: a.single && b.single };
   // Fields unknown on either side (a source without events yet) stay unknown: any field reads loosely.
-  if (a.kind === 'record' && b.kind === 'record') return { kind: 'record', fields: a.fields && b.fields ? mergeFieldMaps(a.fields, b.fields) : undefined };
+  if (a.kind === 'record' && b.kind === 'record') {
+    if (a.struct || b.struct) return a.struct ? a : b;
+    return { kind: 'record', fields: a.fields && b.fields ? mergeFieldMaps(a.fields, b.fields) : undefined };
+  }
   return isScalar(a, 'NULL') ? b : a;
 }
 
@@ -63,7 +72,7 @@ export function unionType(a: BqType, b: BqType): BqType {
 export function typeName(t: BqType): string {
   switch (t.kind) {
     case 'scalar': return t.name === 'NULL' ? 'INT64' : t.name;
-    case 'record': return 'STRUCT';
+    case 'record': return t.struct ? `STRUCT<${t.struct.map((f) => `${f.name} ${typeName(f.type)}`).join(', ')}>` : 'STRUCT';
     case 'jsonArray': case 'array': return `ARRAY<${typeName(t.element)}>`;
   }
 }

@@ -18,12 +18,22 @@ const FUNCTIONS = new Set([
   'string_to_array', 'count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg', 'percentile_disc',
   'now', 'date_trunc', 'timezone', 'to_timestamp', 'to_char', 'extract', 'floor', 'ceil', 'trunc', 'mod', 'round', 'abs',
   'jsonb_typeof', 'jsonb_array_elements', 'jsonb_array_elements_text', 'greatest', 'least', 'coalesce', 'nullif',
+  // STRUCT values and arrays
+  'jsonb_build_object', 'jsonb_build_array', 'to_jsonb', 'cardinality', 'jsonb_array_length',
+  // window functions (only with OVER)
+  'row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value',
 ]);
+
+/** Functions that exist only as window functions: refused without OVER. */
+const WINDOW_ONLY = new Set(['row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value']);
+
+/** FRAMEOPTION_EXCLUDE_CURRENT_ROW | _GROUP | _TIES (nodes/parsenodes.h): the printer never writes EXCLUDE. */
+const FRAME_EXCLUSIONS = 0x8000 | 0x10000 | 0x20000;
 
 const SET_RETURNING = new Set(['jsonb_array_elements', 'jsonb_array_elements_text']);
 
 const OPERATORS = new Set(['=', '<>', '<', '<=', '>', '>=', '+', '-', '*', '/', '||', '~', '~*', '->', '->>', '#>', '#>>', '~~', '!~~', 'BETWEEN', 'NOT BETWEEN']);
-const OPERATOR_KINDS = new Set(['AEXPR_OP', 'AEXPR_IN', 'AEXPR_LIKE', 'AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_NULLIF']);
+const OPERATOR_KINDS = new Set(['AEXPR_OP', 'AEXPR_OP_ANY', 'AEXPR_IN', 'AEXPR_LIKE', 'AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_NULLIF']);
 
 /** Fields holding a node without the `{ Kind: … }` wrapper, and the kind they hold. */
 const UNWRAPPED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
@@ -44,7 +54,7 @@ const NODES = new Set([
   'SelectStmt', 'ResTarget', 'ColumnRef', 'A_Const', 'ParamRef', 'A_Expr', 'BoolExpr', 'NullTest', 'BooleanTest', 'FuncCall',
   'TypeCast', 'TypeName', 'CaseExpr', 'CaseWhen', 'CoalesceExpr', 'MinMaxExpr', 'SubLink', 'RangeVar', 'RangeSubselect',
   'RangeFunction', 'JoinExpr', 'Alias', 'WithClause', 'CommonTableExpr', 'SortBy', 'A_Indirection', 'A_Indices', 'A_ArrayExpr',
-  'String', 'Integer', 'Float', 'Boolean', 'List', 'A_Star',
+  'String', 'Integer', 'Float', 'Boolean', 'List', 'A_Star', 'WindowDef',
 ]);
 
 let loaded: Promise<void> | undefined;
@@ -99,6 +109,7 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
     case 'SelectStmt': {
       if (node.intoClause) throw refuse('SELECT INTO is not allowed', sql, at);
       if (node.lockingClause) throw refuse('FOR UPDATE / SHARE is not allowed', sql, at);
+      if (node.windowClause) throw refuse('WINDOW clauses are not allowed', sql, at);
       const inner = new Set(ctes);
       const withClause = node.withClause as Json | undefined;
       if (withClause) {
@@ -128,7 +139,14 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
       if (!builtin && !SERVICE_FUNCTIONS.has(name.join('.'))) {
         throw refuse(`function ${name.join('.')} is not allowed`, sql, at);
       }
-      if (node.over) throw refuse('window functions are not allowed', sql, at);
+      if (node.over) {
+        // The printer writes every window inline: no named windows, no EXCLUDE.
+        const over = node.over as Json;
+        if (over.name || over.refname) throw refuse('named windows are not allowed', sql, at);
+        if (typeof over.frameOptions === 'number' && (over.frameOptions & FRAME_EXCLUSIONS) !== 0) throw refuse('window frame exclusions are not allowed', sql, at);
+      } else if (WINDOW_ONLY.has(fn ?? '')) {
+        throw refuse(`window function ${fn} needs OVER`, sql, at);
+      }
       break;
     }
     case 'RangeFunction': {

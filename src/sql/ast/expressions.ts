@@ -4,7 +4,8 @@ import type { Query } from './queries.js';
 
 export type Expr =
   | Literal | Param | Path | FieldAccess | Subscript | Unary | Binary | Logical | IsTest | Between | Like
-  | InList | InQuery | Case | Cast | Call | Extract | Interval | ScalarSubquery | Exists;
+  | InList | InQuery | Case | Cast | Call | Extract | Interval | ScalarSubquery | Exists
+  | Struct | ArrayLiteral | ArraySubquery | InUnnest;
 
 export type ExprKind = Expr['kind'];
 
@@ -59,7 +60,36 @@ export interface Call extends NodeBase<'call'> {
   readonly star: boolean;
   readonly orderBy: readonly CallOrder[];
   readonly limit?: Expr;
+  /** `OVER (…)`: the call is a window function. */
+  readonly over?: WindowSpec;
 }
+
+export interface WindowOrder { readonly expr: Expr; readonly desc: boolean; readonly nulls?: 'FIRST' | 'LAST' }
+export type FrameBoundKind = 'UNBOUNDED PRECEDING' | 'PRECEDING' | 'CURRENT ROW' | 'FOLLOWING' | 'UNBOUNDED FOLLOWING';
+export interface FrameBound { readonly kind: FrameBoundKind; readonly offset?: Expr; readonly pos: number }
+/** `OVER (PARTITION BY … ORDER BY … ROWS|RANGE BETWEEN … AND …)`. */
+export interface WindowSpec {
+  readonly pos: number;
+  readonly partitionBy: readonly Expr[];
+  readonly orderBy: readonly WindowOrder[];
+  readonly frame?: { readonly unit: 'ROWS' | 'RANGE'; readonly start: FrameBound; readonly end?: FrameBound };
+}
+
+/** A declared type: `INT64`, `STRUCT<x INT64, y STRING>`, `ARRAY<INT64>`. */
+export type TypeSpec =
+  | { readonly kind: 'scalar'; readonly name: CastType }
+  | { readonly kind: 'struct'; readonly fields: readonly { readonly name?: string; readonly type: TypeSpec }[] }
+  | { readonly kind: 'array'; readonly element: TypeSpec };
+
+export interface StructField { readonly expr: Expr; readonly name?: string }
+/** `STRUCT(a, b AS y)`, `STRUCT<x INT64>(…)` and the tuple `(a, b)`. */
+export interface Struct extends NodeBase<'struct'> { readonly fields: readonly StructField[]; readonly types?: readonly { readonly name?: string; readonly type: TypeSpec }[] }
+/** `[1, 2]`, `ARRAY[…]`, `ARRAY<INT64>[…]`. */
+export interface ArrayLiteral extends NodeBase<'arrayLiteral'> { readonly items: readonly Expr[]; readonly element?: TypeSpec }
+/** `ARRAY(SELECT …)`. */
+export interface ArraySubquery extends NodeBase<'arraySubquery'> { readonly query: Query }
+/** `x [NOT] IN UNNEST(array)`. */
+export interface InUnnest extends NodeBase<'inUnnest'> { readonly operand: Expr; readonly array: Expr; readonly negated: boolean }
 
 export interface Extract extends NodeBase<'extract'> { readonly part: string; readonly operand: Expr }
 export interface Interval extends NodeBase<'interval'> { readonly value: Expr; readonly unit: string }

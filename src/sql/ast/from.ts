@@ -1,4 +1,4 @@
-/** FROM clause nodes. Joins are a left-deep tree, with the comma join as its own type. */
+/** FROM clause nodes. Joins are a left-deep tree (a parenthesised join may be either operand), with the comma join as its own type. */
 import type { Expr } from './expressions.js';
 import type { NodeBase } from './node.js';
 import type { Query } from './queries.js';
@@ -11,7 +11,7 @@ export interface TableRef extends NodeBase<'table'> { readonly name: string; rea
 export interface UnnestRef extends NodeBase<'unnest'> { readonly expr: Expr; readonly alias?: string }
 export interface DerivedRef extends NodeBase<'derived'> { readonly query: Query; readonly alias?: string }
 
-export type JoinType = 'COMMA' | 'CROSS' | 'INNER' | 'LEFT';
+export type JoinType = 'COMMA' | 'CROSS' | 'INNER' | 'LEFT' | 'RIGHT' | 'FULL';
 export interface Join extends NodeBase<'join'> {
   readonly type: JoinType;
   readonly left: FromItem;

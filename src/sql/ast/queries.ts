@@ -24,6 +24,8 @@ export interface Select extends NodeBase<'select'> {
   readonly where?: Expr;
   readonly groupBy: readonly Expr[];
   readonly having?: Expr;
+  /** `QUALIFY cond`: filters on window results, after HAVING and before DISTINCT. */
+  readonly qualify?: Expr;
 }
 
 export interface SetOperation extends NodeBase<'setOp'> {

@@ -5,7 +5,7 @@
 
 export type PgExpr =
   | PgColumn | PgLiteral | PgParam | PgOp | PgNot | PgNeg | PgAndOr | PgIs | PgFunc | PgCast | PgCase
-  | PgIn | PgBetween | PgSubquery | PgSubscript | PgArray | PgExtract;
+  | PgIn | PgBetween | PgSubquery | PgSubscript | PgArray | PgExtract | PgAny;
 export type PgExprKind = PgExpr['kind'];
 
 export interface PgColumn { readonly kind: 'column'; readonly table?: string; readonly name: string }
@@ -28,14 +28,24 @@ export interface PgFunc {
   readonly orderBy?: readonly PgOrder[];
   /** ordered-set aggregates: `percentile_disc(…) WITHIN GROUP (ORDER BY …)` */
   readonly withinGroup?: readonly PgOrder[];
+  /** a window function: `f(…) OVER (…)` */
+  readonly over?: PgWindow;
+}
+export interface PgFrameBound { readonly kind: 'UNBOUNDED PRECEDING' | 'PRECEDING' | 'CURRENT ROW' | 'FOLLOWING' | 'UNBOUNDED FOLLOWING'; readonly offset?: PgExpr }
+export interface PgWindow {
+  readonly partitionBy: readonly PgExpr[];
+  readonly orderBy: readonly PgOrder[];
+  readonly frame?: { readonly unit: 'ROWS' | 'RANGE'; readonly start: PgFrameBound; readonly end: PgFrameBound };
 }
 export interface PgCast { readonly kind: 'cast'; readonly operand: PgExpr; readonly type: PgTypeName }
 export interface PgCase { readonly kind: 'case'; readonly operand?: PgExpr; readonly whens: readonly { when: PgExpr; then: PgExpr }[]; readonly otherwise?: PgExpr }
 export interface PgIn { readonly kind: 'in'; readonly operand: PgExpr; readonly list?: readonly PgExpr[]; readonly query?: PgQuery; readonly negated: boolean }
 export interface PgBetween { readonly kind: 'between'; readonly operand: PgExpr; readonly low: PgExpr; readonly high: PgExpr; readonly negated: boolean }
 export interface PgSubquery { readonly kind: 'subquery'; readonly query: PgQuery; readonly exists?: boolean }
-/** `(base)[index]` on a Postgres array (1-based). */
-export interface PgSubscript { readonly kind: 'subscript'; readonly base: PgExpr; readonly index: PgExpr }
+/** `(base)[index]` on a Postgres array (1-based); with `upper`, the slice `(base)[index:upper]`. */
+export interface PgSubscript { readonly kind: 'subscript'; readonly base: PgExpr; readonly index: PgExpr; readonly upper?: PgExpr }
+/** `(operand = ANY (array))` over a Postgres array; negated: `(NOT (operand = ANY (array)))`. */
+export interface PgAny { readonly kind: 'any'; readonly operand: PgExpr; readonly array: PgExpr; readonly negated: boolean }
 export interface PgArray { readonly kind: 'array'; readonly items: readonly PgExpr[] }
 export interface PgExtract { readonly kind: 'extract'; readonly field: string; readonly operand: PgExpr }
 
@@ -69,7 +79,7 @@ export interface PgTable { readonly kind: 'table'; readonly schema?: string; rea
 export interface PgDerived { readonly kind: 'derived'; readonly query: PgQuery; readonly alias: string }
 /** `LATERAL jsonb_array_elements(arg) AS alias(value)`: the only set-returning function allowed. */
 export interface PgFunctionFrom { readonly kind: 'function'; readonly fn: 'jsonb_array_elements' | 'jsonb_array_elements_text'; readonly arg: PgExpr; readonly alias: string; readonly column: string }
-export interface PgJoin { readonly kind: 'join'; readonly type: 'CROSS' | 'INNER' | 'LEFT'; readonly left: PgFrom; readonly right: PgFrom; readonly on?: PgExpr; readonly using?: readonly string[] }
+export interface PgJoin { readonly kind: 'join'; readonly type: 'CROSS' | 'INNER' | 'LEFT' | 'RIGHT' | 'FULL'; readonly left: PgFrom; readonly right: PgFrom; readonly on?: PgExpr; readonly using?: readonly string[] }
 
 // ── factories ──────────────────────────────────────────────────────────────
 
@@ -91,6 +101,7 @@ export const pg = {
   case: (whens: { when: PgExpr; then: PgExpr }[], otherwise?: PgExpr, operand?: PgExpr): PgCase => f({ kind: 'case', operand, whens, otherwise }),
   subquery: (query: PgQuery, exists = false): PgSubquery => f({ kind: 'subquery', query, exists }),
   subscript: (base: PgExpr, index: PgExpr): PgSubscript => f({ kind: 'subscript', base, index }),
+  slice: (base: PgExpr, lower: PgExpr, upper: PgExpr): PgSubscript => f({ kind: 'subscript', base, index: lower, upper }),
   array: (items: PgExpr[]): PgArray => f({ kind: 'array', items }),
   extract: (field: string, operand: PgExpr): PgExtract => f({ kind: 'extract', field, operand }),
   /** `timezone('UTC', x)`, i.e. `x AT TIME ZONE 'UTC'`: timestamptz → UTC wall clock and back, whatever the session TimeZone. */

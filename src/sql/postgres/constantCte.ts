@@ -22,7 +22,7 @@ const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'array_agg', 'j
 
 const notConstant = (e: PgExpr): boolean =>
   e.kind === 'column' || e.kind === 'subquery' || (e.kind === 'in' && e.query !== undefined) ||
-  (e.kind === 'func' && (AGGREGATES.has(e.name) || !!e.star || !!e.distinct || !!e.filter || !!e.orderBy || !!e.withinGroup));
+  (e.kind === 'func' && (AGGREGATES.has(e.name) || !!e.star || !!e.distinct || !!e.filter || !!e.orderBy || !!e.withinGroup || !!e.over));
 
 /** The expressions of a CTE's single row of constants, in column order; undefined for any other CTE. */
 export function constantRow(query: PgQuery): readonly PgExpr[] | undefined {

@@ -13,7 +13,8 @@
  * aggregates. A reader qualifies when it is a plain SELECT (not a UNION branch) that has its own
  * ORDER BY, or that aggregates (GROUP BY or aggregates) and has no LIMIT, and that uses no
  * aggregate whose result depends on input order (`array_agg`, `string_agg`, `jsonb_agg` without
- * their own ORDER BY); or when it is the query of an EXISTS or IN (…) without LIMIT. A CTE with
+ * their own ORDER BY) nor any window function (its numbering, ties and frames follow input
+ * order, whatever the reader's ORDER BY); or when it is the query of an EXISTS or IN (…) without LIMIT. A CTE with
  * any other reader, or one read from inside another CTE, keeps its ORDER BY.
  */
 import type { PgExpr, PgFrom, PgQuery, PgSelect } from './ast.js';
@@ -58,6 +59,8 @@ function visitQuery(q: PgQuery, candidates: ReadonlySet<string>, insensitive: ()
 
 function readerIgnoresOrder(q: PgQuery, s: PgSelect, insensitive: boolean): boolean {
   const exprs = [...s.targets.map((t) => t.expr), ...(s.having ? [s.having] : []), ...q.orderBy.map((o) => o.expr)];
+  // A window function sees its input order: `row_number() over ()`, ties under its ORDER BY, a ROWS frame.
+  if (exprs.some((e) => some(e, (n) => n.kind === 'func' && n.over !== undefined))) return false;
   if (exprs.some((e) => some(e, (n) => n.kind === 'func' && ORDER_SENSITIVE.has(n.name) && !n.orderBy?.length))) return false;
   if (q.orderBy.length) return true;
   // OFFSET 0 is the fence of narrow.ts; any other LIMIT or OFFSET picks rows by their order.

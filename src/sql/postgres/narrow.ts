@@ -20,6 +20,7 @@ const JSON_OPERATORS = new Set(['->', '->>', '#>', '#>>']);
 const isAggregate = (e: PgExpr): boolean => e.kind === 'func' && AGGREGATES.has(e.name);
 const isSubquery = (e: PgExpr): boolean => e.kind === 'subquery' || (e.kind === 'in' && e.query !== undefined);
 const readsJson = (e: PgExpr): boolean => e.kind === 'op' && JSON_OPERATORS.has(e.op);
+const isWindow = (e: PgExpr): boolean => e.kind === 'func' && e.over !== undefined;
 
 /** `query` with its SELECT's aggregate input narrowed, or `query` unchanged when the rewrite does not apply or would not help. */
 export function narrowAggregateInput(query: PgQuery, newAlias: () => string): PgQuery {
@@ -27,6 +28,8 @@ export function narrowAggregateInput(query: PgQuery, newAlias: () => string): Pg
   if (select.kind !== 'select' || !select.from || !select.groupBy.length) return query;
   const outside = [...select.targets.map((t) => t.expr), ...select.groupBy, ...(select.having ? [select.having] : []), ...query.orderBy.map((o) => o.expr)];
   if (!outside.some((e) => some(e, readsJson))) return query;
+  // Window functions run over the grouped rows and may order or partition by anything of them; left as they are.
+  if (outside.some((e) => some(e, isWindow))) return query;
   const local = new Set(fromAliases(select.from));
   const isLocal = (e: PgExpr): boolean => e.kind === 'column' && e.table !== undefined && local.has(e.table);
   // Subqueries and unqualified (JOIN USING) columns would need scope analysis; leave those queries alone.

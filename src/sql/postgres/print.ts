@@ -159,7 +159,7 @@ const FROM_WRITERS: { [K in P.PgFromKind]: (node: Extract<P.PgFrom, { kind: K }>
   },
   join: (j) => {
     writeFrom(j.left);
-    sql += j.type === 'CROSS' ? '\n  CROSS JOIN ' : j.type === 'LEFT' ? '\n  LEFT JOIN ' : '\n  JOIN ';
+    sql += JOIN_WORDS[j.type];
     if (j.right.kind === 'join') {
       sql += '(';
       writeFrom(j.right);
@@ -176,6 +176,10 @@ const FROM_WRITERS: { [K in P.PgFromKind]: (node: Extract<P.PgFrom, { kind: K }>
       writeExpr(j.on);
     }
   },
+};
+
+const JOIN_WORDS: Readonly<Record<P.PgJoin['type'], string>> = {
+  CROSS: '\n  CROSS JOIN ', INNER: '\n  JOIN ', LEFT: '\n  LEFT JOIN ', RIGHT: '\n  RIGHT JOIN ', FULL: '\n  FULL JOIN ',
 };
 
 function writeFrom(node: P.PgFrom): void {
@@ -257,6 +261,7 @@ const EXPR_WRITERS: { [K in P.PgExprKind]: (node: Extract<P.PgExpr, { kind: K }>
       writeExpr(fn.filter);
       sql += ')';
     }
+    if (fn.over) writeWindow(fn.over);
   },
   cast: (c) => {
     sql += '(';
@@ -308,7 +313,18 @@ const EXPR_WRITERS: { [K in P.PgExprKind]: (node: Extract<P.PgExpr, { kind: K }>
     writeExpr(s.base);
     sql += ')[';
     writeExpr(s.index);
+    if (s.upper) {
+      sql += ':';
+      writeExpr(s.upper);
+    }
     sql += ']';
+  },
+  any: (a) => {
+    sql += a.negated ? '(NOT (' : '(';
+    writeExpr(a.operand);
+    sql += ' = ANY (';
+    writeExpr(a.array);
+    sql += a.negated ? ')))' : '))';
   },
   array: (a) => {
     sql += 'ARRAY[';
@@ -321,6 +337,33 @@ const EXPR_WRITERS: { [K in P.PgExprKind]: (node: Extract<P.PgExpr, { kind: K }>
     sql += ')';
   },
 };
+
+function writeWindow(w: P.PgWindow): void {
+  sql += ' OVER (';
+  if (w.partitionBy.length) {
+    sql += 'PARTITION BY ';
+    writeList(w.partitionBy, ', ');
+  }
+  if (w.orderBy.length) {
+    sql += w.partitionBy.length ? ' ORDER BY ' : 'ORDER BY ';
+    writeOrders(w.orderBy);
+  }
+  if (w.frame) {
+    sql += ' ' + w.frame.unit + ' BETWEEN ';
+    writeFrameBound(w.frame.start);
+    sql += ' AND ';
+    writeFrameBound(w.frame.end);
+  }
+  sql += ')';
+}
+
+function writeFrameBound(b: P.PgFrameBound): void {
+  if (b.offset) {
+    writeExpr(b.offset);
+    sql += ' ';
+  }
+  sql += b.kind;
+}
 
 function writeExpr(node: P.PgExpr): void {
   const leaf = (EXPR_WRITERS[node.kind] as (n: P.PgExpr) => string | void)(node);

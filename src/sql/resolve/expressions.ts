@@ -2,10 +2,13 @@
 import type * as E from '../ast/expressions.js';
 import { adapt, asText, castTo, checkComparable, commonType, fromJsonText, unify, unifyAll } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
-import { FUNCTIONS, type CallSite } from '../functions.js';
-import { pg, type PgExpr, type PgOrder, type PgQuery } from '../postgres/ast.js';
+import { FUNCTIONS, WINDOWED_PG_FUNCTIONS, type CallSite } from '../functions.js';
+import { pg, type PgExpr, type PgFrameBound, type PgOrder, type PgQuery, type PgWindow } from '../postgres/ast.js';
+import { mapChildren, some } from '../postgres/transform.js';
+import { buildStruct } from './structs.js';
 import { readOfConstantCte } from '../postgres/constantCte.js';
 import { BOOL, FLOAT64, INT64, NULL_TYPE, STRING, isNumeric, isScalar, scalar, typed, type BqType, type ScalarName, type Typed } from '../types.js';
+import { pgTypeOf } from '../coerce.js';
 import { fieldOf, nameResolves, resolveName } from './names.js';
 import { resolveQuery } from './queries.js';
 import type { Context, Scope } from './scope.js';
@@ -119,7 +122,179 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     return typed(constant ?? pg.subquery(r.query), r.columns[0]!.type);
   },
   exists: (e, scope, ctx) => typed(pg.subquery(resolveQuery(e.query, ctx, scope).query, true), BOOL),
+  struct: (e, scope, ctx) => resolveStruct(e, scope, ctx),
+  arrayLiteral: (e, scope, ctx) => resolveArrayLiteral(e, scope, ctx),
+  arraySubquery: (e, scope, ctx) => resolveArraySubquery(e, scope, ctx),
+  inUnnest: (e, scope, ctx) => resolveInUnnest(e, scope, ctx),
 };
+
+// ── STRUCT and arrays ─────────────────────────────────────────────────────
+
+/** A value brought to a declared type (`STRUCT<x INT64>(…)`, `ARRAY<STRING>[…]`): scalars are cast, STRUCTs and arrays kept. */
+function toDeclared(v: Typed, spec: E.TypeSpec, ctx: Context, pos: number): Typed {
+  if (spec.kind === 'scalar') {
+    if (isScalar(v.type, spec.name)) return v;
+    return castTo(v, spec.name, false, ctx.text, pos);
+  }
+  const ok = spec.kind === 'struct' ? v.type.kind === 'record' || isScalar(v.type, 'NULL') : v.type.kind !== 'scalar' || isScalar(v.type, 'NULL');
+  if (!ok) throw new SqlSyntaxError(`expected ${spec.kind === 'struct' ? 'a STRUCT' : 'an ARRAY'} value`, ctx.text, pos);
+  return v;
+}
+
+function resolveStruct(e: E.Struct, scope: Scope, ctx: Context): Typed {
+  const fields: { name: string; value: Typed }[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < e.fields.length; i++) {
+    const f = e.fields[i]!;
+    const declared = e.types?.[i];
+    let value = resolveExpr(f.expr, scope, ctx);
+    if (declared) value = toDeclared(value, declared.type, ctx, f.expr.pos);
+    // Names as BigQuery infers them: declared, then `AS`, then a path's last part; unnamed fields are _field_1, _field_2, …
+    const implicit = f.expr.kind === 'path' ? f.expr.parts[f.expr.parts.length - 1] : f.expr.kind === 'field' ? f.expr.name : undefined;
+    const name = declared?.name ?? f.name ?? implicit ?? `_field_${i + 1}`;
+    const key = name.toLowerCase();
+    if (seen.has(key)) throw new SqlUnsupportedError(`STRUCT field name ${name} is used twice; STRUCTs are JSON objects here, so field names must differ`, ctx.text, f.expr.pos);
+    seen.add(key);
+    fields.push({ name, value });
+  }
+  return buildStruct(fields);
+}
+
+/** `[a, b]`: a Postgres array of scalars, or a jsonb array of STRUCTs. */
+function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typed {
+  let items = e.items.map((item) => resolveExpr(item, scope, ctx));
+  if (e.element) items = items.map((v, i) => toDeclared(v, e.element!, ctx, e.items[i]!.pos));
+  const record = items.find((v) => v.type.kind === 'record');
+  if (record || e.element?.kind === 'struct') {
+    const bad = items.findIndex((v) => v.type.kind !== 'record' && !isScalar(v.type, 'NULL'));
+    if (bad >= 0) throw new SqlSyntaxError('array elements must have one type: this one is not a STRUCT', ctx.text, e.items[bad]!.pos);
+    // jsonb_build_array takes up to 100 arguments; longer arrays are concatenated (jsonb || jsonb appends arrays).
+    let sql: PgExpr | undefined;
+    for (let k = 0; k < items.length || k === 0; k += 100) {
+      const call = pg.func('jsonb_build_array', items.slice(k, k + 100).map((v) => v.sql));
+      sql = sql ? pg.op('||', sql, call) : call;
+    }
+    return typed(sql!, { kind: 'jsonArray', element: record?.type ?? { kind: 'record', struct: [] }, single: false });
+  }
+  const nested = items.findIndex((v) => v.type.kind !== 'scalar');
+  if (nested >= 0) throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.items[nested]!.pos);
+  items = unifyAll(items);
+  const elementType = e.element?.kind === 'scalar' ? scalar(e.element.name) : commonType(items);
+  const pgType = pgTypeOf(isScalar(elementType, 'NULL') ? INT64 : elementType);
+  if (!items.length) {
+    // An empty array of the element type, without an array type name (wall 2 allows none): a slice of nothing.
+    return typed(pg.slice(pg.array([pg.cast(pg.literal(null), pgType)]), pg.number('1'), pg.number('0')), { kind: 'array', element: elementType });
+  }
+  // The first element typed (literals would make `integer[]`), so the array has the element type.
+  const sql = items.map((v, i) => (i === 0 ? pg.cast(v.sql, pgType) : v.sql));
+  return typed(pg.array(sql), { kind: 'array', element: elementType });
+}
+
+/**
+ * `ARRAY(SELECT x …)`: `(SELECT coalesce(array_agg(q.x), <empty>) FROM (…) AS q)`. An empty
+ * result is an empty array, as in BigQuery; the subquery's ORDER BY orders the elements (array_agg
+ * reads an ordered derived table in its order).
+ */
+function resolveArraySubquery(e: E.ArraySubquery, scope: Scope, ctx: Context): Typed {
+  const r = resolveQuery(e.query, ctx, scope);
+  if (r.columns.length !== 1) throw new SqlSyntaxError('ARRAY(subquery) needs a subquery with one column', ctx.text, e.query.pos);
+  const column = r.columns[0]!;
+  if (column.type.kind === 'array' || column.type.kind === 'jsonArray') throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.pos);
+  const alias = ctx.translation.alias();
+  const value = pg.column(alias, column.name);
+  const json = column.type.kind === 'record';
+  const pgType = pgTypeOf(isScalar(column.type, 'NULL') ? INT64 : column.type);
+  const empty = json ? pg.cast(pg.literal('[]'), 'jsonb') : pg.slice(pg.array([pg.cast(pg.literal(null), pgType)]), pg.number('1'), pg.number('0'));
+  const agg = pg.func('coalesce', [pg.func(json ? 'jsonb_agg' : 'array_agg', [value]), empty]);
+  const query: PgQuery = {
+    kind: 'query', ctes: [], orderBy: [],
+    body: { kind: 'select', distinct: false, targets: [{ expr: agg, name: column.name }], from: { kind: 'derived', query: r.query, alias }, groupBy: [] },
+  };
+  const type: BqType = json ? { kind: 'jsonArray', element: column.type, single: false } : { kind: 'array', element: column.type };
+  return typed(pg.subquery(query), type);
+}
+
+/** `x IN UNNEST(arr)`: `x = ANY (arr)` on a Postgres array; on a JSON array, `x IN (SELECT element …)`. */
+function resolveInUnnest(e: E.InUnnest, scope: Scope, ctx: Context): Typed {
+  const v = resolveExpr(e.operand, scope, ctx);
+  const array = resolveExpr(e.array, scope, ctx);
+  if (array.type.kind === 'array') {
+    const operand = adapt(v, array.type.element);
+    return typed({ kind: 'any', operand: operand.sql, array: array.sql, negated: e.negated }, BOOL);
+  }
+  if (array.type.kind === 'jsonArray' && array.type.element.kind === 'scalar') {
+    const alias = ctx.translation.alias();
+    const element = fromJsonText(pg.column(alias, 'value'), array.type.element);
+    const [operand, item] = unify(v, element);
+    const arg = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
+    const query: PgQuery = {
+      kind: 'query', ctes: [], orderBy: [],
+      body: { kind: 'select', distinct: false, targets: [{ expr: item.sql, name: 'value' }], from: { kind: 'function', fn: 'jsonb_array_elements_text', arg, alias, column: 'value' }, groupBy: [] },
+    };
+    return typed({ kind: 'in', operand: operand.sql, query, negated: e.negated }, BOOL);
+  }
+  if (isScalar(array.type, 'NULL')) return typed(pg.literal(false), BOOL);
+  throw new SqlUnsupportedError('IN UNNEST needs an array of scalar values', ctx.text, e.array.pos);
+}
+
+// ── window functions ──────────────────────────────────────────────────────
+
+const isWindowCall = (e: PgExpr): boolean => e.kind === 'func' && e.over !== undefined;
+
+/** Whether a resolved expression calls a window function (outside subqueries). */
+export function hasWindow(e: PgExpr): boolean {
+  return some(e, isWindowCall);
+}
+
+/** The first window call of a syntax tree outside subqueries, to point an error at it. */
+export function findWindowCall(node: unknown): E.Call | undefined {
+  if (Array.isArray(node)) {
+    for (const item of node) {
+      const found = findWindowCall(item);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (node === null || typeof node !== 'object') return undefined;
+  const n = node as { kind?: string; over?: unknown };
+  if (n.kind === 'query') return undefined;
+  if (n.kind === 'call' && n.over) return node as E.Call;
+  for (const value of Object.values(node)) {
+    const found = findWindowCall(value);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function resolveWindow(w: E.WindowSpec, scope: Scope, ctx: Context): PgWindow {
+  const partitionBy = w.partitionBy.map((p) => resolveExpr(p, scope, ctx).sql);
+  // BigQuery sorts NULLs first ascending and last descending; Postgres the other way round.
+  const orderBy: PgOrder[] = w.orderBy.map((o) => ({ expr: resolveExpr(o.expr, scope, ctx).sql, desc: o.desc, nulls: o.nulls ?? (o.desc ? 'LAST' : 'FIRST') }));
+  if (!w.frame) return { partitionBy, orderBy };
+  const bound = (b: E.FrameBound): PgFrameBound => {
+    if (!b.offset) return { kind: b.kind };
+    if (b.offset.kind === 'literal' && b.offset.type === 'INT64') return { kind: b.kind, offset: pg.number(String(Number(b.offset.value))) };
+    if (b.offset.kind === 'param') return { kind: b.kind, offset: pg.cast(pg.param(ctx.translation.parameter(b.offset.name)), 'bigint') };
+    throw new SqlUnsupportedError('a window frame offset must be a non-negative integer literal or a parameter', ctx.text, b.offset.pos);
+  };
+  const start = bound(w.frame.start);
+  const end: PgFrameBound = w.frame.end ? bound(w.frame.end) : { kind: 'CURRENT ROW' };
+  if (start.kind === 'UNBOUNDED FOLLOWING' || end.kind === 'UNBOUNDED PRECEDING') throw new SqlSyntaxError('invalid window frame', ctx.text, w.frame.start.pos);
+  return { partitionBy, orderBy, frame: { unit: w.frame.unit, start, end } };
+}
+
+/** `built` with `over` attached to its first window-capable Postgres call (`sum` under the `::bigint` cast, `count` of countif, …). */
+function attachWindow(built: PgExpr, over: PgWindow): PgExpr | undefined {
+  if (built.kind === 'func' && WINDOWED_PG_FUNCTIONS.has(built.name)) return { ...built, over };
+  let attached: PgExpr | undefined;
+  const rebuilt = mapChildren(built, (child) => {
+    if (attached) return child;
+    const c = attachWindow(child, over);
+    if (c) attached = c;
+    return c ?? child;
+  });
+  return attached && rebuilt;
+}
 
 export function resolveExpr(e: E.Expr, scope: Scope, ctx: Context): Typed {
   return (EXPR_RESOLVERS[e.kind] as ExprResolver<E.ExprKind>)(e, scope, ctx);
@@ -208,7 +383,27 @@ function resolveCall(e: E.Call, scope: Scope, ctx: Context): Typed {
   }
   if (e.distinct && !fn.aggregate?.distinct) throw new SqlUnsupportedError(`${e.name.toUpperCase()}(DISTINCT …) is not supported`, ctx.text, e.pos);
   if ((e.orderBy.length || e.limit) && !fn.aggregate?.orderBy) throw new SqlUnsupportedError(`${e.name.toUpperCase()}(… ORDER BY / LIMIT) is not supported`, ctx.text, e.pos);
-  return fn.build(new ResolvingCallSite(e, scope, ctx));
+  if (e.over || fn.window?.kind === 'function') return resolveWindowCall(e, fn, scope, ctx);
+  const built = fn.build(new ResolvingCallSite(e, scope, ctx));
+  if (fn.window && hasWindow(built.sql)) throw new SqlSyntaxError(`an aggregate ${e.name.toUpperCase()} cannot contain a window function`, ctx.text, e.pos);
+  return built;
+}
+
+function resolveWindowCall(e: E.Call, fn: (typeof FUNCTIONS)[string], scope: Scope, ctx: Context): Typed {
+  const name = e.name.toUpperCase();
+  if (!fn.window) throw new SqlSyntaxError(`${name} is not a window function or aggregate, so it takes no OVER clause`, ctx.text, e.over!.pos);
+  if (!e.over) throw new SqlSyntaxError(`${name} is a window function: it needs an OVER clause`, ctx.text, e.pos);
+  if (e.distinct) throw new SqlUnsupportedError(`${name}(DISTINCT …) OVER (…) is not supported (Postgres has no DISTINCT window aggregates)`, ctx.text, e.pos);
+  if (e.orderBy.length || e.limit) throw new SqlSyntaxError(`${name}(… ORDER BY / LIMIT) cannot be used with OVER`, ctx.text, e.pos);
+  if (fn.window.orderBy === 'required' && !e.over.orderBy.length) throw new SqlSyntaxError(`${name} needs ORDER BY in its OVER clause`, ctx.text, e.over.pos);
+  if (!fn.window.frame && e.over.frame) throw new SqlSyntaxError(`${name} does not take a window frame (ROWS / RANGE)`, ctx.text, e.over.pos);
+  const built = fn.build(new ResolvingCallSite(e, scope, ctx));
+  if (hasWindow(built.sql)) throw new SqlSyntaxError('window functions cannot be nested', ctx.text, e.pos);
+  const over = resolveWindow(e.over, scope, ctx);
+  const sql = attachWindow(built.sql, over);
+  ctx.translation.windows++;
+  if (!sql) throw new SqlUnsupportedError(`${name} cannot be used as a window function`, ctx.text, e.pos);
+  return { ...built, sql };
 }
 
 /** Arguments resolved on demand: date-part words like `hour` are never resolved as names. */

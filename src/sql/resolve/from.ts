@@ -12,6 +12,7 @@ import { expectBool, resolveExpr } from './expressions.js';
 import { fromJsonText } from '../coerce.js';
 import { resolveQuery } from './queries.js';
 import { resolveEndpointTable } from './endpoints.js';
+import { jsonStoredType } from './structs.js';
 import type { Context, Scope } from './scope.js';
 
 /** The join being built: what is on its left and how the next item attaches. */
@@ -22,6 +23,19 @@ export interface JoinLink {
   readonly using: readonly string[];
   readonly scope: Scope;
   readonly ctx: Context;
+  /**
+   * UNNEST of a single record is joined for real (LATERAL jsonb_array_elements) instead of read
+   * by path with a guard in WHERE: the guard is right only when every join above it is INNER,
+   * CROSS or LEFT with the UNNEST on its right-hand chain, i.e. without RIGHT / FULL joins and
+   * parenthesised joins on a right-hand side (see needsRealUnnest).
+   */
+  readonly realUnnest?: boolean;
+}
+
+/** Whether a FROM clause has a RIGHT or FULL join, or a parenthesised join as a right operand. */
+export function needsRealUnnest(item: F.FromItem): boolean {
+  if (item.kind !== 'join') return false;
+  return item.type === 'RIGHT' || item.type === 'FULL' || item.right.kind === 'join' || needsRealUnnest(item.left);
 }
 
 type FromResolver<K extends F.FromKind> = (item: Extract<F.FromItem, { kind: K }>, link: JoinLink, guards: PgExpr[]) => PgFrom | undefined;
@@ -33,21 +47,33 @@ type FromResolver<K extends F.FromKind> = (item: Extract<F.FromItem, { kind: K }
  */
 const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
   join: (j, link, guards) => {
+    if (link.left !== undefined) {
+      // A parenthesised join on the right of another join: built on its own, then joined as one item.
+      const group = resolveFromItem(j, { ...link, left: undefined, type: 'COMMA', on: undefined, using: [] }, guards);
+      if (!group) throw new SqlUnsupportedError('a parenthesised join must start with a table', link.ctx.text, j.pos);
+      return join(link, group);
+    }
     const left = resolveFromItem(j.left, link, guards);
     return resolveFromItem(j.right, { ...link, left, type: j.type, on: j.on, using: j.using }, guards);
   },
 
   unnest: (item, link, guards) => {
     const { scope, ctx, type, on } = link;
+    if (type === 'RIGHT' || type === 'FULL') throw new SqlUnsupportedError(`UNNEST cannot be the right side of a ${type} JOIN (nor in BigQuery)`, ctx.text, item.pos);
     let array = resolveExpr(item.expr, scope, ctx);
     // A field no event has brought yet: unnested as the array of records it would be (no rows until then).
     if (array.unknownJson) array = typed(array.unknownJson, { kind: 'jsonArray', element: { kind: 'record' }, single: false });
+    const pgArray = array.type.kind === 'array';
+    if (array.type.kind === 'array') {
+      // A Postgres array (a literal, array_agg, split): its elements as JSON, read back with their type.
+      array = typed(pg.func('to_jsonb', [array.sql]), { kind: 'jsonArray', element: jsonStoredType(array.type.element), single: false });
+    }
     if (array.type.kind !== 'jsonArray') {
       throw new SqlUnsupportedError(`UNNEST needs an array field of a source; got ${array.type.kind === 'scalar' ? array.type.name : 'a computed array'}`, ctx.text, item.expr.pos);
     }
     const names = [item.alias ?? implicitAlias(item.expr) ?? ctx.translation.alias()];
     const trueOn = on === undefined || (on.kind === 'literal' && on.value === true);
-    if (array.type.single && array.type.element.kind === 'record' && (type !== 'LEFT' || trueOn)) {
+    if (array.type.single && array.type.element.kind === 'record' && (link.realUnnest ? type === 'LEFT' && trueOn : type !== 'LEFT' || trueOn)) {
       const value = typed(pg.op('->', array.sql, pg.number('0')), array.type.element);
       scope.ranges.push({ kind: 'value', names, value });
       if (type !== 'LEFT') {
@@ -70,7 +96,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     const column = pg.column(alias, 'value');
     const value = record ? typed(column, array.type.element) : fromJsonText(column, array.type.element);
     // jsonb_array_elements raises on a non-array; a stray scalar must behave like a missing array.
-    const arg = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
+    const arg = pgArray ? array.sql : pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
     scope.ranges.push({ kind: 'value', names, value });
     return join(link, { kind: 'function', fn: record ? 'jsonb_array_elements' : 'jsonb_array_elements_text', arg, alias, column: 'value' });
   },
@@ -172,7 +198,7 @@ function join(link: JoinLink, right: PgFrom): PgFrom {
   if (!left) return right;
   if (using.length) {
     for (const name of using) scope.using.add(name.toLowerCase());
-    return { kind: 'join', type: type === 'LEFT' ? 'LEFT' : 'INNER', left, right, using };
+    return { kind: 'join', type: type === 'COMMA' || type === 'CROSS' ? 'INNER' : type, left, right, using };
   }
   if (type === 'COMMA' || type === 'CROSS') return { kind: 'join', type: 'CROSS', left, right };
   return { kind: 'join', type, left, right, on: joinCondition(link) ?? pg.literal(true) };

@@ -8,6 +8,7 @@ import { pg, type PgExpr } from '../postgres/ast.js';
 import { BODY_COLUMN, FIXED_COLUMNS, METADATA_COLUMN, type FieldSchema, type SourceTable } from '../../sources/schema.js';
 import { LOOSE_JSON_LEAF, fieldType, scalar, typed, type BqType, type Typed } from '../types.js';
 import type { Column, Context, Range, Scope } from './scope.js';
+import { buildStruct, findStructField, structField } from './structs.js';
 
 /** Columns every log table has, typed. */
 const FIXED: ReadonlyMap<string, BqType> = new Map(Object.entries(FIXED_COLUMNS).map(([k, v]) => [k, scalar(v.type)]));
@@ -40,6 +41,7 @@ export function rangeColumns(range: Range): { name: string; value: Typed }[] {
 
 /** The fields of a record value as columns (`select r.*`). */
 export function recordColumns(value: Typed, ctx: Context, pos: number): { name: string; value: Typed }[] {
+  if (value.type.kind === 'record' && value.type.struct) return value.type.struct.map((f) => ({ name: f.name, value: structField(value.sql, f) }));
   const fields = value.type.kind === 'record' ? value.type.fields ?? {} : {};
   return Object.keys(fields).map((name) => ({ name, value: fieldOf(value, name, ctx, pos) }));
 }
@@ -118,6 +120,11 @@ export function fieldOf(value: Typed, name: string, ctx: Context, pos: number): 
     // Through a field nobody has seen: were it there, it would be a record, stored as `[{…}]`.
     return unknownField(pg.op('->', value.unknownJson, pg.number('0')), name);
   }
+  if (t.kind === 'record' && t.struct) {
+    const field = findStructField(t.struct, name);
+    if (!field) throw new SqlNameError(`unknown field ${name}${didYouMean(name, t.struct.map((f) => f.name))}`, ctx.text, pos);
+    return structField(value.sql, field);
+  }
   if (t.kind === 'record') {
     const known = t.fields ? Object.keys(t.fields) : [];
     const key = known.length ? findKey(name, known) : undefined;
@@ -184,8 +191,9 @@ function unknownSourceField(range: Range, name: string, ctx: Context, pos: numbe
 
 /** A name used as a value (`t.col`, `r.path`, `path`): resolvePath without whole tables. */
 export function resolveName(parts: readonly string[], pos: number, scope: Scope, ctx: Context): Typed {
-  const head = resolvePath(parts, pos, scope, ctx);
-  if (head.kind === 'range') throw new SqlUnsupportedError(`${parts.join('.')} is a table; select its columns`, ctx.text, pos);
+  const head = resolvePath(parts, pos, scope, ctx, parts.length === 1);
+  // A table alias as a value (`select t from t`) is its row as a STRUCT of its columns.
+  if (head.kind === 'range') return buildStruct(rangeColumns(head.range));
   return head.value;
 }
 
@@ -229,7 +237,13 @@ function unqualifiedColumn(name: string, scope: Scope, ctx: Context, pos: number
   if (found) return found;
   // Fields of unnested records are visible unqualified (`where path like …` after `unnest(m.request) as r`).
   for (const range of scope.ranges) {
-    if (range.kind !== 'value' || range.value.type.kind !== 'record' || !range.value.type.fields) continue;
+    if (range.kind !== 'value' || range.value.type.kind !== 'record') continue;
+    if (range.value.type.struct) {
+      const field = findStructField(range.value.type.struct, name);
+      if (field) return structField(range.value.sql, field);
+      continue;
+    }
+    if (!range.value.type.fields) continue;
     const key = findKey(name, Object.keys(range.value.type.fields));
     if (key !== undefined) return fieldOf(range.value, key, ctx, pos);
   }
@@ -242,7 +256,7 @@ function visibleNames(scope: Scope): string[] {
     for (const r of s.ranges) {
       names.push(...r.names);
       if (r.kind !== 'value') names.push(...rangeColumns(r).map((c) => c.name));
-      else if (r.value.type.kind === 'record') names.push(...Object.keys(r.value.type.fields ?? {}));
+      else if (r.value.type.kind === 'record') names.push(...(r.value.type.struct?.map((f) => f.name) ?? Object.keys(r.value.type.fields ?? {})));
     }
   }
   return names;

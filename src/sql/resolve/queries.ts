@@ -6,8 +6,9 @@ import { pg, type PgExpr, type PgOrder, type PgQuery, type PgSelect } from '../p
 import { narrowAggregateInput } from '../postgres/narrow.js';
 import { constantRow } from '../postgres/constantCte.js';
 import { unionType, type Typed } from '../types.js';
-import { expectBool, resolveExpr } from './expressions.js';
-import { dropImpliedGuards, resolveFromItem } from './from.js';
+import { expectBool, findWindowCall, hasWindow, resolveExpr } from './expressions.js';
+import { mapChildren, sameExpr, some } from '../postgres/transform.js';
+import { dropImpliedGuards, needsRealUnnest, resolveFromItem } from './from.js';
 import { rangeColumns, recordColumns, resolvePath } from './names.js';
 import { Scope, type Column, type Context, type Resolved, type SelectTarget } from './scope.js';
 
@@ -15,11 +16,71 @@ import { Scope, type Column, type Context, type Resolved, type SelectTarget } fr
 export function resolveQuery(q: Q.Query, ctx: Context, parent?: Scope): Resolved {
   const { ctx: inner, ctes } = resolveCtes(q.ctes, ctx);
   const body = resolveBody(q.body, inner, parent);
-  const orderBy = q.orderBy.map((o) => resolveOrder(o, body, inner));
+  let orderBy = q.orderBy.map((o) => resolveOrder(o, body, inner));
   const limit = q.limit && resolveCount(q.limit, inner, 'LIMIT');
   const offset = q.offset && resolveCount(q.offset, inner, 'OFFSET');
-  const query: PgQuery = { kind: 'query', ctes, body: body.pg, orderBy, limit, offset };
+  let pgBody = body.pg;
+  if (body.qualify && pgBody.kind === 'select') ({ body: pgBody, orderBy } = wrapQualify(pgBody, body.qualify, orderBy, ctx));
+  const query: PgQuery = { kind: 'query', ctes, body: pgBody, orderBy, limit, offset };
   return { query: narrowAggregateInput(query, () => ctx.translation.alias()), columns: body.columns };
+}
+
+/**
+ * QUALIFY, which Postgres lacks: the SELECT computes its outputs, the condition and each ORDER BY
+ * expression as columns of a derived table, and an outer SELECT keeps the rows where the
+ * condition holds. BigQuery applies QUALIFY after window functions and before DISTINCT, ORDER BY
+ * and LIMIT, so DISTINCT moves out with ORDER BY and LIMIT; output names and types are unchanged.
+ *
+ *   SELECT <outputs> FROM (SELECT <outputs> AS c0…, <window> AS _q2…, <order> AS _o3… FROM …) AS q WHERE <qualify over q.c0, q._q2…> ORDER BY q._o3…
+ *
+ * The condition is evaluated in the outer query over the inner columns: a part equal to an output
+ * (`rn = 1` with `rn` an alias) reads that column, and window calls, aggregates, columns and
+ * subqueries become inner columns of their own, so nothing is computed twice.
+ */
+function wrapQualify(select: PgSelect, qualify: PgExpr, orderBy: readonly PgOrder[], ctx: Context): { body: PgSelect; orderBy: PgOrder[] } {
+  const alias = ctx.translation.alias();
+  const targets = select.targets.map((t, i) => ({ expr: t.expr, name: `c${i}` }));
+  const lift = (e: PgExpr): PgExpr => {
+    const same = targets.findIndex((t) => sameExpr(t.expr, e));
+    if (same >= 0) return pg.column(alias, targets[same]!.name);
+    if (!some(e, innerOnly)) return e;
+    if (!innerOnly(e)) return mapChildren(e, lift);
+    const name = `_q${targets.length}`;
+    targets.push({ expr: e, name });
+    return pg.column(alias, name);
+  };
+  const where = lift(qualify);
+  const outerOrder = orderBy.map((o): PgOrder => {
+    if (o.expr.kind === 'literal' && typeof o.expr.value === 'number') return o;
+    const same = select.targets.findIndex((t) => sameExpr(t.expr, o.expr));
+    if (same >= 0) return { ...o, expr: pg.number(String(same + 1)) };
+    const name = `_o${targets.length}`;
+    targets.push({ expr: o.expr, name });
+    return { ...o, expr: pg.column(alias, name) };
+  });
+  const innerQuery: PgQuery = { kind: 'query', ctes: [], body: { ...select, distinct: false, targets }, orderBy: [] };
+  const inner = narrowAggregateInput(innerQuery, () => ctx.translation.alias());
+  const body: PgSelect = {
+    kind: 'select',
+    distinct: select.distinct,
+    targets: select.targets.map((t, i) => ({ expr: pg.column(alias, `c${i}`), name: t.name })),
+    from: { kind: 'derived', query: inner, alias },
+    where,
+    groupBy: [],
+  };
+  return { body, orderBy: outerOrder };
+}
+
+const QUALIFY_AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg', 'percentile_disc']);
+/** Nodes only the inner query of a QUALIFY can compute: columns of its FROM, window calls, aggregates, subqueries. */
+const innerOnly = (e: PgExpr): boolean =>
+  e.kind === 'column' || e.kind === 'subquery' || (e.kind === 'in' && e.query !== undefined) ||
+  (e.kind === 'func' && (e.over !== undefined || QUALIFY_AGGREGATES.has(e.name)));
+
+/** Window functions are computed after WHERE, GROUP BY and HAVING: BigQuery refuses them there. */
+function refuseWindow(clause: string, syntax: E.Expr | undefined, ctx: Context, fallback: number): never {
+  const call = findWindowCall(syntax);
+  throw new SqlSyntaxError(`window functions are not allowed in ${clause}; compute them in the select list and filter with QUALIFY or an outer query`, ctx.text, call?.pos ?? syntax?.pos ?? fallback);
 }
 
 /** WITH: each CTE sees the ones before it; names must be new in this query. */
@@ -45,6 +106,8 @@ interface ResolvedBody {
   readonly columns: readonly Column[];
   /** For ORDER BY on a plain SELECT: its FROM scope and select list. */
   readonly select?: { scope: Scope; items: readonly SelectTarget[] };
+  /** QUALIFY's condition (resolveQuery wraps the SELECT to apply it). */
+  readonly qualify?: PgExpr;
 }
 
 const BODY_RESOLVERS: { [K in Q.QueryBodyKind]: (b: Extract<Q.QueryBody, { kind: K }>, ctx: Context, parent?: Scope) => ResolvedBody } = {
@@ -60,9 +123,14 @@ const BODY_RESOLVERS: { [K in Q.QueryBodyKind]: (b: Extract<Q.QueryBody, { kind:
       throw new SqlSyntaxError(`${s.op} operands have ${left.columns.length} and ${right.columns.length} columns`, ctx.text, s.pos);
     }
     const columns = left.columns.map((c, i) => ({ name: c.name, type: unionType(c.type, right.columns[i]!.type) }));
-    return { pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: left.pg, right: right.pg }, columns };
+    return { pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: branch(left, ctx), right: branch(right, ctx) }, columns };
   },
 };
+
+/** A UNION operand: a SELECT with QUALIFY is wrapped here (it has no ORDER BY of its own). */
+function branch(b: ResolvedBody, ctx: Context): PgQuery['body'] {
+  return b.qualify && b.pg.kind === 'select' ? wrapQualify(b.pg, b.qualify, [], ctx).body : b.pg;
+}
 
 function resolveBody(b: Q.QueryBody, ctx: Context, parent?: Scope): ResolvedBody {
   return (BODY_RESOLVERS[b.kind] as (b: Q.QueryBody, ctx: Context, parent?: Scope) => ResolvedBody)(b, ctx, parent);
@@ -71,11 +139,28 @@ function resolveBody(b: Q.QueryBody, ctx: Context, parent?: Scope): ResolvedBody
 function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody {
   const scope = new Scope(parent);
   const guards: PgExpr[] = [];
-  const from = s.from && resolveFromItem(s.from, { left: undefined, type: 'COMMA', on: undefined, using: [], scope, ctx }, guards);
+  const realUnnest = s.from !== undefined && needsRealUnnest(s.from);
+  const from = s.from && resolveFromItem(s.from, { left: undefined, type: 'COMMA', on: undefined, using: [], scope, ctx, realUnnest }, guards);
+  // perf: window calls are counted as they are resolved, so clauses are not walked to find them
+  // (a HAVING may repeat a large select alias thousands of times).
+  const state = ctx.translation;
+  const beforeItems = state.windows;
   const items = resolveSelectList(s.items, scope, ctx);
+  const itemWindows = state.windows > beforeItems;
+  let before = state.windows;
   const where = s.where && expectBool(resolveExpr(s.where, scope, ctx), ctx, s.where.pos);
-  const groupBy = s.groupBy.map((g) => resolveGroupKey(g, items, scope, ctx));
+  if (state.windows > before) refuseWindow('WHERE', s.where, ctx, s.pos);
+  const groupBy = s.groupBy.map((g) => {
+    before = state.windows;
+    const key = resolveGroupKey(g, items, scope, ctx);
+    const ordinal = key.kind === 'literal' && typeof key.value === 'number' ? items[key.value - 1] : undefined;
+    if (state.windows > before || (itemWindows && ordinal && hasWindow(ordinal.value.sql))) refuseWindow('GROUP BY', g, ctx, s.pos);
+    return key;
+  });
+  before = state.windows;
   const having = s.having && resolveExpr(s.having, scope.withAliases(items), ctx).sql;
+  if (having && (state.windows > before || (itemWindows && hasWindow(having)))) refuseWindow('HAVING', s.having, ctx, s.pos);
+  const qualify = s.qualify && expectBool(resolveExpr(s.qualify, scope.withAliases(items), ctx), ctx, s.qualify.pos);
   const conditions = [...dropImpliedGuards(guards, where), ...(where ? [where] : [])];
   const select: PgSelect = {
     kind: 'select',
@@ -86,7 +171,7 @@ function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody 
     groupBy,
     having,
   };
-  return { pg: select, columns: items.map((t) => ({ name: t.name, type: t.value.type })), select: { scope, items } };
+  return { pg: select, columns: items.map((t) => ({ name: t.name, type: t.value.type })), select: { scope, items }, qualify };
 }
 
 function resolveSelectList(list: readonly Q.SelectItem[], scope: Scope, ctx: Context): SelectTarget[] {

@@ -44,6 +44,8 @@ export class TranslationState {
     }
   }
 
+  /** Window calls resolved so far: a clause that adds one calls a window function (resolve/queries.ts). */
+  windows = 0;
   private aliases = 0;
   private columns = 0;
 
