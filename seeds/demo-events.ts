@@ -56,6 +56,9 @@ export function demoEvents(nowMs: number, edgeCount = 3000): Map<string, object[
         m.parsed.error_severity = pick(SEVERITIES);
         event.event_message = `${m.parsed.error_severity.toLowerCase()}: statement ${i}`;
       } else {
+        // Auth request logs carry an HTTP status and a duration in nanoseconds as numbers (the
+        // sample has placeholder text there); the dashboard's auth report casts them to INT64.
+        if (name === 'gotrue.logs.prod') Object.assign(m, { status: pick(STATUSES), duration: Math.floor(random() * 5e8) });
         if ('project_ref' in m) m.project_ref = project;
         if ('project' in m) m.project = project;
         event.event_message = `${sample.event_message.slice(0, 80)} #${i}`;

@@ -45,6 +45,12 @@ export interface TranslateInput {
   endpoints?: EndpointLookup;
   /** The translated endpoint's own name: reading itself, directly or not, is a cycle. */
   endpointName?: string;
+  /**
+   * false: no rewrite for speed (narrowed aggregates, path reads of single records, constant CTEs
+   * inlined, CTE orders and unread CTEs dropped). For the differential test only: the rows must
+   * be the same either way.
+   */
+  optimise?: boolean;
 }
 
 export interface Translation {
@@ -80,7 +86,7 @@ export function translateQuery(input: TranslateInput): Translation {
  */
 export function translateWithoutValidation(input: TranslateInput): Translation {
   const { resolved, state } = input.sandboxSql === undefined ? resolveEndpoint(input) : resolveSandboxed(input, input.sandboxSql);
-  const { query: used, parameters } = dropUnusedCtes(dropUnobservableCteOrder(resolved.query), state.parameters);
+  const { query: used, parameters } = state.optimise ? dropUnusedCtes(dropUnobservableCteOrder(resolved.query), state.parameters) : { query: resolved.query, parameters: state.parameters };
   const query = input.maxRows === undefined ? used : capRows(used, input.maxRows);
   const sql = printQuery(query);
   return {
@@ -95,14 +101,14 @@ interface Resolution { readonly resolved: Resolved; readonly state: TranslationS
 
 function resolveEndpoint(input: TranslateInput): Resolution {
   const endpoint = parseQuery(input.query);
-  const state = new TranslationState();
+  const state = new TranslationState(input.optimise ?? true);
   const endpoints = nestedEndpoints(input.endpoints, input.endpointName);
   const base: Context = { translation: state, text: input.query, sources: input.sources, ctes: new Map(), ...(endpoints && { endpoints }) };
   return { resolved: resolveQuery(endpoint, base), state };
 }
 
 function resolveSandboxed(input: TranslateInput, sandboxSql: string): Resolution {
-  let endpoint = reusableEndpointCtes(input);
+  let endpoint = input.optimise === false ? undefined : reusableEndpointCtes(input);
   let caller: Q.Query;
   if (endpoint) {
     caller = parseQuery(sandboxSql);
@@ -183,9 +189,10 @@ function resolveEndpointCtes(endpoint: Q.Query, input: TranslateInput): Endpoint
     return found;
   });
   const endpoints = nestedEndpoints(lookup, input.endpointName);
-  const state = new TranslationState();
+  const state = new TranslationState(input.optimise ?? true);
   const { ctx, ctes } = resolveCtes(endpoint.ctes, { translation: state, text: input.query, sources, ctes: new Map(), ...(endpoints && { endpoints }) });
   const resolved: EndpointCtes = { ctes, visible: ctx.ctes, state, lookups, endpointLookups, endpointName: input.endpointName };
+  if (!state.optimise) return resolved; // never reused by an optimised translation
   if (ENDPOINT_CTES.size >= MAX_ENDPOINT_CTES) ENDPOINT_CTES.delete(ENDPOINT_CTES.keys().next().value!);
   ENDPOINT_CTES.set(input.query, resolved);
   return resolved;

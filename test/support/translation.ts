@@ -24,6 +24,8 @@ export interface TranslationOptions {
   /** Session TimeZone while the query runs (the service uses UTC; tests also try others). */
   timeZone?: string;
   sources?: SourceLookup;
+  /** false: without the rewrites for speed (the differential test compares both). */
+  optimise?: boolean;
 }
 
 type Row = Record<string, unknown>;
@@ -62,12 +64,15 @@ export async function runTranslation(bq: string, options: TranslationOptions = {
   await initTranslator();
   const { pool } = await testDatabase();
   const sources = options.sources ?? (await loadSources());
-  const translation = translateQuery({ query: bq, sources, sandboxSql: options.sandboxSql, maxRows: options.maxRows });
+  const translation = translateQuery({ query: bq, sources, sandboxSql: options.sandboxSql, maxRows: options.maxRows, optimise: options.optimise });
   const values = translation.parameters.map((name) => options.params?.[name] ?? null);
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     await client.query(`SET LOCAL TimeZone = '${(options.timeZone ?? 'UTC').replace(/'/g, "''")}'`);
+    // As the service runs queries (src/query/execute.ts): plans without the rewrites for speed
+    // are estimated dear enough for JIT, which then spends far longer compiling than running.
+    await client.query('SET LOCAL jit = off');
     const result = await client.query({ text: translation.sql, values, types: rawText });
     const rows = result.rows.map((row: Row) => normaliseRow(row, translation.columns));
     return { rows, translation };

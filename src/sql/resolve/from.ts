@@ -73,7 +73,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     }
     const names = [item.alias ?? implicitAlias(item.expr) ?? ctx.translation.alias()];
     const trueOn = on === undefined || (on.kind === 'literal' && on.value === true);
-    if (array.type.single && array.type.element.kind === 'record' && (link.realUnnest ? type === 'LEFT' && trueOn : type !== 'LEFT' || trueOn)) {
+    if (ctx.translation.optimise && array.type.single && array.type.element.kind === 'record' && (link.realUnnest ? type === 'LEFT' && trueOn : type !== 'LEFT' || trueOn)) {
       const value = typed(pg.op('->', array.sql, pg.number('0')), array.type.element);
       scope.ranges.push({ kind: 'value', names, value });
       if (type !== 'LEFT') {

@@ -22,7 +22,12 @@ export function resolveQuery(q: Q.Query, ctx: Context, parent?: Scope): Resolved
   let pgBody = body.pg;
   if (body.qualify && pgBody.kind === 'select') ({ body: pgBody, orderBy } = wrapQualify(pgBody, body.qualify, orderBy, ctx));
   const query: PgQuery = { kind: 'query', ctes, body: pgBody, orderBy, limit, offset };
-  return { query: narrowAggregateInput(query, () => ctx.translation.alias()), columns: body.columns };
+  return { query: narrowed(query, ctx), columns: body.columns };
+}
+
+/** The query with its aggregate input narrowed (postgres/narrow.ts), unless rewrites are off. */
+function narrowed(query: PgQuery, ctx: Context): PgQuery {
+  return ctx.translation.optimise ? narrowAggregateInput(query, () => ctx.translation.alias()) : query;
 }
 
 /**
@@ -59,7 +64,7 @@ function wrapQualify(select: PgSelect, qualify: PgExpr, orderBy: readonly PgOrde
     return { ...o, expr: pg.column(alias, name) };
   });
   const innerQuery: PgQuery = { kind: 'query', ctes: [], body: { ...select, distinct: false, targets }, orderBy: [] };
-  const inner = narrowAggregateInput(innerQuery, () => ctx.translation.alias());
+  const inner = narrowed(innerQuery, ctx);
   const body: PgSelect = {
     kind: 'select',
     distinct: select.distinct,
@@ -94,7 +99,7 @@ export function resolveCtes(list: readonly Q.Cte[], ctx: Context, reserved: Read
     if (ctes.some((c) => c.name.toLowerCase() === key)) throw new SqlNameError(`duplicate CTE name ${cte.name}`, ctx.text, cte.pos);
     const resolved = resolveQuery(cte.query, { ...ctx, ctes: visible });
     ctes.push({ name: cte.name, query: resolved.query });
-    const row = constantRow(resolved.query);
+    const row = ctx.translation.optimise ? constantRow(resolved.query) : undefined;
     const names = resolved.query.body.kind === 'select' ? resolved.query.body.targets.map((t) => t.name) : [];
     visible.set(key, { name: cte.name, columns: resolved.columns, ...(row && { constants: { names, row } }) });
   }

@@ -34,6 +34,13 @@ const ALIASES: readonly string[] = Array.from({ length: 256 }, (_, i) => `t${i}`
 
 /** State shared by one translation: parameter numbering and fresh aliases. */
 export class TranslationState {
+  /**
+   * Whether the rewrites for speed apply (narrowed aggregates, path reads of single records,
+   * constant CTEs inlined, CTE orders and unread CTEs dropped). Off only for the differential
+   * test, which checks that they never change rows (test/sql/differential.test.ts).
+   */
+  constructor(readonly optimise = true) {}
+
   readonly parameters: string[] = [];
   /** Warnings, in the order met; bounded (hostile input could name thousands of unknown fields). */
   readonly warnings: SqlWarning[] = [];
@@ -78,7 +85,7 @@ export class TranslationState {
 
   /** An independent copy: the same parameters, alias counter and column count (index.ts reuses a resolved endpoint from one). */
   clone(): TranslationState {
-    const copy = new TranslationState();
+    const copy = new TranslationState(this.optimise);
     copy.parameters.push(...this.parameters);
     copy.warnings.push(...this.warnings);
     for (const [name, n] of this.numbers) copy.numbers.set(name, n);

@@ -1,0 +1,194 @@
+/**
+ * The rewrites for speed (narrowed aggregates, path reads of single records and their guards,
+ * constant CTEs inlined, CTE orders and unread CTEs dropped: src/sql/README.md, "Performance")
+ * must never change rows. Each query here is translated twice, with and without them
+ * (`optimise: false`), and both run on the same data: generated queries built to meet every
+ * rewrite, the seeded endpoints, the benchmark scenarios and the dashboard's corpus.
+ * Rows are compared as multisets: the rewrites may change the order of rows a query leaves unordered.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
+import { demoEvents } from '../../seeds/demo-events.js';
+import { SCENARIOS } from '../../bench/queries.js';
+import { insertEvents } from '../support/db.js';
+import { runTranslation, type TranslationOptions } from '../support/translation.js';
+
+const P = `diff-${Date.now().toString(36)}`;
+const NOW = Date.now();
+
+type Row = Record<string, unknown>;
+const canonical = (rows: Row[]) => rows.map((r) => JSON.stringify(r)).sort();
+
+/** Translates `bq` with and without the rewrites, runs both, and compares the rows (or the Postgres error, when the data makes the query fail either way). */
+async function assertSameRows(bq: string, options: TranslationOptions = {}): Promise<{ rows: string[]; length: number; rewritten: boolean }> {
+  const outcome = (optimise: boolean) => runTranslation(bq, { ...options, optimise }).then(
+    ({ rows, translation }) => ({ rows: canonical(rows), sql: translation.sql }),
+    (e: { code?: string; message?: string }) => {
+      if (!e.code) throw e;
+      return { rows: [`error ${e.code}: ${e.message}`], sql: '' };
+    },
+  );
+  const fast = await outcome(true);
+  const plain = await outcome(false);
+  const caller = options.sandboxSql ?? bq;
+  const unlimited = caller.replace(FINAL_LIMIT, '');
+  if (unlimited !== caller && fast.rows.length === plain.rows.length && JSON.stringify(fast.rows) !== JSON.stringify(plain.rows)) {
+    // `ORDER BY count DESC LIMIT 10` with ties may keep different rows of equal rank either way:
+    // then both must be picks of the same size from the same rows without the LIMIT.
+    const all = await assertSameRows(options.sandboxSql === undefined ? unlimited : bq, { ...options, ...(options.sandboxSql !== undefined && { sandboxSql: unlimited }) });
+    const rows = new Set(all.rows);
+    for (const row of [...fast.rows, ...plain.rows]) assert.ok(rows.has(row), `${row} is not a row of:\n${unlimited}`);
+    return { rows: fast.rows, length: fast.rows.length, rewritten: fast.sql !== plain.sql };
+  }
+  assert.deepStrictEqual(fast.rows, plain.rows, `rows differ for:\n${caller}\n-- optimised:\n${fast.sql}\n-- plain:\n${plain.sql}`);
+  return { rows: fast.rows, length: fast.rows.length, rewritten: fast.sql !== plain.sql };
+}
+
+/** A LIMIT that ends the query text (the dashboard's top-N lists). */
+const FINAL_LIMIT = /\blimit\s+\d+\s*;?\s*$/i;
+
+// ── generated queries over the edge logs, shaped to meet each rewrite ──────────────
+
+const unnestJoin = fc.constantFrom('cross join', 'left join');
+const on = (join: string) => (join === 'left join' ? ' on true' : '');
+const key = fc.constantFrom('r.method', 'r.path', 's.status_code', 'timestamp_trunc(w.timestamp, day)', 'm.project', 'w.project');
+const aggregate = fc.constantFrom(
+  'count(*)', 'countif(s.status_code >= 500)', 'count(distinct case when s.status_code >= 400 then w.id end)', 'sum(s.status_code)',
+  'max(r.path)', "countif(r.method = 'GET' and s.status_code < 300)", 'min(w.timestamp)', 'avg(s.origin_time)',
+  "string_agg(distinct r.method, ',' order by r.method)", 'count(r.path)', "countif(regexp_contains(r.path, '/rest'))",
+  'any_value(s.status_code) is not null', "countif(cast(r.method as string) like 'P%' or s.status_code is null)",
+);
+const condition = fc.constantFrom(
+  's.status_code >= 500', "r.method = 'GET'", "r.path like '%rest%'", 's.status_code is null', "(r.method = 'POST' or s.status_code < 300)",
+  'w.timestamp > timestamp_sub(current_timestamp(), interval 2 day)', 'w.timestamp >= (select v from k)', "regexp_contains(r.url, @project)",
+  'r.path is not null and s.status_code != 404', 'true',
+);
+const generated = fc.record({
+  ordered: fc.boolean(),
+  joins: fc.tuple(unnestJoin, unnestJoin, unnestJoin),
+  aggregating: fc.boolean(),
+  keys: fc.uniqueArray(key, { minLength: 1, maxLength: 2 }),
+  aggregates: fc.uniqueArray(aggregate, { minLength: 1, maxLength: 3 }),
+  where: fc.option(fc.uniqueArray(condition, { minLength: 1, maxLength: 2 }), { nil: undefined }),
+  limit: fc.option(fc.integer({ min: 1, max: 40 }), { nil: undefined }),
+  unread: fc.boolean(),
+}).map((g) => {
+  const [j1, j2, j3] = g.joins;
+  const ctes = [
+    `w as (select t.timestamp, t.id, t.project, t.event_message, t.metadata from \`cloudflare.logs.prod\` t where t.project = @project${g.ordered ? ' order by t.timestamp desc' : ''})`,
+    'k as (select timestamp_sub(current_timestamp(), interval 3 day) as v)',
+    ...(g.unread ? ['unread as (select count(*) as n from `postgres.logs` where project = @project)'] : []),
+  ];
+  const from = `w ${j1} unnest(w.metadata) as m${on(j1)} ${j2} unnest(m.request) as r${on(j2)} ${j3} unnest(m.response) as s${on(j3)}`;
+  const where = g.where ? ` where ${g.where.join(' and ')}` : '';
+  const select = g.aggregating
+    ? `select ${g.keys.map((k, i) => `${k} as k${i}`).join(', ')}, ${g.aggregates.map((a, i) => `${a} as a${i}`).join(', ')} from ${from}${where} group by ${g.keys.map((_, i) => i + 1).join(', ')}`
+    : `select w.id, w.timestamp, ${g.keys.map((k, i) => `${k} as k${i}`).join(', ')} from ${from}${where} order by w.timestamp desc, w.id${g.limit ? ` limit ${g.limit}` : ''}`;
+  return `with ${ctes.join(', ')} ${select}`;
+});
+
+const W = "with w as (select t.timestamp, t.id, t.project, t.event_message, t.metadata from `cloudflare.logs.prod` t where t.project = @project order by t.timestamp desc), k as (select timestamp_sub(current_timestamp(), interval 3 day) as v)";
+const EDGE_FROM = 'w cross join unnest(w.metadata) as m cross join unnest(m.request) as r cross join unnest(m.response) as s';
+/** One query aimed at each rewrite (the generator may or may not meet each combination). */
+const AIMED = [
+  // narrowed aggregate: guarded records moved out, with a column of the table beside them
+  `${W} select r.method as k0, count(distinct case when s.status_code >= 400 then w.id end) as a0, count(*) as a1 from ${EDGE_FROM} group by 1`,
+  // narrowed aggregate: one leaf read for several tests, and a leaf only behind AND
+  `${W} select timestamp_trunc(w.timestamp, day) as k0, countif(s.status_code >= 500) as a0, countif(s.status_code < 400) as a1, countif(r.method = 'GET' and s.status_code = 200) as a2 from ${EDGE_FROM} group by 1`,
+  // path reads with CROSS and LEFT joins, a guard implied by a strict comparison, and one that is not
+  `${W} select w.id, r.path, s.status_code from w left join unnest(w.metadata) as m on true left join unnest(m.request) as r on true cross join unnest(m.response) as s where s.status_code >= 400 or r.path is null order by w.timestamp desc, w.id`,
+  // a constant CTE read by a scalar subquery
+  `${W} select count(*) as n from w where w.timestamp >= (select v from k)`,
+  // a CTE order dropped under an aggregating reader, kept under a LIMIT
+  `${W} select count(*) as n, max(w.timestamp) as last from w`,
+  `${W} select w.id from w limit 7`,
+  // unread CTEs
+  `${W}, unread as (select count(*) as n from \`postgres.logs\` where project = @project) select count(*) as n from w`,
+];
+
+describe('differential: every rewrite for speed keeps the rows', function () {
+  this.timeout(120_000);
+
+  before(async () => {
+    // A week of demo traffic of every default source under this test's project, and edge events
+    // without a request, a response or any metadata, so the guards of missing records matter.
+    for (const [source, events] of demoEvents(NOW, 400)) {
+      await insertEvents(source, events.map((e) => withProject(e as Row, P)));
+    }
+    await insertEvents('cloudflare.logs.prod', [
+      { project: P, timestamp: new Date(NOW - 60_000).toISOString(), event_message: 'no request', metadata: { response: { status_code: 502 }, request: [] } },
+      { project: P, timestamp: new Date(NOW - 120_000).toISOString(), event_message: 'no response', metadata: { request: { method: 'GET', path: '/rest/v1/x', url: `https://${P}.supabase.co/rest/v1/x` } } },
+      { project: P, timestamp: new Date(NOW - 180_000).toISOString(), event_message: 'no metadata' },
+    ]);
+  });
+
+  it('when queries aimed at each rewrite run, then the rows are the same', async () => {
+    for (const bq of AIMED) {
+      const { length, rewritten } = await assertSameRows(bq, { params: { project: P } });
+      assert.ok(length > 0, `no rows: ${bq}`);
+      assert.ok(rewritten, `no rewrite applied, so nothing was compared: ${bq}`);
+    }
+  });
+
+  it('when generated queries meet narrowing, path reads, guards, constant CTEs, CTE orders and unread CTEs, then the rows are the same', async () => {
+    let withRows = 0;
+    await fc.assert(fc.asyncProperty(generated, async (bq) => {
+      if ((await assertSameRows(bq, { params: { project: P } })).length > 0) withRows++;
+    }), { numRuns: 150 });
+    assert.ok(withRows >= 75, `only ${withRows} of 150 generated queries returned rows: the comparison would prove little`);
+  });
+
+  it('when the seeded endpoints run, with and without sandboxed sql reading each CTE, then the rows are the same', async () => {
+    for (const interval of ['minutely', 'hourly', 'daily', '1hr', '1day', '7day']) {
+      await assertSameRows(USAGE_API_COUNTS_SQL, { params: { interval, project: P } });
+    }
+    const window = { project: P, iso_timestamp_start: new Date(NOW - 3 * 86_400_000).toISOString(), iso_timestamp_end: new Date(NOW).toISOString() };
+    assert.ok((await assertSameRows(LOGS_ALL_SQL, { params: { project: P } })).length > 0);
+    for (const { cte } of DEFAULT_SOURCES) {
+      await assertSameRows(LOGS_ALL_SQL, { params: window, sandboxSql: `select id, timestamp, event_message from ${cte} order by timestamp desc limit 20` });
+      await assertSameRows(LOGS_ALL_SQL, { params: window, sandboxSql: `select count(*) as n, timestamp_trunc(timestamp, hour) as h from ${cte} group by h` });
+    }
+  });
+
+  it('when the benchmark scenarios run, then the rows are the same', async () => {
+    for (const s of SCENARIOS) {
+      const params = { ...s.params(NOW), project: P };
+      const query = s.endpoint === 'logs.all' ? LOGS_ALL_SQL : USAGE_API_COUNTS_SQL;
+      await assertSameRows(query, { params, ...(s.sql && { sandboxSql: s.sql }) });
+    }
+  });
+
+  it('when the dashboard\'s queries run, then the rows are the same', async () => {
+    const queries: { id: string; sql: string | null; endpoint: string; expect: unknown }[] = JSON.parse(readFileSync(new URL('../compat/studio/queries.json', import.meta.url), 'utf8'));
+    const window = { project: P, iso_timestamp_start: new Date(NOW - 7 * 86_400_000).toISOString(), iso_timestamp_end: new Date(NOW + 60_000).toISOString() };
+    let compared = 0;
+    for (const q of queries) {
+      if (q.endpoint !== 'logs.all' || q.sql === null || q.expect !== 'ok') continue;
+      await assertSameRows(LOGS_ALL_SQL, { params: window, sandboxSql: q.sql });
+      compared++;
+    }
+    assert.ok(compared > 200, `${compared} dashboard queries compared`);
+  });
+});
+
+/** The event under `project`, wherever its source keeps it. */
+function withProject(event: Row, project: string): Row {
+  const out: Row = { ...event };
+  if ('project' in out) out.project = project;
+  const m = out.metadata as Row | undefined;
+  if (m && typeof m === 'object') {
+    const metadata: Row = { ...m };
+    if ('project' in metadata) metadata.project = project;
+    if ('project_ref' in metadata) metadata.project_ref = project;
+    if (metadata.request && typeof metadata.request === 'object') {
+      const request = { ...(metadata.request as Row) };
+      if (typeof request.url === 'string') request.url = request.url.replace(/https:\/\/[^.]+\./, `https://${project}.`);
+      metadata.request = request;
+    }
+    out.metadata = metadata;
+  }
+  return out;
+}
