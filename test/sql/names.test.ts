@@ -36,6 +36,11 @@ describe('names', () => {
     assert.deepStrictEqual(t.warnings.map((w) => w.message.replace(/;.*| \(.*/, '')), ['unknown field identifier of deno-relay-logs reads as NULL until events bring it', 'unknown field val of deno-relay-logs reads as NULL until events bring it']);
   });
 
+  it('when a source is read as `body`, as on the original\'s Postgres backend, then the whole event is one record', async () => {
+    await expectTranslation(`select body.event_message as m, body.metadata as meta, t.body.project as p, body.id is not null as has_id from \`deno-relay-logs\` t where t.project = '${P}'`)
+      .toReturn([{ m: 'n', meta: [{ project_ref: P, request: [{ method: 'PUT' }] }], p: P, has_id: true }]);
+  });
+
   it('when a column, table or function is unknown, then a name error with a suggestion', async () => {
     await expectTranslation('select event_mesage from `deno-relay-logs` t, `deno-relay-logs` u').toFail(SqlNameError, /unknown name event_mesage; did you mean event_message\?/);
     await expectTranslation('with c as (select 1 as x) select c.y from c').toFail(SqlNameError, /unknown column y of c; did you mean x\?/);

@@ -55,7 +55,7 @@ function sourceColumnNames(source: SourceTable): string[] {
 function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): Typed | undefined {
   const keys = sourceKeys(range.source);
   const key = keys.exact.has(name) ? name : keys.folded.get(lower(name));
-  if (key === undefined) return undefined;
+  if (key === undefined) return lower(name) === BODY_COLUMN ? wholeEvent(range) : undefined;
   const fixed = FIXED.get(key);
   if (fixed) return typed(pg.column(range.alias, key), fixed);
   const field = range.source.fields[key];
@@ -64,6 +64,17 @@ function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): 
     return typed(pg.column(range.alias, key), field ? fieldType(field) : { kind: 'jsonArray', element: { kind: 'record' }, single: false });
   }
   return jsonField(pg.column(range.alias, BODY_COLUMN), key, field!);
+}
+
+/**
+ * `body`, as the original's Postgres backend names the whole stored event: one record of every
+ * top-level field (ours keeps the fixed columns and `metadata` beside a `body` of the rest, so
+ * they are put back together). Not part of `*`. A field of its own named `body` wins.
+ */
+function wholeEvent(range: Extract<Range, { kind: 'source' }>): Typed {
+  const columns = [...FIXED.keys(), METADATA_COLUMN].flatMap((c) => [pg.literal(c), pg.column(range.alias, c)]);
+  const sql = pg.op('||', pg.func('coalesce', [pg.column(range.alias, BODY_COLUMN), pg.cast(pg.literal('{}'), 'jsonb')]), pg.func('jsonb_build_object', columns));
+  return typed(sql, { kind: 'record', fields: { ...range.source.fields, ...FIXED_COLUMNS } });
 }
 
 /**
