@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 import { testApp, type TestApp } from '../support/http.js';
+import { reproject } from '../support/projects.js';
 
 interface Case {
   id: string;
@@ -122,7 +123,7 @@ describe('compatibility: the original service\'s SQL tests', function () {
         }
         for (const [source, events] of Object.entries(c.events ?? {})) {
           if (!c.sources.includes(source) && !DEFAULT_NAMES.has(source)) continue;
-          const body = events.map((e) => withProject(e, own));
+          const body = events.map((e) => reproject(e, own));
           await request(t.app).post(`/api/logs?source_name=${encodeURIComponent(source)}`).set('X-API-KEY', t.keys.ingest).send(body).expect(200);
         }
         for (const [name, query] of Object.entries(c.nested_endpoints ?? {})) {
@@ -159,14 +160,6 @@ describe('compatibility: the original service\'s SQL tests', function () {
     });
   });
 });
-
-function withProject(event: Record<string, unknown>, own: (v: unknown) => unknown): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...event };
-  if ('project' in out) out.project = own(out.project);
-  const metadata = out.metadata as Record<string, unknown> | undefined;
-  if (metadata && typeof metadata === 'object') out.metadata = { ...metadata, ...('project' in metadata ? { project: own(metadata.project) } : {}), ...('project_ref' in metadata ? { project_ref: own(metadata.project_ref) } : {}) };
-  return out;
-}
 
 function assertNoServerError(res: request.Response, step: string): void {
   assert.ok(res.status < 500, `${step} answered ${res.status}: ${res.text}`);

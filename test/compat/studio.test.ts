@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 import { testApp, type TestApp } from '../support/http.js';
+import { reproject } from '../support/projects.js';
 
 interface StudioQuery {
   id: string;
@@ -37,7 +38,7 @@ describe('compatibility: the dashboard\'s queries through logs.all', function ()
   before(async () => {
     t = await testApp();
     for (const { cte, name } of DEFAULT_SOURCES) {
-      const events = (EVENTS[cte] ?? []).map(({ timestamp_offset_seconds, ...event }) => withProject({ ...event, timestamp: new Date(now + timestamp_offset_seconds * 1000).toISOString() }, project));
+      const events = (EVENTS[cte] ?? []).map(({ timestamp_offset_seconds, ...event }) => reproject({ ...event, timestamp: new Date(now + timestamp_offset_seconds * 1000).toISOString() }, (p) => (p === 'default' ? project : p)));
       assert.ok(events.length > 0, `events for ${cte}`);
       await request(t.app).post(`/api/logs?source_name=${encodeURIComponent(name)}`).set('X-API-KEY', t.keys.ingest).send(events).expect(200);
     }
@@ -75,15 +76,6 @@ describe('compatibility: the dashboard\'s queries through logs.all', function ()
     assert.ok(withRows.length >= 0.7 * ran.length, `${withRows.length} of ${ran.length} found rows; empty: ${ran.filter((q) => rowCounts.get(q.id) === 0).map((q) => q.id).join(', ')}`);
   });
 });
-
-/** The event's project, wherever its source keeps it, as this run's own. */
-function withProject(event: Record<string, unknown>, project: string): Record<string, unknown> {
-  const out = { ...event };
-  if (out.project === 'default') out.project = project;
-  const m = out.metadata as Record<string, unknown> | undefined;
-  if (m && typeof m === 'object') out.metadata = { ...m, ...(m.project === 'default' ? { project } : {}), ...(m.project_ref === 'default' ? { project_ref: project } : {}) };
-  return out;
-}
 
 /** The query's window, same length, ending five minutes from now (the fixtures' dates are fixed). */
 function shiftWindow(params: Record<string, string>, now: number): Record<string, string> {

@@ -14,6 +14,7 @@ import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 import { demoEvents } from '../../seeds/demo-events.js';
 import { SCENARIOS } from '../../bench/queries.js';
 import { insertEvents } from '../support/db.js';
+import { reproject } from '../support/projects.js';
 import { runTranslation, type TranslationOptions } from '../support/translation.js';
 
 const P = `diff-${Date.now().toString(36)}`;
@@ -174,21 +175,13 @@ describe('differential: every rewrite for speed keeps the rows', function () {
   });
 });
 
-/** The event under `project`, wherever its source keeps it. */
+/** The demo event under `project`, its request URLs on that project's host (the usage query matches them). */
 function withProject(event: Row, project: string): Row {
-  const out: Row = { ...event };
-  if ('project' in out) out.project = project;
-  const m = out.metadata as Row | undefined;
-  if (m && typeof m === 'object') {
-    const metadata: Row = { ...m };
-    if ('project' in metadata) metadata.project = project;
-    if ('project_ref' in metadata) metadata.project_ref = project;
-    if (metadata.request && typeof metadata.request === 'object') {
-      const request = { ...(metadata.request as Row) };
-      if (typeof request.url === 'string') request.url = request.url.replace(/https:\/\/[^.]+\./, `https://${project}.`);
-      metadata.request = request;
-    }
-    out.metadata = metadata;
+  const out = reproject(event, () => project);
+  const metadata = out.metadata as Row | undefined;
+  const request = metadata?.request as Row | undefined;
+  if (metadata && request && typeof request.url === 'string') {
+    out.metadata = { ...metadata, request: { ...request, url: request.url.replace(/https:\/\/[^.]+\./, `https://${project}.`) } };
   }
   return out;
 }
