@@ -43,9 +43,6 @@ export const TIMESTAMP_FUNCTION = 'logs.bq_timestamp';
  */
 export const JSON_FUNCTION = 'logs.bq_json';
 
-/** The service's own functions in schema `logs` that printed SQL may call (validate.ts). */
-export const SERVICE_FUNCTIONS: ReadonlySet<string> = new Set([TIMESTAMP_FUNCTION, JSON_FUNCTION]);
-
 /** A string read as a TIMESTAMP: UTC unless the text names its zone (BigQuery's rule). */
 export function stringToTimestamp(s: Typed): PgExpr {
   if (s.literal !== undefined) {

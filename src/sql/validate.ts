@@ -8,29 +8,12 @@
  */
 import { loadModule, parseSync } from 'libpg-query';
 import { SqlSandboxError } from './errors.js';
-import { SERVICE_FUNCTIONS } from './coerce.js';
+import { isSetReturning, isWindowOnly, pgFunction } from './catalogue.js';
 
 const LOG_SCHEMA = 'logs';
 
-/** Functions the printer emits (the Postgres side of functions.ts), plus what SQL syntax parses into. */
-const FUNCTIONS = new Set([
-  'strpos', 'substring', 'regexp_replace', 'starts_with', 'right', 'length', 'lower', 'upper', 'btrim', 'replace', 'substr',
-  'string_to_array', 'count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg', 'percentile_disc',
-  'now', 'date_trunc', 'timezone', 'to_timestamp', 'to_char', 'extract', 'floor', 'ceil', 'trunc', 'mod', 'round', 'abs',
-  'jsonb_typeof', 'jsonb_array_elements', 'jsonb_array_elements_text', 'greatest', 'least', 'coalesce', 'nullif',
-  // STRUCT values and arrays
-  'jsonb_build_object', 'jsonb_build_array', 'to_jsonb', 'cardinality', 'jsonb_array_length',
-  // window functions (only with OVER)
-  'row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value',
-]);
-
-/** Functions that exist only as window functions: refused without OVER. */
-const WINDOW_ONLY = new Set(['row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value']);
-
 /** FRAMEOPTION_EXCLUDE_CURRENT_ROW | _GROUP | _TIES (nodes/parsenodes.h): the printer never writes EXCLUDE. */
 const FRAME_EXCLUSIONS = 0x8000 | 0x10000 | 0x20000;
-
-const SET_RETURNING = new Set(['jsonb_array_elements', 'jsonb_array_elements_text']);
 
 const OPERATORS = new Set(['=', '<>', '<', '<=', '>', '>=', '+', '-', '*', '/', '||', '~', '~*', '->', '->>', '#>', '#>>', '~~', '!~~', 'BETWEEN', 'NOT BETWEEN']);
 const OPERATOR_KINDS = new Set(['AEXPR_OP', 'AEXPR_OP_ANY', 'AEXPR_IN', 'AEXPR_LIKE', 'AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_NULLIF']);
@@ -135,16 +118,13 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
     case 'FuncCall': {
       const name = names(node.funcname);
       const [schema, fn] = name.length === 2 ? name : [undefined, name[0]];
-      const builtin = name.length <= 2 && (schema === undefined || schema === 'pg_catalog') && FUNCTIONS.has(fn ?? '') && !SET_RETURNING.has(fn ?? '');
-      if (!builtin && !SERVICE_FUNCTIONS.has(name.join('.'))) {
-        throw refuse(`function ${name.join('.')} is not allowed`, sql, at);
-      }
+      if (!allowedCall(name.length, schema, fn ?? '')) throw refuse(`function ${name.join('.')} is not allowed`, sql, at);
       if (node.over) {
         // The printer writes every window inline: no named windows, no EXCLUDE.
         const over = node.over as Json;
         if (over.name || over.refname) throw refuse('named windows are not allowed', sql, at);
         if (typeof over.frameOptions === 'number' && (over.frameOptions & FRAME_EXCLUSIONS) !== 0) throw refuse('window frame exclusions are not allowed', sql, at);
-      } else if (WINDOW_ONLY.has(fn ?? '')) {
+      } else if (isWindowOnly(fn ?? '')) {
         throw refuse(`window function ${fn} needs OVER`, sql, at);
       }
       break;
@@ -154,7 +134,7 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
         const items = ((pair.List as Json | undefined)?.items as Json[] | undefined) ?? [];
         const call = items[0]?.FuncCall as Json | undefined;
         const fn = call ? names(call.funcname).join('.') : '';
-        if (!SET_RETURNING.has(fn)) throw refuse(`function ${fn || '?'} in FROM is not allowed`, sql, at);
+        if (!isSetReturning(fn)) throw refuse(`function ${fn || '?'} in FROM is not allowed`, sql, at);
         visit(call?.args, ctes, sql);
       }
       if (node.ordinality || node.is_rowsfrom) throw refuse('ROWS FROM / WITH ORDINALITY is not allowed', sql, at);
@@ -194,6 +174,19 @@ function visitChildren(kind: string, node: Json, ctes: ReadonlySet<string>, sql:
     const unwrapped = UNWRAPPED[kind]?.[key];
     visit(unwrapped ? { [unwrapped]: child } : child, ctes, sql);
   }
+}
+
+/**
+ * A call of a catalogued function (catalogue.ts): a built-in, bare or in pg_catalog, that is not
+ * set-returning (those only in FROM), or one of the service's functions in schema `logs`.
+ */
+function allowedCall(parts: number, schema: string | undefined, fn: string): boolean {
+  if (parts === 1 || (parts === 2 && schema === 'pg_catalog')) {
+    // A quoted name with a dot (`"logs.bq_json"(…)`) is one identifier, not a catalogued service function.
+    const facts = fn.includes('.') ? undefined : pgFunction(fn);
+    return facts !== undefined && facts.kind !== 'setReturning';
+  }
+  return parts === 2 && schema === LOG_SCHEMA && pgFunction(`${LOG_SCHEMA}.${fn}`) !== undefined;
 }
 
 function names(list: unknown): string[] {

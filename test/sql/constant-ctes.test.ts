@@ -35,6 +35,12 @@ describe('constant CTEs read by scalar subqueries', () => {
     assert.match(t.sql, /FROM "one"/);
   });
 
+  it('when the one-row CTE is a statistical aggregate (stddev of no FROM), then it stays a subquery and every reader row is kept', async () => {
+    const t = await expectTranslation('with r as (select 1 a union all select 2), k as (select stddev(1) v) select (select v from k) from r').toReturn([{ f0_: null }, { f0_: null }]);
+    assert.match(t.sql, /FROM "k"/);
+    await expectTranslation('with r as (select 1 a union all select 2), k as (select stddev_pop(1) v) select (select v from k) as v from r').toReturn([{ v: 0 }, { v: 0 }]);
+  });
+
   it('when the CTE has a FROM or a WHERE, then it stays a subquery', async () => {
     const t = await expectTranslation(`with newest as (select max(timestamp) as ts ${from}) select count(*) as n ${from} and timestamp = (select ts from newest)`).toReturn([{ n: 1 }]);
     assert.match(t.sql, /FROM "newest"/);

@@ -39,6 +39,13 @@ describe('ORDER BY of endpoint CTEs', () => {
     assert.equal(ordered(t.sql, 'edge_logs'), true, t.sql);
   });
 
+  it('when a statistical aggregate reads it, then the CTE order is dropped; with string_agg beside it, the order is kept', async () => {
+    const t = await run('select stddev(unix_seconds(timestamp)) as s from edge_logs').toReturn([{ s: 60 }]);
+    assert.equal(ordered(t.sql, 'edge_logs'), false, t.sql);
+    const both = await run("select stddev(unix_seconds(timestamp)) as s, string_agg(event_message, ',') as m from edge_logs").toReturn([{ s: 60, m: 'm1,m2,m3' }]);
+    assert.equal(ordered(both.sql, 'edge_logs'), true, both.sql);
+  });
+
   it('when a CTE of the caller reads it, then the CTE keeps its order', async () => {
     const t = await run('with mine as (select event_message from edge_logs) select event_message from mine').toReturn([{ event_message: 'm1' }, { event_message: 'm2' }, { event_message: 'm3' }]);
     assert.equal(ordered(t.sql, 'edge_logs'), true, t.sql);

@@ -82,6 +82,15 @@ describe('joins and UNNEST', () => {
       .toReturn([{ method: null, low: null, n: 1, p: null }, { method: 'GET', low: 'get', n: 1, p: '/a' }]);
   });
 
+  it('when stddev reads a leaf grouped by another leaf (narrowed), then it aggregates each group in the outer query', async () => {
+    const t = await expectTranslation(`select m.project_ref, stddev_pop(r.status_code) as pop, round(stddev(r.status_code), 2) as samp, count(*) as n
+      from ${src} t cross join unnest(t.metadata) as m cross join unnest(m.response) as r
+      where t.project = '${P}' group by m.project_ref`).toReturn([{ project_ref: P, pop: 150, samp: 212.13, n: 2 }]);
+    // The outer query aggregates the inner query's columns; the inner one only reads them.
+    assert.match(t.sql, /^SELECT [^\n]*stddev_pop\(\(\("t\d+"\."c\d+"/, t.sql);
+    assert.match(t.sql, /\nOFFSET 0\) AS "t\d+"\n/, t.sql);
+  });
+
   it('when several aggregates test one leaf, then metadata is read once per row and the counts are right', async () => {
     const t = await expectTranslation(`select timestamp_trunc(t.timestamp, hour) as h,
         countif(r.status_code < 400) as ok, countif(r.status_code >= 400 and r.status_code < 500) as warn, countif(r.status_code >= 500) as err

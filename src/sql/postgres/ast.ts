@@ -106,4 +106,6 @@ export const pg = {
   extract: (field: string, operand: PgExpr): PgExtract => f({ kind: 'extract', field, operand }),
   /** `timezone('UTC', x)`, i.e. `x AT TIME ZONE 'UTC'`: timestamptz → UTC wall clock and back, whatever the session TimeZone. */
   atUtc: (operand: PgExpr): PgFunc => f({ kind: 'func', name: 'timezone', args: [f({ kind: 'literal', value: 'UTC' }), operand] }),
+  /** `timezone(zone, x)`: the wall clock in `zone`, or a wall clock in `zone` as a timestamptz. */
+  atZone: (zone: PgExpr, operand: PgExpr): PgFunc => f({ kind: 'func', name: 'timezone', args: [zone, operand] }),
 };

@@ -11,18 +11,19 @@
  *
  * Same rows: a FROM-less SELECT without WHERE, GROUP BY, HAVING, DISTINCT, ORDER BY, LIMIT or
  * OFFSET has exactly one row, so the subquery's value is its expression. Only expressions
- * without aggregates, subqueries or columns qualify; the function table has no volatile function
- * (now() is the same within a statement), so evaluating the expression once per use is the same
- * as evaluating it once.
+ * without subqueries or columns, whose calls are all scalar functions of the catalogue, qualify
+ * (an aggregate of no FROM counts one row, not the reader's rows; a name the catalogue does not
+ * know might be one); the catalogue has no volatile function (test/sql/catalogue.test.ts; now()
+ * is the same within a statement), so evaluating the expression once per use is the same as
+ * evaluating it once.
  */
 import type { PgExpr, PgQuery } from './ast.js';
 import { some } from './transform.js';
-
-const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg', 'percentile_disc']);
+import { isScalarFunction } from '../catalogue.js';
 
 const notConstant = (e: PgExpr): boolean =>
   e.kind === 'column' || e.kind === 'subquery' || (e.kind === 'in' && e.query !== undefined) ||
-  (e.kind === 'func' && (AGGREGATES.has(e.name) || !!e.star || !!e.distinct || !!e.filter || !!e.orderBy || !!e.withinGroup || !!e.over));
+  (e.kind === 'func' && (!isScalarFunction(e.name) || !!e.star || !!e.distinct || !!e.filter || !!e.orderBy || !!e.withinGroup || !!e.over));
 
 /** The expressions of a CTE's single row of constants, in column order; undefined for any other CTE. */
 export function constantRow(query: PgQuery): readonly PgExpr[] | undefined {

@@ -13,15 +13,13 @@
  * aggregates. A reader qualifies when it is a plain SELECT (not a UNION branch) that has its own
  * ORDER BY, or that aggregates (GROUP BY or aggregates) and has no LIMIT, and that uses no
  * aggregate whose result depends on input order (`array_agg`, `string_agg`, `jsonb_agg` without
- * their own ORDER BY) nor any window function (its numbering, ties and frames follow input
+ * their own ORDER BY; any function catalogue.ts does not know counts as one) nor any window function (its numbering, ties and frames follow input
  * order, whatever the reader's ORDER BY); or when it is the query of an EXISTS or IN (…) without LIMIT. A CTE with
  * any other reader, or one read from inside another CTE, keeps its ORDER BY.
  */
 import type { PgExpr, PgFrom, PgQuery, PgSelect } from './ast.js';
 import { some } from './transform.js';
-
-const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg', 'percentile_disc']);
-const ORDER_SENSITIVE = new Set(['array_agg', 'jsonb_agg', 'string_agg']);
+import { isAggregate, isOrderSensitive } from '../catalogue.js';
 
 /** `query` with the ORDER BY of its top-level CTEs dropped where no reader can observe it. */
 export function dropUnobservableCteOrder(query: PgQuery): PgQuery {
@@ -61,12 +59,12 @@ function readerIgnoresOrder(q: PgQuery, s: PgSelect, insensitive: boolean): bool
   const exprs = [...s.targets.map((t) => t.expr), ...(s.having ? [s.having] : []), ...q.orderBy.map((o) => o.expr)];
   // A window function sees its input order: `row_number() over ()`, ties under its ORDER BY, a ROWS frame.
   if (exprs.some((e) => some(e, (n) => n.kind === 'func' && n.over !== undefined))) return false;
-  if (exprs.some((e) => some(e, (n) => n.kind === 'func' && ORDER_SENSITIVE.has(n.name) && !n.orderBy?.length))) return false;
+  if (exprs.some((e) => some(e, (n) => n.kind === 'func' && isOrderSensitive(n.name) && !n.orderBy?.length))) return false;
   if (q.orderBy.length) return true;
   // OFFSET 0 is the fence of narrow.ts; any other LIMIT or OFFSET picks rows by their order.
   if (q.limit || (q.offset && !(q.offset.kind === 'literal' && q.offset.value === 0))) return false;
   if (insensitive) return true;
-  return !s.distinct && (s.groupBy.length > 0 || exprs.some((e) => some(e, (n) => n.kind === 'func' && AGGREGATES.has(n.name))));
+  return !s.distinct && (s.groupBy.length > 0 || exprs.some((e) => some(e, (n) => n.kind === 'func' && isAggregate(n.name))));
 }
 
 function visitFrom(from: PgFrom | undefined, candidates: ReadonlySet<string>, orderFree: boolean, keep: Set<string>, keepAll: boolean): void {

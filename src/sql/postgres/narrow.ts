@@ -13,11 +13,13 @@
  */
 import { pg, type PgExpr, type PgFrom, type PgOrder, type PgQuery, type PgSelect } from './ast.js';
 import { mapChildren, sameExpr, some } from './transform.js';
+import { evaluatesAllArguments, isAggregate as isAggregateFunction, mayFail as callMayFail, pgFunction } from '../catalogue.js';
 
-const AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg', 'percentile_disc']);
 const JSON_OPERATORS = new Set(['->', '->>', '#>', '#>>']);
 
-const isAggregate = (e: PgExpr): boolean => e.kind === 'func' && AGGREGATES.has(e.name);
+const isAggregate = (e: PgExpr): boolean => e.kind === 'func' && isAggregateFunction(e.name);
+/** A call the catalogue does not know: it might aggregate, so the query is left alone. */
+const isUnknownCall = (e: PgExpr): boolean => e.kind === 'func' && pgFunction(e.name) === undefined;
 const isSubquery = (e: PgExpr): boolean => e.kind === 'subquery' || (e.kind === 'in' && e.query !== undefined);
 const readsJson = (e: PgExpr): boolean => e.kind === 'op' && JSON_OPERATORS.has(e.op);
 const isWindow = (e: PgExpr): boolean => e.kind === 'func' && e.over !== undefined;
@@ -33,7 +35,7 @@ export function narrowAggregateInput(query: PgQuery, newAlias: () => string): Pg
   const local = new Set(fromAliases(select.from));
   const isLocal = (e: PgExpr): boolean => e.kind === 'column' && e.table !== undefined && local.has(e.table);
   // Subqueries and unqualified (JOIN USING) columns would need scope analysis; leave those queries alone.
-  if (outside.some((e) => some(e, (n) => isSubquery(n) || (n.kind === 'column' && n.table === undefined)))) return query;
+  if (outside.some((e) => some(e, (n) => isSubquery(n) || (n.kind === 'column' && n.table === undefined) || isUnknownCall(n)))) return query;
   const alias = newAlias();
   // Records whose UNNEST guard (`r IS NOT NULL`) can move out with them (see narrow()).
   const records = (select.where ? andOperands(select.where) : []).flatMap((c) =>
@@ -130,12 +132,11 @@ function andOf(conditions: PgExpr[]): PgExpr | undefined {
   return conditions.length ? pg.and(...conditions) : undefined;
 }
 
-/** Nodes that can raise an error for some row (a cast of a value, division, a regular expression, most functions). */
-const CANNOT_FAIL = new Set(['date_trunc', 'timezone', 'lower', 'upper', 'length', 'strpos', 'coalesce', 'starts_with']);
+/** Nodes that can raise an error for some row (a cast of a value, division, a regular expression, most functions: catalogue.ts). */
 function mayFail(e: PgExpr): boolean {
   if (e.kind === 'cast') return e.operand.kind !== 'param' && e.operand.kind !== 'literal';
   if (e.kind === 'op') return !['=', '<>', '<', '<=', '>', '>=', '->', '->>', '#>', '#>>', '||'].includes(e.op);
-  return e.kind === 'func' && !CANNOT_FAIL.has(e.name);
+  return e.kind === 'func' && callMayFail(e.name);
 }
 
 /** A JSON read, possibly cast: `(t.metadata->0->'response'->0->>'status_code')::bigint`. */
@@ -144,16 +145,14 @@ function isLeafRead(e: PgExpr): boolean {
 }
 
 /**
- * Functions that evaluate all their arguments whenever they are called. CASE, COALESCE, AND, OR
- * and IN lists may skip a part, and a part computed for every row in the inner query could then
- * raise an error (a failing cast) that the whole expression never reached.
+ * Whether every part of `e` is evaluated whenever `e` is (functions: catalogue.ts). CASE,
+ * COALESCE, AND, OR and IN lists may skip a part, and a part computed for every row in the inner
+ * query could then raise an error (a failing cast) that the whole expression never reached.
  */
-const EVALUATES_ALL_ARGUMENTS = new Set(['strpos', 'lower', 'upper', 'length', 'btrim', 'starts_with', 'substr', 'substring', 'right', 'replace', 'date_trunc', 'timezone', 'to_char', 'regexp_replace']);
-
 function evaluatesAllParts(e: PgExpr): boolean {
   switch (e.kind) {
     case 'op': case 'not': case 'neg': case 'is': case 'between': case 'cast': return true;
-    case 'func': return EVALUATES_ALL_ARGUMENTS.has(e.name) && !e.filter && !e.orderBy && !e.withinGroup;
+    case 'func': return evaluatesAllArguments(e.name) && !e.filter && !e.orderBy && !e.withinGroup;
     default: return false;
   }
 }

@@ -2,7 +2,8 @@
 import type * as E from '../ast/expressions.js';
 import { adapt, asText, castTo, checkComparable, commonType, fromJsonText, unify, unifyAll } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
-import { FUNCTIONS, WINDOWED_PG_FUNCTIONS, type CallSite } from '../functions.js';
+import { FUNCTIONS, type CallSite } from '../functions.js';
+import { takesOver } from '../catalogue.js';
 import { pg, type PgExpr, type PgFrameBound, type PgOrder, type PgQuery, type PgWindow } from '../postgres/ast.js';
 import { mapChildren, some } from '../postgres/transform.js';
 import { buildStruct } from './structs.js';
@@ -285,7 +286,7 @@ function resolveWindow(w: E.WindowSpec, scope: Scope, ctx: Context): PgWindow {
 
 /** `built` with `over` attached to its first window-capable Postgres call (`sum` under the `::bigint` cast, `count` of countif, …). */
 function attachWindow(built: PgExpr, over: PgWindow): PgExpr | undefined {
-  if (built.kind === 'func' && WINDOWED_PG_FUNCTIONS.has(built.name)) return { ...built, over };
+  if (built.kind === 'func' && takesOver(built.name)) return { ...built, over };
   let attached: PgExpr | undefined;
   const rebuilt = mapChildren(built, (child) => {
     if (attached) return child;

@@ -10,6 +10,7 @@ import { sameExpr } from '../postgres/transform.js';
 import { typed } from '../types.js';
 import { expectBool, resolveExpr } from './expressions.js';
 import { fromJsonText } from '../coerce.js';
+import { isStrict } from '../catalogue.js';
 import { resolveQuery } from './queries.js';
 import { resolveEndpointTable } from './endpoints.js';
 import { jsonStoredType } from './structs.js';
@@ -153,9 +154,8 @@ function andOperands(e: PgExpr): PgExpr[] {
   return e.kind === 'andOr' && e.op === 'AND' ? e.operands.flatMap(andOperands) : [e];
 }
 
-/** Built-in operators and functions that are strict (NULL in, NULL out), so a NULL leaf never passes. */
+/** Built-in operators that are strict (NULL in, NULL out), so a NULL leaf never passes; strict functions are catalogue.ts's. */
 const STRICT_COMPARISONS = new Set(['=', '<>', '<', '<=', '>', '>=', '~', '~*', '~~', '!~~']);
-const STRICT_FUNCTIONS = new Set(['strpos', 'lower', 'upper', 'length', 'btrim', 'starts_with', 'substr', 'substring', 'right', 'replace']);
 const JSON_READS = new Set(['->', '->>', '#>', '#>>']);
 
 /** Whether `condition` is NULL (so not true) whenever `record` is NULL. */
@@ -172,7 +172,7 @@ function rejectsNull(condition: PgExpr, record: PgExpr): boolean {
 /** Whether `e` is NULL whenever `record` is: a JSON read through it, under casts and strict functions of it. */
 function readsFrom(e: PgExpr, record: PgExpr): boolean {
   if (e.kind === 'cast') return readsFrom(e.operand, record);
-  if (e.kind === 'func') return STRICT_FUNCTIONS.has(e.name) && e.args.some((a) => readsFrom(a, record));
+  if (e.kind === 'func') return isStrict(e.name) && e.args.some((a) => readsFrom(a, record));
   if (e.kind !== 'op' || !JSON_READS.has(e.op)) return false;
   return sameExpr(e.left, record) || readsFrom(e.left, record);
 }

@@ -4,6 +4,7 @@ import type * as Q from '../ast/queries.js';
 import { SqlNameError, SqlSandboxError, SqlSyntaxError, didYouMean } from '../errors.js';
 import { pg, type PgExpr, type PgOrder, type PgQuery, type PgSelect } from '../postgres/ast.js';
 import { narrowAggregateInput } from '../postgres/narrow.js';
+import { isScalarFunction } from '../catalogue.js';
 import { constantRow } from '../postgres/constantCte.js';
 import { unionType, type Typed } from '../types.js';
 import { expectBool, findWindowCall, hasWindow, resolveExpr } from './expressions.js';
@@ -76,11 +77,13 @@ function wrapQualify(select: PgSelect, qualify: PgExpr, orderBy: readonly PgOrde
   return { body, orderBy: outerOrder };
 }
 
-const QUALIFY_AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max', 'array_agg', 'jsonb_agg', 'string_agg', 'percentile_disc']);
-/** Nodes only the inner query of a QUALIFY can compute: columns of its FROM, window calls, aggregates, subqueries. */
+/**
+ * Nodes only the inner query of a QUALIFY can compute: columns of its FROM, window calls,
+ * aggregates (and calls the catalogue does not know, which might be), subqueries.
+ */
 const innerOnly = (e: PgExpr): boolean =>
   e.kind === 'column' || e.kind === 'subquery' || (e.kind === 'in' && e.query !== undefined) ||
-  (e.kind === 'func' && (e.over !== undefined || QUALIFY_AGGREGATES.has(e.name)));
+  (e.kind === 'func' && (e.over !== undefined || !isScalarFunction(e.name)));
 
 /** Window functions are computed after WHERE, GROUP BY and HAVING: BigQuery refuses them there. */
 function refuseWindow(clause: string, syntax: E.Expr | undefined, ctx: Context, fallback: number): never {
