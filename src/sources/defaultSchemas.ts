@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../paths.js';
 import { normaliseEvents } from '../ingest/normalise.js';
-import { fieldMapFromPaths, mergeFieldMaps, type FieldMap } from './schema.js';
+import { fieldMapFromPaths, overlayFieldMaps, type FieldMap } from './schema.js';
 
 /** Fields current Supabase logs carry, by source (seeds/source-fields.json: the dashboard's queries and the stack's shipper configuration). */
 const KNOWN_FIELDS: Readonly<Record<string, Readonly<Record<string, string>>>> = JSON.parse(
@@ -11,7 +11,7 @@ const KNOWN_FIELDS: Readonly<Record<string, Readonly<Record<string, string>>>> =
 
 /**
  * The schema a default source starts with: inferred from its sample event in seeds/fixtures,
- * widened with the fields current Supabase logs carry, so that the dashboard's queries type
+ * with the fields current Supabase logs carry laid over it (their types win), so that the dashboard's queries type
  * their leaves right before the first event of that source arrives. Ingest widens it further as
  * new fields appear.
  */
@@ -21,5 +21,7 @@ export function defaultSourceSchema(name: string): FieldMap {
   if (!fs.existsSync(file)) return known;
   const sample = JSON.parse(fs.readFileSync(file, 'utf8'));
   const { fields } = normaliseEvents([{ ...sample, timestamp: undefined }], { nowMs: Date.now(), retentionDays: 1 });
-  return mergeFieldMaps(fields, known);
+  // The known types win over the sample's: its placeholders (gotrue's `"status": "some status"`)
+  // would make a number field a STRING, and `metadata.status >= 400` a type error.
+  return overlayFieldMaps(fields, known);
 }

@@ -119,6 +119,22 @@ export function fieldMapFromPaths(paths: Readonly<Record<string, string>>): Fiel
   return map;
 }
 
+/**
+ * `base` with the fields of `over` laid on top: where both have a field, `over`'s type wins
+ * (records are laid over field by field). For a schema that is known better than one sample
+ * shows it; ingest itself merges (mergeFieldMaps), widening on a clash.
+ */
+export function overlayFieldMaps(base: FieldMap, over: FieldMap): FieldMap {
+  const out: Record<string, FieldSchema> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = b?.type === 'RECORD' && v.type === 'RECORD'
+      ? { ...v, single: Boolean(b.single && v.single), fields: overlayFieldMaps(b.fields ?? {}, v.fields ?? {}) }
+      : v;
+  }
+  return out;
+}
+
 export function mergeFieldMaps(a: FieldMap, b: FieldMap): FieldMap {
   const out: Record<string, FieldSchema> = { ...a };
   for (const [k, v] of Object.entries(b)) out[k] = mergeField(out[k], v)!;

@@ -35,6 +35,15 @@ describe('type rules', () => {
       .toReturn([{ event_message: 'a' }]);
   });
 
+  it('when a default source\'s field is known to be a number, then it compares as one though its sample holds placeholder text', async () => {
+    await insertEvents('gotrue.logs.prod', [
+      { project: P, event_message: 'ok', metadata: { status: 200, path: '/token' } },
+      { project: P, event_message: 'denied', metadata: { status: 403, path: '/token' } },
+    ]);
+    await expectTranslation(`select t.event_message from \`gotrue.logs.prod\` t cross join unnest(t.metadata) m where t.project = '${P}' and m.status >= 400`)
+      .toReturn([{ event_message: 'denied' }]);
+  });
+
   it('when UNION has no ALL or DISTINCT, then it is UNION DISTINCT', async () => {
     await expectTranslation(`select x from (select 1 as x union select 1 union select 2) order by x`).toReturn([{ x: 1 }, { x: 2 }]);
   });
