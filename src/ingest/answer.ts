@@ -41,7 +41,7 @@ export function rejectionMessage(outcome: IngestOutcome): string {
   const which = first ? `; the first, event ${first.index}: ${first.message}` : '';
   const dropped = outcome.dropped.stale + outcome.dropped.future;
   const droppedText = dropped > 0 ? `, ${dropped} dropped for their timestamp (older than the retention or more than 1 hour ahead)` : '';
-  const stored = outcome.count === 0 ? 'Nothing was stored' : `The other ${outcome.count} valid events were stored`;
+  const stored = outcome.count === 0 ? 'Nothing was stored' : outcome.count === 1 ? 'The 1 valid event was stored' : `The ${outcome.count} valid events were stored`;
   return `${outcome.rejected} of ${outcome.total} events are invalid${listed}${which}${droppedText}. ${stored}; send only the invalid ones again, corrected.`;
 }
 
