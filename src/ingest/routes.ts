@@ -32,14 +32,16 @@ export function ingestRoutes(ctx: AppContext): Router {
   const ingest = new IngestService(ctx);
   const requireIngest = ctx.auth.require('ingest');
 
-  router.post(INGEST_PATHS, requireIngest, async (req: Request, res: Response) => {
+  const ingestEvents = async (req: Request, res: Response) => {
     const source = await ingest.resolveSource(req.query, req.headers);
     const parsed = await readIngestBody(req);
     const unparsed = parsed.lineErrors.length ? new Map(parsed.lineErrors.map((l) => [l.index, l.message])) : undefined;
     const outcome = await ingest.ingest(source, { events: parsed.events, mayHoldUnstorable: parsed.mayHoldUnstorable, unparsed });
     const answer = ingestAnswer(outcome);
     res.status(answer.status).json(answer.body);
-  });
+  };
+  // One route per path (not an array of paths), so that each is its own metric label.
+  for (const path of INGEST_PATHS) router.post(path, requireIngest, ingestEvents);
 
   router.post(OTLP_LOGS_PATH, requireIngest, async (req: Request, res: Response) => {
     const encoding = otlpEncodingOf(req.get('content-type'));

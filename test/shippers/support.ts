@@ -4,8 +4,14 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import { createApp } from '../../src/app.js';
+import { generateKey } from '../../src/auth/keys.js';
+import { createContext } from '../../src/context.js';
 import { createHttpServer } from '../../src/http/server.js';
+import { createLogger } from '../../src/logger.js';
 import type { SourceRecord } from '../../src/sources/repository.js';
+import { createEmptyDatabase, testConfig } from '../support/db.js';
 import { testApp, type TestApp } from '../support/http.js';
 
 export interface Served extends TestApp {
@@ -14,7 +20,30 @@ export interface Served extends TestApp {
 }
 
 export async function serveTestApp(): Promise<Served> {
-  const t = await testApp();
+  return serve(await testApp());
+}
+
+/**
+ * A service on a database of its own (dropped at the end of the run), for tests that must post
+ * to the default sources with fields of their own: on the shared database those fields would
+ * join the sources' schemas and show up in other files' `select *`.
+ */
+export async function serveOwnApp(): Promise<Served> {
+  const { url } = await createEmptyDatabase('lq_shippers');
+  const context = await createContext(testConfig(url), createLogger('silent'));
+  const keys = { admin: generateKey(), query: generateKey(), ingest: generateKey() };
+  await context.keys.create('admin', keys.admin, ['admin']);
+  await context.keys.create('query', keys.query, ['query']);
+  await context.keys.create('ingest', keys.ingest, ['ingest']);
+  const app: Express = await createApp(context);
+  const served = await serve({ app, context, keys });
+  return { ...served, close: async () => {
+    await served.close();
+    await context.close();
+  } };
+}
+
+async function serve(t: TestApp): Promise<Served> {
   const server: http.Server = createHttpServer(t.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

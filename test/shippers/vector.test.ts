@@ -10,7 +10,7 @@
  * deno-subhosting-events.)
  */
 import assert from 'node:assert/strict';
-import { serveTestApp, type Served } from './support.js';
+import { serveOwnApp, type Served } from './support.js';
 
 /** Vector writes timestamps as RFC 3339 with nanoseconds. */
 function vectorTime(ms: number, nanos = '123456789'): string {
@@ -85,7 +85,7 @@ describe('Vector, the self-hosted stack\'s shipper: its events, as its sinks pos
   const project = `vec${Date.now().toString(36)}`;
   const at = Date.now() - 5 * 60_000;
   before(async () => {
-    s = await serveTestApp();
+    s = await serveOwnApp(); // its fields (appname, severity, …) must not join the shared database's schemas
   });
   after(() => s.close());
 
