@@ -85,7 +85,7 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
   const errors: EventError[] = [];
   let rejected = 0;
   const dropped: Record<DropReason, number> = { stale: 0, future: 0 };
-  const schema: Record<string, MutableField> = {};
+  const schema = fieldMap();
   const walker = new Walker(options.checkStrings ?? true, options.reuseInput ?? false);
   const oldestMs = options.nowMs - options.retentionDays * 86_400_000;
   const unparsed = options.unparsed;
@@ -180,7 +180,7 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
       const names = storedNames(keys, reserved);
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i]!;
-        body[names[i]!] = walked !== null && key in walked ? walked[key] : walker.stored(event[key], names[i]!, schema, 1);
+        body[names[i]!] = walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i]!, schema, 1);
       }
     }
     if (walker.problem) {
@@ -200,6 +200,14 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
   }
 
   return { rows, fields: schema as FieldMap, errors, rejected, dropped };
+}
+
+/**
+ * A map of fields with no prototype: event keys such as `constructor` or `valueOf` must not find
+ * Object's properties where a field of that name has not been seen yet.
+ */
+function fieldMap(): Record<string, MutableField> {
+  return Object.create(null) as Record<string, MutableField>;
 }
 
 /** A FieldSchema the walk may change in place (all of them are created by this batch's walk). */
@@ -267,10 +275,10 @@ class Walker {
     }
     let record = acc;
     if (record === undefined || record.type !== 'RECORD') {
-      record = { type: 'RECORD', repeated: true, single: true, fields: {} }; // a record wins over a scalar
+      record = { type: 'RECORD', repeated: true, single: true, fields: fieldMap() }; // a record wins over a scalar
       this.set(parent, key, record);
     }
-    if (record.fields === undefined) this.set(record as unknown as Record<string, MutableField>, 'fields', {} as MutableField);
+    if (record.fields === undefined) this.set(record as unknown as Record<string, MutableField>, 'fields', fieldMap() as unknown as MutableField);
     const fields = record.fields!;
     const object = value as Record<string, unknown>;
     const kept = this.keysKept(object);

@@ -41,6 +41,14 @@ describe('keys that normalise to one name', () => {
     assert.equal(headers.x_id!.type, 'STRING');
   });
 
+  it('when a key after a renamed one has the name of an Object property (constructor), then its own value is stored', () => {
+    const { rows, fields } = normaliseEvents([{ 'x-y': 1, constructor: 'mine', toString: 2, m: { valueOf: 3 } }], { nowMs: Date.now(), retentionDays: 1 });
+    assert.deepEqual(rows[0]!.body, { x_y: 1, constructor: 'mine', toString: 2, m: [{ valueOf: 3 }] });
+    const field = (map: typeof fields | undefined, name: string) => map?.[name]; // not Object's own toString/valueOf
+    assert.equal(field(fields, 'toString')?.type, 'INT64');
+    assert.equal(field(field(fields, 'm')?.fields, 'valueOf')?.type, 'INT64');
+  });
+
   it('when "message" is sent beside "event_message", then it is kept as a field of its own', () => {
     const { rows } = normaliseEvents([{ event_message: 'main', message: 'kept' }], { nowMs: Date.now(), retentionDays: 1 });
     assert.equal(rows[0]!.event_message, 'main');
