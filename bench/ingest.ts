@@ -2,12 +2,14 @@
  * Ingest throughput: the app in-process on a fresh database, `POST /api/logs` of 1,000-event
  * batches of edge events over HTTP by a few concurrent clients, against the floor of raw `COPY`
  * of the same rows into the same table with the same batch size and concurrency. Also the
- * in-process path without HTTP (normalise + LogWriter), to show where the time goes.
+ * in-process path without HTTP (normalise + LogWriter), to show where the time goes, and
+ * `POST /v1/logs` of the same events as OTLP protobuf log records (otlpBodies).
  * Writes BENCHMARKS.md's "Ingestion" section.
  *
- *   npx tsx bench/ingest.ts [--batches 30] [--clients 3] [--batch-size 1000] [--rounds 3] [--no-write] [--only http,direct,copy]
+ *   npx tsx bench/ingest.ts [--batches 30] [--clients 3] [--batch-size 1000] [--rounds 3] [--no-write] [--only http,direct,copy,otlp]
  */
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Server } from 'node:http';
@@ -38,7 +40,7 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string', default: '3' },
     'no-write': { type: 'boolean', default: false },
     /** Run only these paths (comma-separated: http,direct,copy), e.g. to profile one. */
-    only: { type: 'string', default: 'http,direct,copy' },
+    only: { type: 'string', default: 'http,direct,copy,otlp' },
   },
 });
 const BATCHES = Number(opts.batches);
@@ -112,13 +114,13 @@ async function backendCpuSeconds(pool: pg.Pool): Promise<number | undefined> {
  */
 const CLIENT_WORKER = `
 const { parentPort } = require('node:worker_threads');
-parentPort.on('message', async ({ url, key, bodies, clients }) => {
+parentPort.on('message', async ({ url, key, bodies, clients, contentType }) => {
   try {
     let next = 0;
     const start = performance.now();
     await Promise.all(Array.from({ length: clients }, async () => {
       for (let i = next++; i < bodies.length; i = next++) {
-        const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-API-KEY': key }, body: bodies[i] });
+        const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': contentType, 'X-API-KEY': key }, body: bodies[i] });
         const text = await res.text();
         if (res.status !== 200) throw new Error('ingest answered ' + res.status + ': ' + text.slice(0, 300));
       }
@@ -130,11 +132,45 @@ parentPort.on('message', async ({ url, key, bodies, clients }) => {
 });
 `;
 
-function postInWorker(worker: Worker, url: string, key: string, bodies: Uint8Array<ArrayBuffer>[], clients: number): Promise<number> {
+function postInWorker(worker: Worker, url: string, key: string, bodies: Uint8Array<ArrayBuffer>[], clients: number, contentType = 'application/json'): Promise<number> {
   return new Promise((resolve, reject) => {
     worker.once('message', (m: { seconds?: number; error?: string }) => (m.error ? reject(new Error(m.error)) : resolve(m.seconds!)));
-    worker.postMessage({ url, key, bodies, clients }, bodies.map((b) => b.buffer));
+    worker.postMessage({ url, key, bodies, clients, contentType }, bodies.map((b) => b.buffer));
   });
+}
+
+type OtlpMessage = Record<string, unknown>;
+const ExportLogsServiceRequest = (createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js') as {
+  opentelemetry: { proto: { collector: { logs: { v1: { ExportLogsServiceRequest: { fromObject(o: OtlpMessage): OtlpMessage; encode(m: OtlpMessage): { finish(): Uint8Array } } } } } } };
+}).opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest;
+
+/** A JSON value as an OTLP AnyValue. */
+function anyValue(v: unknown): OtlpMessage {
+  if (typeof v === 'string') return { stringValue: v };
+  if (typeof v === 'boolean') return { boolValue: v };
+  if (typeof v === 'number') return Number.isInteger(v) ? { intValue: v } : { doubleValue: v };
+  if (Array.isArray(v)) return { arrayValue: { values: v.map(anyValue) } };
+  if (v && typeof v === 'object') return { kvlistValue: { values: Object.entries(v).map(([key, value]) => ({ key, value: anyValue(value) })) } };
+  return {};
+}
+
+/**
+ * The same edge events as one protobuf ExportLogsServiceRequest: each a log record with the
+ * event message as body and its metadata as attributes, under one resource (service.name
+ * `bench-otlp`), as an OpenTelemetry SDK would send them.
+ */
+function otlpBody(events: Record<string, any>[]): Uint8Array<ArrayBuffer> {
+  const logRecords = events.map((e) => ({
+    timeUnixNano: String(BigInt(e.timestamp) * 1000n),
+    severityNumber: 9,
+    severityText: 'INFO',
+    body: { stringValue: e.event_message },
+    attributes: Object.entries(e.metadata as Record<string, unknown>).map(([key, value]) => ({ key, value: anyValue(value) })),
+  }));
+  const message = ExportLogsServiceRequest.fromObject({
+    resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'bench-otlp' } }] }, scopeLogs: [{ scope: { name: 'bench' }, logRecords }] }],
+  });
+  return new Uint8Array(ExportLogsServiceRequest.encode(message).finish());
 }
 
 /** COPY text format of one stored row (the same columns ingest writes). */
@@ -173,6 +209,7 @@ async function main(): Promise<void> {
       const batch = normaliseEvents(edgeEvents(BATCH_SIZE, 'bench-copy'), { nowMs: Date.now(), retentionDays: 30 });
       return batch.rows.map(copyLine).join('');
     });
+    const otlpBodies = () => Array.from({ length: BATCHES }, () => otlpBody(edgeEvents(BATCH_SIZE, 'bench-otlp')));
     const sample = httpBodies();
     const bodyBytes = sample.reduce((n, b) => n + b.length, 0);
 
@@ -222,14 +259,22 @@ async function main(): Promise<void> {
         collectGarbage();
         return timed(BATCHES, CLIENTS, (i) => copy(bodies[i]!));
       },
+      otlp: async () => {
+        const bodies = otlpBodies();
+        collectGarbage();
+        const cpuStart = process.cpuUsage();
+        const seconds = await postInWorker(clients!, `http://127.0.0.1:${port}/v1/logs?source_name=${SOURCE}`, key, bodies, CLIENTS, 'application/x-protobuf');
+        const cpu = process.cpuUsage(cpuStart);
+        return { seconds, cpu: (cpu.user + cpu.system) / 1e6 };
+      },
     };
     const loadAtStart = os.loadavg()[0]!.toFixed(1);
-    const best = { http: Infinity, direct: Infinity, copy: Infinity };
-    const cpuOfBest = { http: 0, direct: 0, copy: 0 };
+    const best = { http: Infinity, direct: Infinity, copy: Infinity, otlp: Infinity };
+    const cpuOfBest = { http: 0, direct: 0, copy: 0, otlp: 0 };
     /** Node + Postgres CPU ms per 1,000 events, per round. */
-    const cpuPerThousand: Record<'http' | 'direct' | 'copy', number[]> = { http: [], direct: [], copy: [] };
+    const cpuPerThousand: Record<keyof typeof paths, number[]> = { http: [], direct: [], copy: [], otlp: [] };
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
-    const orders: Array<Array<keyof typeof paths>> = [['copy', 'http', 'direct'], ['http', 'direct', 'copy'], ['direct', 'copy', 'http']];
+    const orders: Array<Array<keyof typeof paths>> = [['copy', 'http', 'direct', 'otlp'], ['http', 'otlp', 'direct', 'copy'], ['direct', 'copy', 'otlp', 'http']];
     for (let round = 0; round < ROUNDS; round++) {
       const times: string[] = [];
       for (const path of orders[round % orders.length]!.filter((p) => opts.only.split(',').includes(p))) {
@@ -246,18 +291,23 @@ async function main(): Promise<void> {
       }
       console.log(`round ${round + 1}: ${times.join(', ')}`);
     }
-    const httpSeconds = best.http, directSeconds = best.direct, copySeconds = best.copy;
+    const httpSeconds = best.http, directSeconds = best.direct, copySeconds = best.copy, otlpSeconds = best.otlp;
 
     const { rows } = await ctx.db.pool.query(`SELECT project, count(*)::int AS n FROM ${qualifiedTable(source.table_name)} GROUP BY 1 ORDER BY 1`);
     const counts = Object.fromEntries(rows.map((r) => [r.project, r.n]));
     for (const path of ['http', 'direct'] as const) {
       if (opts.only.includes(path) && counts[`bench-${path}`] !== total * ROUNDS) throw new Error(`row counts are off: ${JSON.stringify(counts)}`);
     }
+    if (opts.only.includes('otlp')) {
+      const { rows: [otlpRows] } = await ctx.db.pool.query(`SELECT count(*)::int AS n FROM ${qualifiedTable(source.table_name)} WHERE metadata->0->'resource'->0->>'service_name' = 'bench-otlp'`);
+      if (otlpRows.n !== total * ROUNDS) throw new Error(`OTLP row count is off: ${otlpRows.n}`);
+    }
 
     const httpRate = total / httpSeconds;
     const directRate = total / directSeconds;
     const copyRate = total / copySeconds;
     const ratio = httpRate / copyRate;
+    const otlpRate = total / otlpSeconds;
     const figures = {
       date: new Date().toISOString().slice(0, 10),
       node: process.version,
@@ -271,13 +321,15 @@ async function main(): Promise<void> {
       directRate,
       copyRate,
       ratio,
-      cpu: { http: median(cpuPerThousand.http), direct: median(cpuPerThousand.direct), copy: median(cpuPerThousand.copy) },
+      otlpRate,
+      cpu: { http: median(cpuPerThousand.http), direct: median(cpuPerThousand.direct), copy: median(cpuPerThousand.copy), otlp: median(cpuPerThousand.otlp) },
     };
     console.log(`HTTP POST /api/logs      ${httpRate.toFixed(0).padStart(8)} events/s  (${(httpSeconds * 1000).toFixed(0)} ms, process CPU ${cpuOfBest.http.toFixed(2)} s incl. the client thread, ${figures.mbPerBatch.toFixed(2)} MB per batch)`);
     console.log(`in-process normalise+write ${directRate.toFixed(0).padStart(6)} events/s  (${(directSeconds * 1000).toFixed(0)} ms)`);
     console.log(`raw COPY (floor)         ${copyRate.toFixed(0).padStart(8)} events/s  (${(copySeconds * 1000).toFixed(0)} ms)`);
-    console.log(`ratio HTTP / COPY        ${ratio.toFixed(2)}  (target >= 0.5); load average ${figures.load}`);
-    console.log(`CPU ms per 1,000 events (Node + Postgres, median of rounds): HTTP ${figures.cpu.http.toFixed(0)}, in-process ${figures.cpu.direct.toFixed(0)}, COPY ${figures.cpu.copy.toFixed(0)}; COPY / HTTP ${(figures.cpu.copy / figures.cpu.http).toFixed(2)}`);
+    console.log(`OTLP POST /v1/logs (protobuf) ${otlpRate.toFixed(0).padStart(6)} events/s  (${(otlpSeconds * 1000).toFixed(0)} ms)`);
+    console.log(`ratio HTTP / COPY        ${ratio.toFixed(2)}  (target >= 0.5); OTLP / COPY ${(otlpRate / copyRate).toFixed(2)}; load average ${figures.load}`);
+    console.log(`CPU ms per 1,000 events (Node + Postgres, median of rounds): HTTP ${figures.cpu.http.toFixed(0)}, OTLP ${figures.cpu.otlp.toFixed(0)}, in-process ${figures.cpu.direct.toFixed(0)}, COPY ${figures.cpu.copy.toFixed(0)}; COPY / HTTP ${(figures.cpu.copy / figures.cpu.http).toFixed(2)}`);
     if (!opts['no-write']) writeSection(figures);
   } finally {
     await clients?.terminate();
@@ -289,8 +341,8 @@ async function main(): Promise<void> {
 
 interface Figures {
   date: string; node: string; batches: number; batchSize: number; clients: number; rounds: number; load: string; mbPerBatch: number;
-  httpRate: number; directRate: number; copyRate: number; ratio: number;
-  cpu: { http: number; direct: number; copy: number };
+  httpRate: number; directRate: number; copyRate: number; ratio: number; otlpRate: number;
+  cpu: { http: number; direct: number; copy: number; otlp: number };
 }
 
 const START = '<!-- ingest-bench:start -->';
@@ -302,14 +354,16 @@ function writeSection(f: Figures): void {
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
   const table = [
     START,
-    `Latest run: ${f.date}, Node ${f.node}, ${f.batches} batches of ${f.batchSize} edge events (${f.mbPerBatch.toFixed(2)} MB of JSON each), ${f.clients} concurrent clients, local Postgres on the same ${os.cpus().length} cores (1-minute load average ${f.load} during the run); best of ${f.rounds} rounds, each running the three paths in a different order.`,
+    `Latest run: ${f.date}, Node ${f.node}, ${f.batches} batches of ${f.batchSize} edge events (${f.mbPerBatch.toFixed(2)} MB of JSON each), ${f.clients} concurrent clients, local Postgres on the same ${os.cpus().length} cores (1-minute load average ${f.load} during the run); best of ${f.rounds} rounds, each running the four paths in a different order.`,
     '',
     '| path | events/s | CPU ms per 1,000 events (Node + Postgres) |',
     '|---|---:|---:|',
     `| \`POST /api/logs\` over HTTP (parse, normalise, one-transaction COPY) | ${f.httpRate.toFixed(0)} | ${f.cpu.http.toFixed(0)} |`,
+    `| \`POST /v1/logs\` over HTTP, the same events as OTLP protobuf log records (decode, map, normalise, COPY) | ${f.otlpRate.toFixed(0)} | ${f.cpu.otlp.toFixed(0)} |`,
     `| in-process \`normaliseEvents\` + \`LogWriter.write\` (no HTTP, no JSON parse) | ${f.directRate.toFixed(0)} | ${f.cpu.direct.toFixed(0)} |`,
     `| raw \`COPY ... FROM STDIN\` of the same stored rows (floor) | ${f.copyRate.toFixed(0)} | ${f.cpu.copy.toFixed(0)} |`,
     `| **ratio HTTP / COPY** (target ≥ 0.5) | **${f.ratio.toFixed(2)}** | **${(f.cpu.copy / f.cpu.http).toFixed(2)}** (COPY cost / HTTP cost) |`,
+    `| ratio OTLP / COPY | ${(f.otlpRate / f.copyRate).toFixed(2)} | ${(f.cpu.copy / f.cpu.otlp).toFixed(2)} |`,
     END,
   ].join('\n');
   if (!/^## Ingestion$/m.test(text)) {

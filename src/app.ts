@@ -39,6 +39,8 @@ export async function createApp(ctx: AppContext): Promise<Express> {
       const route = (req.route?.path as string | undefined) ?? 'unmatched';
       ctx.metrics.httpRequests.inc({ route, status: String(res.statusCode) });
       ctx.metrics.httpDuration.observe({ route }, (performance.now() - started) / 1000);
+      // req.path, never req.url: the query string may hold the api_key (src/auth/urlKey.ts).
+      ctx.logger.debug({ method: req.method, path: req.path, route, status: res.statusCode }, 'request');
     });
     next();
   });

@@ -83,7 +83,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     sources,
     keys,
     auth: new Authenticator(keys),
-    writer: new LogWriter(db.pool, sources),
+    writer: new LogWriter(db.pool, sources, logger),
     metrics,
     cache,
     reader,

@@ -4,6 +4,7 @@ import type { Scope } from '../config.js';
 import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import type { ApiKeyRecord, ApiKeyRepository } from './keys.js';
 import { LookupCache } from '../lookupCache.js';
+import { API_KEY_PARAM } from './urlKey.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -11,14 +12,26 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** The key of a request: `X-API-KEY`, or `Authorization: Bearer <key>`. Keys in the URL are not accepted. */
+/**
+ * The key of a request: `X-API-KEY`, else `Authorization: Bearer <key>`, else the `api_key`
+ * query parameter (the self-hosted stack's log shipper puts the key in the URL). Headers win
+ * when both are present. The URL key is never logged (the error log has `path`, without the
+ * query string), never part of a cache key (queryRoutes.ts strips it first) and never echoed.
+ */
 export function keyOf(req: Request): string | undefined {
-  return keyFrom(req.get('x-api-key'), req.get('authorization'));
+  return keyFrom(req.get('x-api-key'), req.get('authorization')) ?? urlKeyOf(req.query as Record<string, unknown>);
 }
 
-/** `keyOf` from the request's headers (the GET fast path has no Express request). */
-export function keyOfHeaders(headers: IncomingHttpHeaders): string | undefined {
-  return keyFrom(headers['x-api-key'] as string | undefined, headers.authorization);
+/** `keyOf` from the request's headers and raw query string (the GET fast path has no Express request). */
+export function keyOfHeaders(headers: IncomingHttpHeaders, urlKey?: string): string | undefined {
+  return keyFrom(headers['x-api-key'] as string | undefined, headers.authorization) ?? urlKey;
+}
+
+/** The `api_key` parameter of a parsed query (the first one if repeated). */
+function urlKeyOf(query: Record<string, unknown> | undefined): string | undefined {
+  const value = query?.[API_KEY_PARAM];
+  const first = Array.isArray(value) ? value[0] : value;
+  return typeof first === 'string' && first.trim() !== '' ? first.trim() : undefined;
 }
 
 function keyFrom(header: string | undefined, auth: string | undefined): string | undefined {

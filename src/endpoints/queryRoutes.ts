@@ -4,6 +4,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import { jsonBody } from '../ingest/parseBody.js';
 import type { AppContext } from '../context.js';
 import { keyOfHeaders } from '../auth/authenticate.js';
+import { splitUrlKey, withoutUrlKey } from '../auth/urlKey.js';
 import type { ApiKeyRecord } from '../auth/keys.js';
 import type { CacheOutcome } from '../cache/types.js';
 import type { EndpointQueryService, PreparedRun } from './queryService.js';
@@ -22,7 +23,7 @@ export function queryRoutes(ctx: AppContext, service: EndpointQueryService): Rou
   const requireQuery = ctx.auth.require('query');
 
   const run = async (req: Request, res: Response) => {
-    const input = collectInput(req.query as Record<string, unknown>, req.method === 'POST' ? req.body : undefined);
+    const input = collectInput(withoutUrlKey(req.query as Record<string, unknown>), req.method === 'POST' ? req.body : undefined);
     const result = await service.run(String(req.params.idOrName), { input, redact: wantsRedaction(req) });
     res.status(200).set('X-Cache', result.cache).type(CONTENT_TYPE).send(result.body);
   };
@@ -33,7 +34,7 @@ export function queryRoutes(ctx: AppContext, service: EndpointQueryService): Rou
   router.post(QUERY_ROUTE, requireQuery, jsonBody, run);
 
   router.get('/api/endpoints/:idOrName/sql', ctx.auth.require('admin'), async (req, res) => {
-    const input = collectInput(req.query as Record<string, unknown>, undefined);
+    const input = collectInput(withoutUrlKey(req.query as Record<string, unknown>), undefined);
     const explain = input.explain === 'true';
     res.json(await service.plan(String(req.params.idOrName), { input, redact: wantsRedaction(req) }, explain));
   });
@@ -87,11 +88,13 @@ export function fastQueryRoute(ctx: AppContext, service: EndpointQueryService): 
     if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) return undefined;
     const match = FAST_URL.exec(req.url!);
     if (match === null) return undefined;
-    const key = keyOfHeaders(headers);
+    // The key may be in the URL: the prepared run (and its map key) sees the query without it.
+    const query = splitUrlKey(match[2] ?? '');
+    const key = keyOfHeaders(headers, query.key);
     const apiKey = key ? ctx.auth.peek(key, 'query') : undefined;
     if (apiKey === undefined) return undefined;
     const redact = (headers['lf-endpoint-redact-pii'] as string | undefined)?.trim().toLowerCase() === 'true';
-    const prepared = service.preparedRun(match[1]!, match[2] ?? '', redact);
+    const prepared = service.preparedRun(match[1]!, query.rest, redact);
     if (prepared !== undefined) req.apiKey = apiKey;
     return prepared;
   };

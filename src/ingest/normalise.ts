@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FIXED_COLUMNS, inferField, mergeField, type FieldMap, type FieldType } from '../sources/schema.js';
-import { fieldName, isPlainObject, toStoredShape } from './shape.js';
+import { fieldName, isPlainObject, storedNames, toStoredShape } from './shape.js';
 import { MAX_NESTING, unstorableReason } from './storable.js';
 import { parseEventTimestamp } from './timestamp.js';
 
@@ -23,24 +23,35 @@ export interface EventError {
   message: string;
 }
 
+/** Why a valid event was dropped instead of stored: past its source's retention, or too far ahead. */
+export type DropReason = 'stale' | 'future';
+
 export interface NormalisedBatch {
+  /** The valid events, in the order sent. */
   rows: LogRow[];
+  /** The schema of `rows` (never of a rejected event). */
   fields: FieldMap;
+  /** The first MAX_LISTED_ERRORS invalid events, by index. */
   errors: EventError[];
-  /** Checking stopped at MAX_COLLECTED_ERRORS invalid events; later events were not looked at. */
-  errorsTruncated?: boolean;
+  /** How many events were invalid; `errors` lists at most MAX_LISTED_ERRORS of them. */
+  rejected: number;
+  /** Valid events not stored because of their timestamp, by reason. */
+  dropped: Record<DropReason, number>;
 }
 
 /**
- * Checking stops after this many invalid events: the batch is rejected whole anyway, and a body
- * of millions of tiny invalid events (`[1,1,1,…]`, 8 MB) otherwise held the event loop for
- * seconds and built ~200 MB of error objects (test/hardening/bad-input.test.ts).
+ * Invalid events listed one by one, at most. The rest are counted: a body of millions of tiny
+ * invalid events (`[1,1,1,…]`, 8 MB) would otherwise build ~200 MB of error objects and an
+ * answer of hundreds of megabytes (test/hardening/bad-input.test.ts).
  */
-export const MAX_COLLECTED_ERRORS = 1000;
+export const MAX_LISTED_ERRORS = 1000;
 
-const MAX_FUTURE_MS = 24 * 3_600_000;
-/** Top-level keys that are not stored in `body`. */
-const OWN_KEYS = new Set(['id', 'timestamp', 'event_message', 'message', 'project', 'metadata']);
+/** Clock skew tolerated: an event more than this ahead of the service's clock is dropped. */
+export const MAX_FUTURE_MS = 3_600_000;
+/** Top-level keys that are columns of their own, never stored in `body`. */
+const COLUMN_KEYS = new Set(['id', 'timestamp', 'event_message', 'project', 'metadata']);
+/** Also reserved when `message` is the event message (no `event_message`). */
+const COLUMN_KEYS_AND_MESSAGE = new Set([...COLUMN_KEYS, 'message']);
 
 export interface NormaliseOptions {
   nowMs: number;
@@ -56,28 +67,39 @@ export interface NormaliseOptions {
    * then reshaped in place instead of copied, which saves most of the allocation. Default false.
    */
   reuseInput?: boolean;
+  /** Slots of events that could not even be parsed (NDJSON lines), with the reason. */
+  unparsed?: ReadonlyMap<number, string>;
 }
 
 /**
- * Validates events and turns them into rows in the stored shape, with the schema they imply.
+ * Validates events one by one and turns the valid ones into rows in the stored shape, with the
+ * schema they imply; invalid events are reported by index and cost the others nothing.
  * One walk per event does three things at once (measured: 3× faster than separate passes):
  * builds the stored value (`toStoredShape`), merges each value's type into one mutable schema
  * for the batch (the same result as `inferField` + `mergeFieldMaps`, without a tree per event),
- * and rejects what Postgres cannot store (storable.ts).
+ * and rejects what Postgres cannot store (storable.ts). When the walk finds an event invalid,
+ * the schema changes it made are undone (Walker.journal), so `fields` describes `rows` only.
  */
 export function normaliseEvents(events: unknown[], options: NormaliseOptions): NormalisedBatch {
   const rows: LogRow[] = [];
   const errors: EventError[] = [];
-  const schema: Record<string, MutableField> = {};
+  let rejected = 0;
+  const dropped: Record<DropReason, number> = { stale: 0, future: 0 };
+  const schema = fieldMap();
   const walker = new Walker(options.checkStrings ?? true, options.reuseInput ?? false);
   const oldestMs = options.nowMs - options.retentionDays * 86_400_000;
+  const unparsed = options.unparsed;
 
-  for (let index = 0; index < events.length; index++) {
-    if (errors.length >= MAX_COLLECTED_ERRORS) return { rows, fields: schema as FieldMap, errors, errorsTruncated: true };
+  let index = 0;
+  // Not a closure per event: a body of millions of events allocated one each.
+  const fail = (message: string) => {
+    rejected++;
+    if (errors.length < MAX_LISTED_ERRORS) errors.push({ index, message });
+  };
+  for (; index < events.length; index++) {
     const event = events[index];
-    const fail = (message: string) => void errors.push({ index, message });
     if (!isPlainObject(event)) {
-      fail('an event must be a JSON object');
+      fail(unparsed?.get(index) ?? 'an event must be a JSON object');
       continue;
     }
 
@@ -101,15 +123,17 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
     }
     const ms = Number(micros / 1000n);
     if (ms > options.nowMs + MAX_FUTURE_MS) {
-      fail('timestamp is more than 24 hours in the future');
+      dropped.future++;
       continue;
     }
     if (ms < oldestMs) {
-      fail(`timestamp is older than the source's retention of ${options.retentionDays} days`);
+      dropped.stale++;
       continue;
     }
 
-    const message = event.event_message ?? event.message;
+    // `message` is the event message only without `event_message`; beside it, it is an ordinary field.
+    const messageIsOwn = event.event_message === undefined || event.event_message === null;
+    const message = messageIsOwn ? event.message : event.event_message;
     if (message !== undefined && message !== null && typeof message !== 'string') {
       fail('event_message must be a string');
       continue;
@@ -129,19 +153,38 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
     }
 
     walker.problem = undefined;
+    walker.journal.length = 0;
     let metadata: unknown = null;
     if (event.metadata !== undefined && event.metadata !== null) {
       metadata = walker.stored(event.metadata, 'metadata', schema, 1);
     }
+    const reserved = messageIsOwn ? COLUMN_KEYS_AND_MESSAGE : COLUMN_KEYS;
     let body: Record<string, unknown> | null = null;
+    let renamed = false;
     for (const key in event) {
-      if (OWN_KEYS.has(key)) continue;
-      const name = fieldName(key);
-      if (OWN_KEYS.has(name) || name in FIXED_COLUMNS) continue; // e.g. "event-message": would shadow a column
+      if (reserved.has(key)) continue;
+      if (walker.fieldName(key) !== key) {
+        renamed = true;
+        break;
+      }
       body ??= {};
-      body[name] = walker.stored(event[key], name, schema, 1);
+      body[key] = walker.stored(event[key], key, schema, 1);
+    }
+    if (renamed) {
+      // Some key is not an identifier: name them all by the collision rule (shape.ts storedNames),
+      // which also keeps e.g. "event-message" from shadowing the event_message column.
+      // Keys before the first renamed one are identifiers, already walked and kept as they are.
+      const walked = body;
+      body = {};
+      const keys = Object.keys(event).filter((k) => !reserved.has(k));
+      const names = storedNames(keys, reserved);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        body[names[i]!] = walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i]!, schema, 1);
+      }
     }
     if (walker.problem) {
+      walker.undo();
       fail(`the event ${walker.problem}`);
       continue;
     }
@@ -156,7 +199,15 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
     });
   }
 
-  return { rows, fields: schema as FieldMap, errors };
+  return { rows, fields: schema as FieldMap, errors, rejected, dropped };
+}
+
+/**
+ * A map of fields with no prototype: event keys such as `constructor` or `valueOf` must not find
+ * Object's properties where a field of that name has not been seen yet.
+ */
+function fieldMap(): Record<string, MutableField> {
+  return Object.create(null) as Record<string, MutableField>;
 }
 
 /** A FieldSchema the walk may change in place (all of them are created by this batch's walk). */
@@ -170,6 +221,12 @@ interface MutableField {
 class Walker {
   /** The first reason the current event cannot be stored. */
   problem: string | undefined;
+  /**
+   * Schema changes made while walking the current event, as (parent, key, previous value)
+   * triples: undone when the event turns out invalid, so it leaves no field or widened type.
+   * Few entries per event: a field already seen with the same type changes nothing.
+   */
+  readonly journal: unknown[] = [];
   private readonly names = new Map<string, string>();
 
   constructor(readonly checkStrings: boolean, private readonly inPlace: boolean) {}
@@ -184,21 +241,21 @@ class Walker {
     switch (typeof value) {
       case 'string':
         if (this.checkStrings && !this.problem) this.problem = unstorableReason(value);
-        if (acc === undefined) parent[key] = { type: 'STRING', repeated: false };
-        else if (acc.type !== 'STRING' && acc.type !== 'RECORD') parent[key] = { type: 'STRING', repeated: acc.repeated };
+        if (acc === undefined) this.set(parent, key, { type: 'STRING', repeated: false });
+        else if (acc.type !== 'STRING' && acc.type !== 'RECORD') this.set(parent, key, { type: 'STRING', repeated: acc.repeated });
         return value;
       case 'number': {
         const type = Number.isInteger(value) ? 'INT64' : 'FLOAT64';
-        if (acc === undefined) parent[key] = { type, repeated: false };
+        if (acc === undefined) this.set(parent, key, { type, repeated: false });
         else if (acc.type !== type && acc.type !== 'RECORD') {
           const numeric = acc.type === 'INT64' || acc.type === 'FLOAT64';
-          parent[key] = { type: numeric ? 'FLOAT64' : 'STRING', repeated: acc.repeated };
+          this.set(parent, key, { type: numeric ? 'FLOAT64' : 'STRING', repeated: acc.repeated });
         }
         return value;
       }
       case 'boolean':
-        if (acc === undefined) parent[key] = { type: 'BOOL', repeated: false };
-        else if (acc.type !== 'BOOL' && acc.type !== 'RECORD') parent[key] = { type: 'STRING', repeated: acc.repeated };
+        if (acc === undefined) this.set(parent, key, { type: 'BOOL', repeated: false });
+        else if (acc.type !== 'BOOL' && acc.type !== 'RECORD') this.set(parent, key, { type: 'STRING', repeated: acc.repeated });
         return value;
       case 'object':
         break;
@@ -213,26 +270,49 @@ class Walker {
       // Rare in logs: the general functions, then the same checks.
       if (!this.problem) this.problem = unstorableReason(value, depth);
       if (this.problem) return null;
-      parent[key] = mergeField(acc, inferField(value)) as MutableField;
+      this.set(parent, key, mergeField(acc, inferField(value)) as MutableField);
       return toStoredShape(value);
     }
     let record = acc;
     if (record === undefined || record.type !== 'RECORD') {
-      record = { type: 'RECORD', repeated: true, single: true, fields: {} }; // a record wins over a scalar
-      parent[key] = record;
+      record = { type: 'RECORD', repeated: true, single: true, fields: fieldMap() }; // a record wins over a scalar
+      this.set(parent, key, record);
     }
-    const fields = (record.fields ??= {});
+    if (record.fields === undefined) this.set(record as unknown as Record<string, MutableField>, 'fields', fieldMap() as unknown as MutableField);
+    const fields = record.fields!;
     const object = value as Record<string, unknown>;
-    if (this.inPlace && this.keysKept(object)) {
+    const kept = this.keysKept(object);
+    if (kept && this.inPlace) {
       for (const k in object) object[k] = this.stored(object[k], k, fields, depth + 1);
       return [object];
     }
     const out: Record<string, unknown> = {};
-    for (const k in object) {
-      const name = this.fieldName(k);
-      out[name] = this.stored(object[k], name, fields, depth + 1);
+    if (kept) {
+      for (const k in object) out[k] = this.stored(object[k], k, fields, depth + 1);
+    } else {
+      const keys = Object.keys(object);
+      const names = storedNames(keys);
+      for (let i = 0; i < keys.length; i++) out[names[i]!] = this.stored(object[keys[i]!], names[i]!, fields, depth + 1);
     }
     return [out];
+  }
+
+  /** Undoes the schema changes of the current event (see `journal`). */
+  undo(): void {
+    const j = this.journal;
+    for (let i = j.length - 3; i >= 0; i -= 3) {
+      const parent = j[i] as Record<string, unknown>;
+      const key = j[i + 1] as string;
+      const previous = j[i + 2];
+      if (previous === undefined) delete parent[key];
+      else parent[key] = previous;
+    }
+    j.length = 0;
+  }
+
+  private set(parent: Record<string, MutableField>, key: string, value: MutableField): void {
+    this.journal.push(parent, key, parent[key]);
+    parent[key] = value;
   }
 
   /** True when every key is stored as it is (the common case), so the object can be reused. */
@@ -241,7 +321,8 @@ class Walker {
     return true;
   }
 
-  private fieldName(key: string): string {
+  /** fieldName, remembered for the keys of this batch. */
+  fieldName(key: string): string {
     let name = this.names.get(key);
     if (name === undefined) {
       name = fieldName(key);

@@ -1,31 +1,62 @@
 /**
- * `POST /api/logs?source_name=<name>` (or `?source=<id>`): ingest scope (admin too).
- * Answers 200 `{"message": "Logged!", "count": N}` only after the batch is committed.
+ * Ingest routes, ingest scope (admin too); the key in a header or the `api_key` parameter:
  *
- * Decisions where CONTRACT.md leaves a choice:
+ * - `POST /api/logs`, `/logs` (the original's JavaScript transports), `/api/events`: one handler.
+ *   The source is `?source=<uuid or name>`, `?source_name=<name>` or the `x-source` header.
+ * - `POST /v1/logs`: OTLP/HTTP logs, protobuf or JSON (otlpLogs.ts), into the same sources.
+ *
+ * Every answer comes after the valid events are committed; answer.ts says its shapes.
+ *
+ * Decisions where the contract leaves a choice (docs/INGEST.md has them all):
  * - Content-Type other than JSON (`application/json`, `*+json`, none) or NDJSON
  *   (`application/x-ndjson`, `application/ndjson`, `application/jsonl`, `application/x-jsonlines`)
  *   answers 415 with the error envelope; an unknown Content-Encoding too.
  * - An event holding the NUL character or an unpaired surrogate (which Postgres `text`/`jsonb`
- *   cannot store), or nested more than 100 levels, is an invalid event: the batch answers 400
- *   naming it, nothing is stripped. Keys are never a problem: they are stored through `fieldName`.
+ *   cannot store), or nested more than 100 levels, is an invalid event: reported by index,
+ *   nothing is stripped.
  * - An empty batch (`[]`, `{"batch": []}`, NDJSON of blank lines) answers 200 with count 0;
  *   an empty body answers 400.
- * - At most 100 per-event errors are listed; the message gives the total.
  */
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../context.js';
-import { readIngestBody } from './parseBody.js';
+import { ingestAnswer, notStoredMessage } from './answer.js';
+import { otlpEncodingOf, otlpLogEvents, otlpResponse } from './otlpLogs.js';
+import { readDecodedBody, readIngestBody, UnsupportedMediaTypeError } from './parseBody.js';
 import { IngestService } from './service.js';
+
+export const INGEST_PATHS = ['/api/logs', '/logs', '/api/events'];
+export const OTLP_LOGS_PATH = '/v1/logs';
 
 export function ingestRoutes(ctx: AppContext): Router {
   const router = Router();
   const ingest = new IngestService(ctx);
-  router.post('/api/logs', ctx.auth.require('ingest'), async (req, res) => {
-    const source = await ingest.resolveSource(req.query);
+  const requireIngest = ctx.auth.require('ingest');
+
+  const ingestEvents = async (req: Request, res: Response) => {
+    const source = await ingest.resolveSource(req.query, req.headers);
     const parsed = await readIngestBody(req);
-    const count = await ingest.ingest(source, parsed);
-    res.json({ message: 'Logged!', count });
+    const unparsed = parsed.lineErrors.length ? new Map(parsed.lineErrors.map((l) => [l.index, l.message])) : undefined;
+    const outcome = await ingest.ingest(source, { events: parsed.events, mayHoldUnstorable: parsed.mayHoldUnstorable, unparsed });
+    const answer = ingestAnswer(outcome);
+    res.status(answer.status).json(answer.body);
+  };
+  // One route per path (not an array of paths), so that each is its own metric label.
+  for (const path of INGEST_PATHS) router.post(path, requireIngest, ingestEvents);
+
+  router.post(OTLP_LOGS_PATH, requireIngest, async (req: Request, res: Response) => {
+    const encoding = otlpEncodingOf(req.get('content-type'));
+    if (!encoding) {
+      throw new UnsupportedMediaTypeError(`Content-Type "${req.get('content-type')}" is not accepted at ${OTLP_LOGS_PATH}: send OTLP logs as application/x-protobuf or application/json.`);
+    }
+    const source = await ingest.resolveSource(req.query, req.headers);
+    const events = otlpLogEvents(await readDecodedBody(req), encoding);
+    // Protobuf strings may hold NUL (JSON ones only as an escape): check every string.
+    const outcome = await ingest.ingest(source, { events, mayHoldUnstorable: true });
+    const notStored = outcome.rejected + outcome.dropped.stale + outcome.dropped.future;
+    // 200 with partial_success even when no record was stored: the request itself was valid,
+    // and OTLP exporters read rejections from partial_success, not from the status.
+    const answer = otlpResponse(encoding, notStored, notStoredMessage(outcome));
+    res.status(200).type(answer.contentType).send(answer.body);
   });
   return router;
 }

@@ -1,62 +1,70 @@
 /**
- * Ingest: find the source, normalise the events, reject the whole batch if any event is
- * invalid, else write it in one transaction. Resolves only after COMMIT.
+ * Ingest: find the source, normalise the events, write the valid ones in one transaction.
+ * Resolves only after COMMIT, with what became of every event: stored, dropped (timestamp out
+ * of range) or rejected (invalid). One bad event never costs the others.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { AppContext } from '../context.js';
-import { BadRequestError, type ErrorDetail } from '../errors.js';
+import { BadRequestError } from '../errors.js';
 import type { SourceRecord } from '../sources/repository.js';
-import { normaliseEvents, type EventError } from './normalise.js';
-import type { ParsedEvents } from './parseBody.js';
-
-/** At most this many per-event errors are listed in a 400 (the message gives the total). */
-export const MAX_LISTED_ERRORS = 100;
+import { normaliseEvents, type DropReason, type EventError } from './normalise.js';
 
 export type IngestContext = Pick<AppContext, 'sources' | 'writer' | 'metrics'>;
+
+/** What became of a batch, once the valid events are committed. */
+export interface IngestOutcome {
+  /** Events sent. */
+  total: number;
+  /** Events stored (committed). */
+  count: number;
+  /** Valid events not stored because of their timestamp, by reason. */
+  dropped: Record<DropReason, number>;
+  /** Invalid events. */
+  rejected: number;
+  /** The first invalid events (normalise.ts MAX_LISTED_ERRORS), by index. */
+  errors: EventError[];
+}
+
+export interface IngestInput {
+  events: unknown[];
+  /** See NormaliseOptions.checkStrings. */
+  mayHoldUnstorable: boolean;
+  /** Events that could not be parsed (NDJSON lines), by index. */
+  unparsed?: ReadonlyMap<number, string>;
+}
 
 export class IngestService {
   constructor(private readonly ctx: IngestContext) {}
 
-  /** `?source_name=` or `?source=` (a UUID; a name is accepted too): 400 without either, 404 when unknown. */
-  async resolveSource(query: { source_name?: unknown; source?: unknown }): Promise<SourceRecord> {
-    const ref = nonEmptyString(query.source) ?? nonEmptyString(query.source_name);
+  /**
+   * The source of a request: `?source=` (a UUID; a name is accepted too), else `?source_name=`,
+   * else the `x-source` header (OTLP exporters can set headers but not always the URL).
+   * 400 without any, 404 when unknown.
+   */
+  async resolveSource(query: { source_name?: unknown; source?: unknown }, headers: IncomingHttpHeaders = {}): Promise<SourceRecord> {
+    const ref = nonEmptyString(query.source) ?? nonEmptyString(query.source_name) ?? nonEmptyString(headers['x-source']);
     if (!ref) {
-      throw new BadRequestError('Name the source: ?source_name=<name> or ?source=<id>.', [
-        { domain: 'params', reason: 'missingParameter', message: 'source_name or source is required', location: 'source_name' },
+      throw new BadRequestError('Name the source: ?source_name=<name>, ?source=<id> or the x-source header.', [
+        { domain: 'params', reason: 'missingParameter', message: 'source_name, source or the x-source header is required', location: 'source_name' },
       ]);
     }
     return this.ctx.sources.get(ref);
   }
 
-  /** Writes all events or none; returns how many were committed. */
-  async ingest(source: SourceRecord, parsed: ParsedEvents, nowMs = Date.now()): Promise<number> {
-    const batch = normaliseEvents(parsed.events, { nowMs, retentionDays: source.retention_days, checkStrings: parsed.mayHoldUnstorable, reuseInput: true });
-    const errors = mergeErrors(batch.errors, parsed.lineErrors);
-    if (errors.length) throw invalidBatchError(errors, parsed.events.length, Boolean(parsed.errorsTruncated || batch.errorsTruncated));
+  /** Writes the valid events (all in one transaction) and says what became of each. */
+  async ingest(source: SourceRecord, input: IngestInput, nowMs = Date.now()): Promise<IngestOutcome> {
+    const batch = normaliseEvents(input.events, {
+      nowMs, retentionDays: source.retention_days, checkStrings: input.mayHoldUnstorable, reuseInput: true, unparsed: input.unparsed,
+    });
     await this.ctx.writer.write(source, batch.rows, batch.fields);
-    this.ctx.metrics.ingestedEvents.inc({ source: source.name }, batch.rows.length);
-    return batch.rows.length;
+    const { metrics } = this.ctx;
+    if (batch.rows.length) metrics.ingestedEvents.inc({ source: source.name }, batch.rows.length);
+    for (const reason of ['stale', 'future'] as const) {
+      if (batch.dropped[reason]) metrics.droppedEvents.inc({ source: source.name, reason }, batch.dropped[reason]);
+    }
+    if (batch.rejected) metrics.rejectedEvents.inc({ source: source.name }, batch.rejected);
+    return { total: input.events.length, count: batch.rows.length, dropped: batch.dropped, rejected: batch.rejected, errors: batch.errors };
   }
-}
-
-/** NDJSON lines that did not parse replace the "not an object" error normalisation gives their slot. */
-function mergeErrors(events: EventError[], lines: EventError[]): EventError[] {
-  if (lines.length === 0) return events;
-  const unparsed = new Set(lines.map((l) => l.index));
-  return [...events.filter((e) => !unparsed.has(e.index)), ...lines].sort((a, b) => a.index - b.index);
-}
-
-/** `truncated`: checking stopped early (normalise.ts MAX_COLLECTED_ERRORS, parseBody.ts MAX_LINE_ERRORS). */
-function invalidBatchError(errors: EventError[], total: number, truncated = false): BadRequestError {
-  const listed = errors.slice(0, MAX_LISTED_ERRORS);
-  const details: ErrorDetail[] = listed.map((e) => ({ domain: 'ingest', reason: 'invalidEvent', message: e.message, location: String(e.index) }));
-  const first = errors[0]!;
-  const more = errors.length > listed.length ? ` (the first ${listed.length} are listed)` : '';
-  const message = truncated
-    ? `At least ${errors.length} events are invalid (checking stopped there)${more}; the first, event ${first.index}: ${first.message}. Nothing of the batch was written.`
-    : errors.length === 1
-    ? `Event ${first.index} is invalid: ${first.message}. Nothing of the batch was written.`
-    : `${errors.length} of ${total} events are invalid${more}; the first, event ${first.index}: ${first.message}. Nothing of the batch was written.`;
-  return new BadRequestError(message, details);
 }
 
 function nonEmptyString(value: unknown): string | undefined {

@@ -14,8 +14,10 @@ export function toStoredShape(value: unknown): unknown {
 }
 
 function toStoredRecord(object: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(object);
+  const names = storedNames(keys);
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(object)) out[fieldName(key)] = toStoredShape(v);
+  for (let i = 0; i < keys.length; i++) out[names[i]!] = toStoredShape(object[keys[i]!]);
   return out;
 }
 
@@ -25,9 +27,34 @@ function toStoredRecord(object: Record<string, unknown>): Record<string, unknown
  * so that every stored field can be named in a query.
  */
 export function fieldName(key: string): string {
-  if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return key;
+  if (IDENTIFIER.test(key)) return key;
   const cleaned = key.replace(/[^A-Za-z0-9_]/g, '_');
   return /^[0-9]/.test(cleaned) || cleaned === '' ? `_${cleaned}` : cleaned;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The stored names of one object's keys, in order, with no value lost when two keys normalise to
+ * one name (`content-type` and `content_type`): a key that is an identifier is always stored as
+ * sent; any other key becomes `fieldName(key)`, and when that name is already taken (by a key
+ * stored as sent, by an earlier renamed key, or by a name in `reserved`) it gets the first free
+ * suffix `_2`, `_3`, … (`content_type_2`). Which key gets the suffix therefore never depends on
+ * the order of keys for identifier keys, and follows the object's key order among renamed ones.
+ */
+export function storedNames(keys: readonly string[], reserved?: ReadonlySet<string>): string[] {
+  const names = keys.map((k) => (IDENTIFIER.test(k) && !reserved?.has(k) ? k : undefined));
+  if (!names.includes(undefined)) return names as string[];
+  const taken = new Set<string>(reserved);
+  for (const n of names) if (n !== undefined) taken.add(n);
+  return names.map((n, i) => {
+    if (n !== undefined) return n;
+    const base = fieldName(keys[i]!);
+    let name = base;
+    for (let suffix = 2; taken.has(name); suffix++) name = `${base}_${suffix}`;
+    taken.add(name);
+    return name;
+  });
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

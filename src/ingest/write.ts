@@ -15,6 +15,7 @@ import type { SourceRecord } from '../sources/repository.js';
 import type { SourceService } from '../sources/service.js';
 import type { FieldMap } from '../sources/schema.js';
 import { dayStart, ensurePartitions, qualifiedTable } from '../storage/logTables.js';
+import type { Logger } from '../logger.js';
 import type { LogRow } from './normalise.js';
 import { microsToIso } from './timestamp.js';
 
@@ -24,7 +25,10 @@ export class LogWriter {
   /** How this database takes rows; asked once, on the first batch (rowWriterFor). */
   private rowWriter: Promise<RowWriter> | undefined;
 
-  constructor(private readonly pool: pg.Pool, private readonly sources: SourceService) {}
+  /** A background reload of the catalog is scheduled (see reloadCatalog). */
+  private reloadRetry: NodeJS.Timeout | undefined;
+
+  constructor(private readonly pool: pg.Pool, private readonly sources: SourceService, private readonly logger?: Logger) {}
 
   async write(source: SourceRecord, rows: LogRow[], fields: FieldMap): Promise<void> {
     if (rows.length === 0) return;
@@ -42,7 +46,33 @@ export class LogWriter {
       await writeRows(client, source.table_name, rows);
       return this.sources.mergeSchema(client, source.id, fields);
     });
-    if (changed) await this.sources.reload();
+    if (changed) await this.reloadCatalog();
+  }
+
+  /**
+   * After COMMIT the batch is stored and will be acknowledged: nothing here may turn it into an
+   * error answer, or the shipper would send it again and it would be stored twice. So a failed
+   * reload of the catalog (which only makes new fields queryable sooner) is logged and retried
+   * in the background: after 1, 2, 4, 8 and 16 s, and then every 10 s by the catalog job (jobs.ts).
+   */
+  private async reloadCatalog(): Promise<void> {
+    try {
+      await this.sources.reload();
+    } catch (err) {
+      this.logger?.warn({ err: (err as Error).message }, 'source catalog reload after an ingest commit failed; the batch is stored; retrying in the background');
+      this.retryReload(1_000);
+    }
+  }
+
+  private retryReload(delayMs: number): void {
+    if (this.reloadRetry !== undefined) return;
+    this.reloadRetry = setTimeout(() => {
+      this.reloadRetry = undefined;
+      this.sources.reload().catch(() => {
+        if (delayMs < 16_000) this.retryReload(delayMs * 2);
+      });
+    }, delayMs);
+    this.reloadRetry.unref();
   }
 
   /** Forget cached partitions of a table (after retention dropped some, or the table was recreated). */

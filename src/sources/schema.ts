@@ -7,7 +7,7 @@
  * translator may read `metadata->0->'request'->0->>'path'` instead of unnesting, which is
  * 4–10× faster (DESIGN.md), and still gives the same rows.
  */
-import { fieldName } from '../ingest/shape.js';
+import { storedNames } from '../ingest/shape.js';
 
 export type ScalarType = 'STRING' | 'INT64' | 'FLOAT64' | 'BOOL' | 'TIMESTAMP';
 export type FieldType = ScalarType | 'RECORD';
@@ -71,9 +71,12 @@ export function inferField(value: unknown): FieldSchema | undefined {
     case 'number': return { type: Number.isInteger(value) ? 'INT64' : 'FLOAT64', repeated: false };
     case 'object': {
       const fields: Record<string, FieldSchema> = {};
-      for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-        const f = inferField(v);
-        if (f) fields[fieldName(k)] = mergeField(fields[fieldName(k)], f)!;
+      const object = value as Record<string, unknown>;
+      const keys = Object.keys(object);
+      const names = storedNames(keys);
+      for (let i = 0; i < keys.length; i++) {
+        const f = inferField(object[keys[i]!]);
+        if (f) fields[names[i]!] = f;
       }
       return { type: 'RECORD', repeated: true, single: true, fields };
     }

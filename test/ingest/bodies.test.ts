@@ -67,13 +67,21 @@ describe('POST /api/logs: body forms', () => {
     assert.equal(await countRows(t, 'form-ndjson'), 3);
   });
 
-  it('when an NDJSON line is not JSON, then 400 names its index and nothing is written', async () => {
+  it('when an NDJSON line is not JSON, then 406 names its index and the other lines are stored', async () => {
     const body = `${JSON.stringify(event('form-ndjson-bad'))}\n{"event_message": oops}\n${JSON.stringify(event('form-ndjson-bad'))}`;
-    const res = await post().set('Content-Type', 'application/x-ndjson').send(body).expect(400);
+    const res = await post().set('Content-Type', 'application/x-ndjson').send(body).expect(406);
     assert.equal(res.body.error.errors.length, 1);
     assert.equal(res.body.error.errors[0].location, '1');
     assert.match(res.body.error.errors[0].message, /not valid JSON/);
-    assert.equal(await countRows(t, 'form-ndjson-bad'), 0);
+    assert.equal(res.body.count, 2);
+    assert.equal(await countRows(t, 'form-ndjson-bad'), 2);
+  });
+
+  it('when more than 1000 NDJSON lines are not JSON, then the body is not NDJSON: 400 and nothing is stored', async () => {
+    const body = [JSON.stringify(event('form-ndjson-junk')), ...Array(1001).fill('{oops')].join('\n');
+    const res = await post().set('Content-Type', 'application/x-ndjson').send(body).expect(400);
+    assert.match(res.body.error.message, /not NDJSON/);
+    assert.equal(await countRows(t, 'form-ndjson-junk'), 0);
   });
 
   it('when the body is gzip-compressed, then it is decompressed and stored', async () => {

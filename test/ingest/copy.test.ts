@@ -213,7 +213,7 @@ describe('ingest writer: COPY on Postgres', () => {
     assert.deepEqual(rows[0].metadata, [{ tail: message.slice(-1000) }]);
   });
 
-  it('when an event holds NUL in any column (id, project, message, metadata, body; JSON or NDJSON), then 400 before anything reaches COPY', async () => {
+  it('when an event holds NUL in any column (id, project, message, metadata, body; JSON or NDJSON), then 406 names it before anything reaches COPY, and the clean events are stored', async () => {
     const res = await post({ batch: [
       { id: 'nul\u0000id', project: 'copy-nul' },
       { id: 'nul-project', project: 'copy\u0000nul' },
@@ -221,12 +221,12 @@ describe('ingest writer: COPY on Postgres', () => {
       { id: 'nul-metadata', project: 'copy-nul', metadata: { list: ['ok', 'a\u0000b'] } },
       { id: 'nul-body', project: 'copy-nul', extra: { deep: 'a\u0000b' } },
       { id: 'nul-fine', project: 'copy-nul', event_message: '\\u0000 as text is fine' },
-    ] }).expect(400);
+    ] }).expect(406);
     assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['0', '1', '2', '3', '4']);
     const ndjson = ['{"id": "nd-0", "project": "copy-nul"}', '{"id": "nd-1", "project": "copy-nul", "x": "a\\u0000b"}'].join('\n');
-    const nd = await request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', t.keys.ingest).set('Content-Type', 'application/x-ndjson').send(ndjson).expect(400);
+    const nd = await request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', t.keys.ingest).set('Content-Type', 'application/x-ndjson').send(ndjson).expect(406);
     assert.deepEqual(nd.body.error.errors.map((e: { location: string }) => e.location), ['1']);
-    assert.equal((await readRows(t.context, 'copy-nul')).length, 0);
+    assert.deepEqual((await readRows(t.context, 'copy-nul')).map((r) => r.id).sort(), ['nd-0', 'nul-fine']);
   });
 });
 

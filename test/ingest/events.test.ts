@@ -56,20 +56,41 @@ describe('POST /api/logs: events as stored', () => {
       assert.ok(ms >= before - 1000 && ms <= Date.now() + 1000);
     });
 
-    it('when a timestamp is not a date, is far in the future or is past retention, then 400 names the event', async () => {
+    it('when a timestamp is not a date, then 406 names the event; more than an hour ahead or past retention, then it is dropped and counted', async () => {
       const res = await post({ batch: [
         { id: 'ts-bad-0', project: PROJECT },
         { id: 'ts-bad-1', project: PROJECT, timestamp: 'yesterday' },
         { id: 'ts-bad-2', project: PROJECT, timestamp: '2026-02-30T00:00:00Z' },
-        { id: 'ts-bad-3', project: PROJECT, timestamp: Date.now() + 3 * 86_400_000 },
+        { id: 'ts-bad-3', project: PROJECT, timestamp: Date.now() + 2 * 3_600_000 },
         { id: 'ts-bad-4', project: PROJECT, timestamp: '2001-01-01T00:00:00Z' },
         { id: 'ts-bad-5', project: PROJECT, timestamp: true },
-      ] }).expect(400);
-      assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['1', '2', '3', '4', '5']);
+        { id: 'ts-bad-6', project: PROJECT, timestamp: Date.now() + 30 * 60_000 },
+      ] }).expect(406);
+      assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['1', '2', '5']);
       assert.match(res.body.error.errors[0].message, /not ISO 8601/);
-      assert.match(res.body.error.errors[2].message, /future/);
-      assert.match(res.body.error.errors[3].message, /retention/);
-      assert.equal((await rows(`id LIKE 'ts-bad-%'`, [])).length, 0);
+      assert.equal(res.body.count, 2);
+      assert.equal(res.body.dropped, 2);
+      assert.equal(res.body.rejected, 3);
+      assert.deepEqual((await rows(`id LIKE 'ts-bad-%'`, [])).map((r) => r.id), ['ts-bad-0', 'ts-bad-6']);
+    });
+
+    it('when the only problems are stale or future events, then 200 with "dropped" beside "count", and the metric counts them by reason', async () => {
+      const metric = async (reason: string) => {
+        const text = await (await request(t.app).get('/metrics')).text;
+        const line = text.split('\n').find((l) => l.startsWith(`logquery_ingest_dropped_events_total{source="${SOURCE}",reason="${reason}"}`));
+        return line ? Number(line.split(' ').pop()) : 0;
+      };
+      const [stale0, future0] = [await metric('stale'), await metric('future')];
+      const res = await post([
+        { id: 'drop-0', project: PROJECT },
+        { id: 'drop-1', project: PROJECT, timestamp: '2001-01-01T00:00:00Z' },
+        { id: 'drop-2', project: PROJECT, timestamp: new Date(Date.now() + 3 * 3_600_000).toISOString() },
+        { id: 'drop-3', project: PROJECT, timestamp: new Date(Date.now() + 3 * 3_600_000).toISOString() },
+      ]).expect(200);
+      assert.deepEqual(res.body, { message: 'Logged!', count: 1, dropped: 3 });
+      assert.equal(await metric('stale'), stale0 + 1);
+      assert.equal(await metric('future'), future0 + 2);
+      assert.deepEqual((await rows(`id LIKE 'drop-%'`, [])).map((r) => r.id), ['drop-0']);
     });
   });
 
@@ -131,7 +152,7 @@ describe('POST /api/logs: events as stored', () => {
     assert.equal(t.context.sources.catalogVersion, version);
   });
 
-  it('when an event contains a NUL character, then the batch is rejected with 400 naming that event, not 500', async () => {
+  it('when an event contains a NUL character, then 406 names that event, not 500, and the clean events are stored', async () => {
     const res = await post({ batch: [
       { id: 'nul-0', project: PROJECT, event_message: 'fine' },
       { id: 'nul-1', project: PROJECT, event_message: 'bad\u0000message' },
@@ -139,30 +160,44 @@ describe('POST /api/logs: events as stored', () => {
       { id: 'nul-3', project: PROJECT, metadata: { ['key\u0000']: 1 } },
       { id: 'nul-4', project: PROJECT, metadata: { lone: '\ud800' } },
       { id: 'nul-5', project: PROJECT, metadata: { emoji: '😀 \\u0000 is fine as text' } },
-    ] }).expect(400);
+    ] }).expect(406);
     // A key is stored through fieldName (non-identifier characters become "_"), so event 3 is fine.
     assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['1', '2', '4']);
     assert.match(res.body.error.errors[0].message, /NUL/);
     assert.match(res.body.error.errors[2].message, /surrogate/);
-    assert.equal((await rows(`id LIKE 'nul-%'`, [])).length, 0);
+    assert.equal(res.body.count, 3);
+    assert.deepEqual((await rows(`id LIKE 'nul-%'`, [])).map((r) => r.id), ['nul-0', 'nul-3', 'nul-5']);
   });
 
-  it('when an event is nested too deeply, then 400, not 500', async () => {
+  it('when an event is nested too deeply, then 406 naming it, not 500, and nothing is stored', async () => {
     const deep = '{"d":'.repeat(5000) + '1' + '}'.repeat(5000);
     const res = await request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', t.keys.ingest)
-      .set('Content-Type', 'application/json').send(`{"id": "deep-1", "project": "${PROJECT}", "metadata": ${deep}}`).expect(400);
+      .set('Content-Type', 'application/json').send(`{"id": "deep-1", "project": "${PROJECT}", "metadata": ${deep}}`).expect(406);
     assert.match(res.body.error.errors[0].message, /nested more than/);
+    assert.equal(res.body.count, 0);
   });
 
-  it('when one event of a batch is invalid, then nothing of the batch is written and each bad event is listed', async () => {
-    const batch = Array.from({ length: 50 }, (_, i) => ({ id: `atomic-${i}`, project: PROJECT, event_message: 'atomic' })) as object[];
-    batch[17] = { id: 'atomic-17', project: PROJECT, event_message: 42 };
+  it('when some events of a batch are invalid, then the valid ones are stored in one go and each bad event is listed by index', async () => {
+    const batch = Array.from({ length: 50 }, (_, i) => ({ id: `partial-${i}`, project: PROJECT, event_message: 'partial' })) as object[];
+    batch[17] = { id: 'partial-17', project: PROJECT, event_message: 42 };
     batch[33] = 'not an object' as unknown as object;
-    batch[40] = { id: 'atomic-40', project: PROJECT, metadata: 'a string' };
-    const res = await post({ batch }).expect(400);
+    batch[40] = { id: 'partial-40', project: PROJECT, metadata: 'a string' };
+    const res = await post({ batch }).expect(406);
+    assert.equal(res.body.error.code, 406);
     assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['17', '33', '40']);
     for (const e of res.body.error.errors) assert.equal(e.reason, 'invalidEvent');
     assert.match(res.body.error.message, /3 of 50 events are invalid/);
-    assert.equal((await rows(`event_message = 'atomic'`, [])).length, 0);
+    assert.equal(res.body.count, 47);
+    assert.equal((await rows(`event_message = 'partial'`, [])).length, 47);
+  });
+
+  it('when an invalid event brings a field of its own, then the source schema does not get it', async () => {
+    await post([
+      { id: 'schema-bad-0', project: PROJECT, metadata: { only_in_bad_event: 1, x: 'a\u0000b' } },
+      { id: 'schema-bad-1', project: PROJECT, metadata: { only_in_good_event: 1 } },
+    ]).expect(406);
+    const { rows: [row] } = await t.context.db.pool.query('SELECT schema FROM sources WHERE name = $1', [SOURCE]);
+    assert.equal(row.schema.metadata?.fields?.only_in_bad_event, undefined);
+    assert.equal(row.schema.metadata?.fields?.only_in_good_event?.type, 'INT64');
   });
 });
