@@ -4,7 +4,8 @@
  * the stored shape, loaded with COPY.
  *
  * - `1m`: 1,000,000 rows over the last 8 days; `5m`: 5,000,000 rows over the last 40 days (the
- *   same events per day: "scaling means history", DESIGN.md).
+ *   same events per day: "scaling means history", docs/ARCHITECTURE.md, "Measured facts
+ *   behind the design").
  * - 85% edge events (`cloudflare.logs.prod`, ~1.6 KB of metadata each: varied paths, 20 skewed
  *   projects, mostly 2xx, some 4xx/5xx), 6% postgres logs (error_severity LOG … PANIC), the
  *   other seven sources share the rest.

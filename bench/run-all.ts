@@ -259,7 +259,7 @@ async function floorClient(url: string): Promise<pg.Client> {
   return client;
 }
 
-/** Floor values in the service's encoding (CONTRACT.md §1): timestamptz → µs, timestamp → ISO without zone, int8/numeric → number. */
+/** Floor values in the service's encoding (docs/API.md, "Row encoding"): timestamptz → µs, timestamp → ISO without zone, int8/numeric → number. */
 function encodeFloorValue(value: unknown, oid: number): unknown {
   if (value === null) return null;
   if (oid === 1184) {

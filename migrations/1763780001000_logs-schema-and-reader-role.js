@@ -3,7 +3,8 @@
  *
  * `logquery_reader` can only USAGE schema `logs` and SELECT its tables (default privileges
  * cover tables created later). Endpoint queries run under `SET LOCAL ROLE logquery_reader`
- * in a READ ONLY transaction: the third wall of sandboxing (DESIGN.md). Roles are
+ * in a READ ONLY transaction: the third wall of sandboxing (SECURITY.md,
+ * "Wall 3 — execution"). Roles are
  * cluster-wide, so creation is idempotent: several databases of one cluster share it.
  */
 export const up = (pgm) => {

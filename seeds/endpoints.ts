@@ -1,4 +1,4 @@
-/** The two endpoints of SEED-SPEC.md, with the settings of its section 2.2. */
+/** The two seeded endpoints and their settings (docs/API.md, "Seeded endpoints"). */
 import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
 import type { EndpointFields } from '../src/endpoints/repository.js';
 

@@ -1,6 +1,6 @@
 /**
  * One error family, one HTTP status each. Routes and services throw these; the error
- * middleware (src/http/errorMiddleware.ts) turns them into the envelope of CONTRACT.md §2:
+ * middleware (src/http/errorMiddleware.ts) turns them into the envelope of docs/API.md, "Errors":
  *
  *   {"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "...",
  *              "errors": [{"domain": "params", "reason": "missingParameter", "message": "...", "location": "interval"}]}}

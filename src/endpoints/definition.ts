@@ -1,8 +1,8 @@
 /**
- * Validation of an endpoint definition posted to the management API (CONTRACT.md §6, §7):
- * a JSON object in, complete `EndpointFields` out, or a 422 that names the field and says
- * what to change. The SQL itself is checked by the translator in the management service;
- * here only that the declared and the used `@parameters` agree.
+ * Validation of an endpoint definition posted to the management API (docs/API.md, "Endpoint
+ * settings", "Management API"): a JSON object in, complete `EndpointFields` out, or a 422 that
+ * names the field and says what to change. The SQL itself is checked by the translator in the
+ * management service; here only that the declared and the used `@parameters` agree.
  *
  *   validateDefinition({ name: 'errors.count', query: 'select count(*) as n from `postgres.logs`' })
  *   // → { name: 'errors.count', parameters: [], max_rows: 1000, cache_duration_seconds: 0, ... }
@@ -18,7 +18,7 @@ export const MAX_ROWS_LIMIT = 1_000_000;
 export const DEFAULT_MAX_ROWS = 1000;
 /** A year: longer cache lifetimes or warming periods are mistakes, and the columns are int4. */
 export const MAX_SECONDS = 365 * 86_400;
-/** The reserved parameter that carries a sandboxed query (CONTRACT.md §3). */
+/** The reserved parameter that carries a sandboxed query (docs/API.md, "Query sandboxing"). */
 export const RESERVED_PARAMETERS = new Set(['sql']);
 
 const FIELDS = ['name', 'description', 'query', 'parameters', 'max_rows', 'cache_duration_seconds', 'cache_warming_seconds', 'sandboxable', 'redact_pii'] as const;
@@ -42,7 +42,8 @@ export function requireObject(body: unknown): Body {
 export type InheritedDeclaration = (name: string) => ParameterDeclaration | undefined;
 
 /**
- * Create and PUT: every field from the body, defaults for the rest (CONTRACT.md §6).
+ * Create and PUT: every field from the body, defaults for the rest (docs/API.md, "Endpoint
+ * settings").
  * `usedParameters` are the `@names` of the query (from the translator's lexer), including those
  * of the endpoints it reads; `inherited` gives their declarations, the default of an undeclared name.
  */

@@ -1,6 +1,6 @@
 /**
  * `GET/POST /api/endpoints`, `GET/PUT/PATCH/DELETE /api/endpoints/:idOrName` (admin scope).
- * Bodies are bare JSON: a list is an array, one endpoint an object (CONTRACT.md §7).
+ * Bodies are bare JSON: a list is an array, one endpoint an object (docs/API.md, "Management API").
  * Running an endpoint (`/api/endpoints/query/...`, `/:idOrName/sql`) lives in another router;
  * these routes match one path segment only, so they never shadow those.
  */

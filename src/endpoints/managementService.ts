@@ -1,6 +1,7 @@
 /**
- * Endpoint management (CONTRACT.md §7): validate the definition, translate its SQL so that a
- * definition that cannot run is refused with 422 and the line:column of the problem, then save.
+ * Endpoint management (docs/API.md, "Management API"): validate the definition, translate its
+ * SQL so that a definition that cannot run is refused with 422 and the line:column of the
+ * problem, then save.
  * Every update bumps `version` (EndpointRepository.update), which invalidates cached results.
  *
  * Endpoints may read endpoints (src/endpoints/nesting.ts). A definition is checked with the

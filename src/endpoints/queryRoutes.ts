@@ -10,7 +10,7 @@ import type { CacheOutcome } from '../cache/types.js';
 import type { EndpointQueryService, PreparedRun } from './queryService.js';
 import { collectInput } from './params.js';
 
-/** Header that turns redaction on for one call (CONTRACT.md §4). */
+/** Header that turns redaction on for one call (docs/API.md, "PII redaction"). */
 export const REDACT_HEADER = 'LF-ENDPOINT-REDACT-PII';
 
 /** The route's path, also its label in the HTTP metrics. */
@@ -29,8 +29,8 @@ export function queryRoutes(ctx: AppContext, service: EndpointQueryService): Rou
   };
   router.get(QUERY_ROUTE, requireQuery, run);
   // jsonBody: a JSON body of at most 1 MB, and 415 for a body of another Content-Type
-  // (text/plain, multipart, form): express.json() skipped those, so their parameters (and
-  // `sql`) were silently ignored and the endpoint ran without them (test/hardening/bad-input.test.ts).
+  // (text/plain, multipart, form): express.json() alone skips those, so their parameters (and
+  // `sql`) would be silently ignored and the endpoint run without them (test/hardening/bad-input.test.ts).
   router.post(QUERY_ROUTE, requireQuery, jsonBody, run);
 
   router.get('/api/endpoints/:idOrName/sql', ctx.auth.require('admin'), async (req, res) => {

@@ -184,7 +184,7 @@ export class EndpointQueryService {
   }
 
   private execute(sql: string, values: Array<string | null>) {
-    // The embedded PGlite gets the transaction in three round trips, as before the pipelined batch.
+    // The embedded PGlite is not known to take a pipelined batch: it gets the transaction in three round trips.
     return executeReadOnly(this.pool, sql, values, { timeoutMs: this.ctx.config.queryTimeoutMs, useReaderRole: this.useReaderRole, pipelined: !this.ctx.embedded });
   }
 

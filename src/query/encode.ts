@@ -1,5 +1,5 @@
 /**
- * Row encoding of CONTRACT.md §1, the way the original BigQuery-backed service answers:
+ * Row encoding (docs/API.md, "Row encoding"), the way the original BigQuery-backed service answers:
  * TIMESTAMP (timestamptz) as integer unix microseconds, DATETIME (timestamp) as a zone-less
  * ISO string, INT64/FLOAT64/NUMERIC as numbers, records as stored JSON.
  *

@@ -1,6 +1,6 @@
 /**
- * PII redaction (CONTRACT.md §4): IPv4 and IPv6 addresses inside every string value of a
- * result, at any depth, become `REDACTED`. Keys, numbers and booleans are untouched.
+ * PII redaction (docs/API.md, "PII redaction"): IPv4 and IPv6 addresses inside every string
+ * value of a result, at any depth, become `REDACTED`. Keys, numbers and booleans are untouched.
  *
  * IPv6 candidates are found loosely (hex digits, colons and dots between word boundaries) and
  * confirmed with node's own parser, so full, compressed and IPv4-mapped forms are caught while

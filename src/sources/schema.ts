@@ -5,7 +5,8 @@
  * so `metadata` is `[{"request": [{"path": "/rest/v1"}]}]`. The schema remembers, per field,
  * whether a record was always written from a single object (`single: true`): then the
  * translator may read `metadata->0->'request'->0->>'path'` instead of unnesting, which is
- * 4–10× faster (DESIGN.md), and still gives the same rows.
+ * 4–10× faster (docs/ARCHITECTURE.md, "Measured facts behind the design"), and still gives
+ * the same rows.
  */
 import { storedNames } from '../ingest/shape.js';
 

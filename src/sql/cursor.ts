@@ -7,7 +7,7 @@ import { SqlLimitError, SqlSyntaxError, SqlUnsupportedError } from './errors.js'
 import { RESERVED } from './keywords.js';
 import type { Token } from './lexer.js';
 
-/** Deepest nesting of expressions and queries (CONTRACT.md §2). */
+/** Deepest nesting of expressions and queries (docs/API.md, "Limits"). */
 export const MAX_DEPTH = 200;
 
 export class TokenCursor {

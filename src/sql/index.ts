@@ -34,7 +34,7 @@ export interface TranslateInput {
   query: string;
   /** Source lookup by name, e.g. 'cloudflare.logs.prod'. */
   sources: SourceLookup;
-  /** The caller's SELECT replacing the endpoint's final selection (CONTRACT.md §3). */
+  /** The caller's SELECT replacing the endpoint's final selection (docs/API.md, "Query sandboxing"). */
   sandboxSql?: string;
   /** Cap on rows: LIMIT min(existing, maxRows), or added. */
   maxRows?: number;

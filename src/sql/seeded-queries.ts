@@ -1,9 +1,10 @@
 import { DEFAULT_SOURCES } from '../sources/defaults.js';
 
 /**
- * The SQL of the two seeded endpoints (SEED-SPEC.md 4.2, 4.3), written the way clients of the
- * original BigQuery-backed service write it: backticked source names, UNNEST joins, a trailing
- * comma before FROM, GROUP BY a select alias. The translator must take them unchanged.
+ * The SQL of the two seeded endpoints (docs/API.md, "Seeded endpoints"), written the way
+ * clients of the original BigQuery-backed service write it: backticked source names, UNNEST
+ * joins, a trailing comma before FROM, GROUP BY a select alias. The translator must take them
+ * unchanged.
  */
 
 export const USAGE_API_COUNTS_SQL = `-- requests per bucket, split by API area

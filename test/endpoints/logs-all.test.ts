@@ -6,7 +6,7 @@ import { testApp } from '../support/http.js';
 
 const MINUTE = 60_000;
 
-/** An event of `source` that belongs to `project`, with the project where that source keeps it (CONTRACT.md §9). */
+/** An event of `source` that belongs to `project`, with the project where that source keeps it (docs/COMPATIBILITY.md, "Log sources"). */
 function eventFor(source: string, project: string, id: string, at: number): object {
   const base = { id, timestamp: new Date(at).toISOString(), event_message: `${source} ${id}` };
   switch (source) {

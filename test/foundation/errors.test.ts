@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { testApp } from '../support/http.js';
 
-/** The envelope of CONTRACT.md §2, as the dashboard reads it. */
+/** The error envelope (docs/API.md, "Errors"), as the dashboard reads it. */
 function assertEnvelope(body: any, code: number, status: string): void {
   assert.equal(body.error.code, code);
   assert.equal(body.error.status, status);

@@ -1,5 +1,5 @@
 /**
- * Bad input everywhere (CONTRACT.md §2): every malformed request answers a clear 4xx with the
+ * Bad input everywhere (docs/API.md, "Errors"): every malformed request answers a clear 4xx with the
  * error envelope, never a 500, and the service keeps serving. The app listens on a real port so
  * that requests no HTTP client library would send (broken escapes, invalid UTF-8, lying
  * Content-Length) can be written byte for byte on a socket.

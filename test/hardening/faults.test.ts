@@ -1,6 +1,6 @@
 /**
- * Faults with real services (CONTRACT.md §2, §5, §8): the service in-process on a real port,
- * driven by concurrent HTTP clients, while
+ * Faults with real services (docs/API.md, "Errors", "Caching and warming", "Ingestion"): the
+ * service in-process on a real port, driven by concurrent HTTP clients, while
  *   - its own redis-server is killed and restarted under load (no request may fail),
  *   - Postgres disappears behind a TCP proxy (refused, then hanging): 503 with the envelope
  *     within a few seconds, no crash, no leaked connections, no half-written ingest batch, and

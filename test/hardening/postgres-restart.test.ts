@@ -1,5 +1,6 @@
 /**
- * Postgres stopped and started again under traffic (CONTRACT.md §2, §8, §10), with a real
+ * Postgres stopped and started again under traffic (docs/API.md, "Errors",
+ * "Ingestion", "Health, readiness and metrics"), with a real
  * `pg_ctl stop -m fast` on a throwaway cluster of this test (the shared Postgres is never
  * touched). Unlike a cut TCP proxy (faults.test.ts), the server itself terminates every backend
  * (57P01) and then refuses connections. The service runs in its own process, so a crash shows.

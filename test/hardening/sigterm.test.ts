@@ -1,7 +1,7 @@
 /**
- * SIGTERM (CONTRACT.md §10): the real service (`node --import tsx src/main.ts`, its own process,
- * a fresh database) gets SIGTERM while requests are in flight — a query running in Postgres and
- * an ingest body still being uploaded. Both must complete with 200 (and the batch be stored),
+ * SIGTERM (docs/API.md, "Starting and stopping"): the real service (`node --import tsx
+ * src/main.ts`, its own process, a fresh database) gets SIGTERM while requests are in flight — a
+ * query running in Postgres and an ingest body still being uploaded. Both must complete with 200 (and the batch be stored),
  * new connections must be refused from the signal on, and the process must exit 0.
  */
 import assert from 'node:assert/strict';

@@ -190,7 +190,7 @@ function round(n: number): number {
   return Math.round(n * 10) / 10;
 }
 
-/** Asserts the CONTRACT.md §2 envelope and returns it. */
+/** Asserts the error envelope (docs/API.md, "Errors") and returns it. */
 export function envelopeOf(status: number, text: string): { code: number; status: string; message: string; errors: unknown[] } {
   let body: { error?: { code: number; status: string; message: string; errors: unknown[] } };
   try {

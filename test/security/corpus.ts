@@ -1,7 +1,7 @@
 /**
- * Hostile input for the query sandbox (CONTRACT.md §3), organised by technique. Used three ways:
- * through HTTP (http.test.ts), against each wall on its own (walls.test.ts) and as seeds for
- * mutation (fuzz.test.ts).
+ * Hostile input for the query sandbox (docs/API.md, "Query sandboxing"; SECURITY.md), organised
+ * by technique. Used three ways: through HTTP (http.test.ts), against each wall on its own
+ * (walls.test.ts) and as seeds for mutation (fuzz.test.ts).
  *
  * - FORBIDDEN_SQL: caller `sql` for `logs.all` that must never run. Wall 1 (translateQuery with
  *   sandboxSql) must reject every entry with an SqlError; over HTTP each answers 4xx.

@@ -1,5 +1,5 @@
 /**
- * Each sandbox wall on its own (DESIGN.md "Safety of sandboxed SQL"):
+ * Each sandbox wall on its own (SECURITY.md, "The sandbox: three walls"):
  *   wall 1 — the resolver: translateQuery with sandboxSql rejects the whole forbidden corpus;
  *   wall 2 — validatePostgres rejects hand-written Postgres that reaches forbidden things;
  *   wall 3 — executeReadOnly (reader role, READ ONLY, statement_timeout) stops forbidden

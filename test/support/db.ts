@@ -1,6 +1,6 @@
 /**
- * Each test run gets a fresh database on the real Postgres (DEVELOPERS.md): created before the
- * first test, migrated, given the nine sources, and dropped after the last one.
+ * Each test run gets a fresh database on the real Postgres (README.md, "Quick start"): created
+ * before the first test, migrated, given the nine sources, and dropped after the last one.
  *
  *   const { pool } = await testDatabase();
  *   await insertEvents('cloudflare.logs.prod', [{ event_message: 'hi', project: 'p1' }]);

@@ -8,7 +8,8 @@ export interface NodeBase<K extends string> {
 /**
  * Factory shared by all node families: `make<Literal>({ kind: 'literal', … })`. Nodes are
  * immutable by type (every field `readonly`) rather than by Object.freeze: freezing every node
- * doubled translation time (logs.all: 330 → 670 µs), and the compiler already refuses writes.
+ * doubles translation time (BENCHMARKS.md, "Translation"), and the compiler already refuses
+ * writes.
  */
 export function make<N extends NodeBase<string>>(node: N): N {
   return node;

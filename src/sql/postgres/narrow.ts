@@ -4,7 +4,8 @@
  * hashes for GROUP BY carry a few small values instead of whole `metadata` documents.
  *
  * Why: Postgres expects almost no rows to match `url ~ @project` and may sort whole rows before
- * grouping; with 1.5 KB of metadata per row that spilled about 1.2 GB (DESIGN.md). `OFFSET 0`
+ * grouping; with 1.5 KB of metadata per row that spilled about 1.2 GB (docs/ARCHITECTURE.md,
+ * "Measured facts behind the design"). `OFFSET 0`
  * stops the planner from pulling the inner query up again. WHERE stays inside, so partition
  * pruning and the timestamp index are untouched.
  *
@@ -47,7 +48,7 @@ export function narrowAggregateInput(query: PgQuery, newAlias: () => string): Pg
  * The narrowed query. With `records`: each guarded record the select list reads is itself an
  * inner column, its guard is tested in the outer query, and its leaves are read there from the
  * small record instead of from `metadata` (perf: the guard and every leaf read decompress
- * `metadata` again; top paths of a day: 110 → 95 ms). Without the guard the inner query computes
+ * `metadata` again; BENCHMARKS.md, fix 7). Without the guard the inner query computes
  * its columns for rows the guard drops too, so this is done only when none of them can fail
  * (undefined otherwise).
  */

@@ -9,8 +9,7 @@
  *
  * perf: the writers append to one string (`sql += …`, a rope that is flattened once at the end)
  * instead of returning a string per node that its parent copies into a template or a join: with
- * joins at every level the text of a deep node was copied once per level above it (logs.all:
- * 31 → 21 µs, flattening included).
+ * joins at every level, the text of a deep node would be copied once per level above it.
  */
 import { SqlLimitError } from '../errors.js';
 import type * as P from './ast.js';

@@ -142,7 +142,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
  * The guards without those that a WHERE conjunct implies: a strict comparison of a leaf read
  * from the guarded record (`(r->>'status_code')::bigint >= 500`) is never true when the record is
  * NULL, so `r IS NOT NULL` drops no row the conjunct keeps. perf: each guard reads the record
- * again (one more decompression of `metadata` per row; count of 5xx: 123 → 112 ms at 1M rows).
+ * again, one more decompression of `metadata` per row (BENCHMARKS.md, fix 6).
  */
 export function dropImpliedGuards(guards: readonly PgExpr[], where: PgExpr | undefined): PgExpr[] {
   if (!where) return [...guards];
