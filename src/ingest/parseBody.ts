@@ -3,7 +3,7 @@
  * bytes received *and* to the bytes after decompression (a gzip bomb answers 413 and never
  * holds more than the limit in memory).
  *
- * Accepted forms (CONTRACT.md §8):
+ * Accepted forms (docs/INGEST.md, "Routes"):
  *   - `application/json` (or `application/*+json`, or no Content-Type): one event object,
  *     `{"batch": [...]}`, or a JSON array of events;
  *   - `application/x-ndjson` (also `application/ndjson`, `application/jsonl`,
@@ -47,8 +47,8 @@ export interface ParsedEvents {
 }
 
 /**
- * NDJSON lines that do not parse, at most: each failed JSON.parse costs ~20 µs (an exception),
- * so a 2 MB body of a million `x` lines held the event loop for ~19 s before this cap
+ * NDJSON lines that do not parse, at most: each failed JSON.parse costs an exception, so a 2 MB
+ * body of a million `x` lines would hold the event loop for many seconds without this cap
  * (test/hardening/bad-input.test.ts). Past it the body is taken as not NDJSON at all: 400, and
  * nothing of it is stored (a few bad lines are reported one by one and cost the others nothing).
  */
@@ -204,7 +204,7 @@ export function parseNdjson(text: string): Omit<ParsedEvents, 'mayHoldUnstorable
   return { events, lineErrors };
 }
 
-/** The body limit of every route other than ingest (CONTRACT.md §2). */
+/** The body limit of every route other than ingest (docs/API.md, "Limits"). */
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
 const parseJson = express.json({ limit: JSON_BODY_LIMIT, type: () => true, strict: false });

@@ -194,9 +194,8 @@ export function copyJson(value: unknown): string {
  *
  * Why one jsonb document rather than six array parameters (`unnest($5::jsonb[])`): Postgres then
  * parses the JSON once and hands each `metadata`/`body` value on as binary jsonb, while an array
- * of JSON texts is escaped twice (array literal, then JSON) and parsed twice. Measured by
- * bench/ingest-insert.ts (median ms per 1,000 edge rows, two runs, before COPY was taken):
- * six arrays 203–226, this 116–119, multi-row VALUES 99–123, COPY of the same rows 89–110.
+ * of JSON texts is escaped twice (array literal, then JSON) and parsed twice; bench/ingest-insert.ts
+ * measures the variants (BENCHMARKS.md, "Ingestion").
  */
 export async function insertRows(client: Pick<pg.PoolClient, 'query'>, table: string, rows: LogRow[]): Promise<void> {
   const records = rows.map((r) => ({ i: r.id, t: microsToIso(r.micros), e: r.event_message, p: r.project, m: r.metadata, b: r.body }));
