@@ -4,7 +4,9 @@
  * normal path on Postgres) and on the service's connections with SET LOCAL ROLE (the fallback),
  * interleaved with the floor: the same SQL and values as one bare `pg` query on a pooled
  * connection with the same session settings, and with both paths in three round trips
- * (`pipelined: false`, as before the one-round-trip batch). Prints medians (ms) and each path's
+ * (`pipelined: false`, as before the one-round-trip batch), and with `pg`'s public pipeline mode
+ * (a client with `pipeline: true`: BEGIN READ ONLY, the query and ROLLBACK sent without waiting,
+ * one Sync each), the public-API way to one round trip. Prints medians (ms) and each path's
  * overhead over the floor.
  *
  *   npx tsx bench/execute.ts [--runs 300] [--size 1m]
@@ -16,7 +18,8 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { createContext } from '../src/context.js';
 import { createLogger } from '../src/logger.js';
-import { executeReadOnly } from '../src/query/execute.js';
+import { executeReadOnly, readOnlySessionOptions } from '../src/query/execute.js';
+import { readerUrl } from '../src/db/readerPool.js';
 import { RAW_TYPES } from '../src/query/encode.js';
 import { initTranslator, translateQuery } from '../src/sql/index.js';
 import { LOGS_ALL_SQL } from '../src/sql/seeded-queries.js';
@@ -35,6 +38,8 @@ await initTranslator();
 const ctx = await createContext(testConfig(db.url, benchEnv()), createLogger('silent'));
 if (!ctx.reader) throw new Error('no reader login on this database: only the fallback path could be measured');
 const floorPool = new pg.Pool({ connectionString: db.url, max: 2, options: '-c TimeZone=UTC -c jit=off' });
+// Reader connections like ctx.reader's, in pg's pipeline mode.
+const pipelinePool = new pg.Pool({ connectionString: readerUrl(db.url).url, max: 2, options: readOnlySessionOptions(TIMEOUT_MS), pipeline: true });
 
 const now = Date.now();
 const queries: Array<{ id: string; sql: string; values: Array<string | null> }> = [{ id: 'SELECT 1', sql: 'SELECT 1', values: [] }];
@@ -53,6 +58,15 @@ const paths: Array<[string, Run]> = [
   // The three round trips the executor made before the pipelined batch (kept for the embedded PGlite).
   ['reader, 3 round trips', (sql, values) => executeReadOnly(ctx.reader!, sql, values, { timeoutMs: TIMEOUT_MS, useReaderRole: false, pipelined: false })],
   ['fallback, 3 round trips', (sql, values) => executeReadOnly(ctx.db.pool, sql, values, { timeoutMs: TIMEOUT_MS, useReaderRole: true, pipelined: false })],
+  ['reader, pg pipeline mode', async (sql, values) => {
+    const client = await pipelinePool.connect();
+    try {
+      const done = [client.query('BEGIN READ ONLY'), client.query({ text: sql, values, rowMode: 'array', types: RAW_TYPES }), client.query('ROLLBACK')];
+      return (await Promise.all(done))[1];
+    } finally {
+      client.release();
+    }
+  }],
 ];
 
 const median = (a: number[]) => {
@@ -79,4 +93,5 @@ for (const q of queries) {
 }
 
 await floorPool.end();
+await pipelinePool.end();
 await ctx.close();

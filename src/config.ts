@@ -26,6 +26,8 @@ export interface Config {
   /** Multiplies every endpoint's warming period; tests shorten it. */
   readonly warmingScale: number;
   readonly logLevel: string;
+  /** How long a stop (SIGTERM/SIGINT) may take before the process exits 1 anyway. */
+  readonly shutdownTimeoutMs: number;
 }
 
 export type Scope = 'query' | 'ingest' | 'admin';
@@ -55,6 +57,7 @@ export function loadConfig(env: Env = process.env): Config {
     warmingTick: nonEmpty(env.WARMING_TICK) ?? '*/5 * * * * *',
     warmingScale: number(env, 'WARMING_SCALE', 1, 0.0001, 1000),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
   };
 }
 

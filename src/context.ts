@@ -45,54 +45,75 @@ export interface AppContext {
 }
 
 export async function createContext(config: Config, logger: Logger): Promise<AppContext> {
-  let embedded: EmbeddedPostgres | undefined;
-  let url = config.databaseUrl;
-  if (!url) {
-    const dataDir = path.resolve(PROJECT_ROOT, config.dataDir);
-    embedded = await startEmbeddedPostgres({ dataDir, log: (msg) => logger.debug(msg) });
-    url = embedded.url;
-    logger.info({ dataDir, url }, 'no DATABASE_URL: using the embedded Postgres (PGlite); psql can connect to url');
-  }
-
+  // What is open so far, closed in reverse order by close() or when a later step fails (a failed
+  // start must not leave pools, a Redis client or the embedded database open in this process).
+  const opened: Array<{ name: string; close(): Promise<void> }> = [];
   try {
+    let embedded: EmbeddedPostgres | undefined;
+    let url = config.databaseUrl;
+    if (!url) {
+      const dataDir = path.resolve(PROJECT_ROOT, config.dataDir);
+      const started = await startEmbeddedPostgres({ dataDir, log: (msg) => logger.debug(msg) });
+      embedded = started;
+      opened.push({ name: 'embedded database', close: () => started.stop() });
+      url = embedded.url;
+      logger.info({ dataDir, url }, 'no DATABASE_URL: using the embedded Postgres (PGlite); psql can connect to url');
+    }
+
     await migrateUp(url, logger);
+
+    const db = openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger });
+    opened.push({ name: 'database pools', close: () => db.close() });
+    const sources = new SourceService(db, config.retentionDays);
+    const keys = new ApiKeyRepository(db.knex);
+    await sources.ensureDefaults();
+    for (const k of config.bootstrapKeys) await keys.upsert(k.name, k.key, k.scopes);
+    await ensureSeededEndpoints(new EndpointRepository(db.knex));
+    let reader: pg.Pool | undefined;
+    if (!embedded) {
+      const opening = await openReaderPool(db, { poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, statementTimeoutMs: config.queryTimeoutMs });
+      if ('unavailable' in opening) logger.warn(`endpoint queries will use SET LOCAL ROLE: ${opening.unavailable}`);
+      else {
+        reader = opening;
+        opened.push({ name: 'reader pool', close: () => opening.end() });
+      }
+    }
+    const metrics = createMetrics();
+    const cache = await createResultCache(config, metrics, logger);
+    opened.push({ name: 'cache', close: () => cache.close() });
+
+    return {
+      config,
+      logger,
+      db,
+      sources,
+      keys,
+      auth: new Authenticator(keys),
+      writer: new LogWriter(db.pool, sources, logger),
+      metrics,
+      cache,
+      reader,
+      embedded: embedded !== undefined,
+      close: () => closeAll(opened),
+    };
   } catch (err) {
-    await embedded?.stop();
+    await closeAll(opened).catch((closeErr: Error) => logger.error({ err: closeErr.message }, 'start failed, and closing what it had opened failed too'));
     throw err;
   }
+}
 
-  const db = openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger });
-  const sources = new SourceService(db, config.retentionDays);
-  const keys = new ApiKeyRepository(db.knex);
-  await sources.ensureDefaults();
-  for (const k of config.bootstrapKeys) await keys.upsert(k.name, k.key, k.scopes);
-  await ensureSeededEndpoints(new EndpointRepository(db.knex));
-  const metrics = createMetrics();
-  const cache = await createResultCache(config, metrics, logger);
-  let reader: pg.Pool | undefined;
-  if (!embedded) {
-    const opened = await openReaderPool(db, { poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, statementTimeoutMs: config.queryTimeoutMs });
-    if ('unavailable' in opened) logger.warn(`endpoint queries will use SET LOCAL ROLE: ${opened.unavailable}`);
-    else reader = opened;
+/**
+ * Closes everything in `opened` in reverse order (each once: a second call does nothing), going
+ * on past a failure; rejects afterwards naming what failed.
+ */
+async function closeAll(opened: Array<{ name: string; close(): Promise<void> }>): Promise<void> {
+  const failures: string[] = [];
+  for (const resource of opened.splice(0).reverse()) {
+    try {
+      await resource.close();
+    } catch (err) {
+      failures.push(`${resource.name}: ${(err as Error)?.message ?? String(err)}`);
+    }
   }
-
-  return {
-    config,
-    logger,
-    db,
-    sources,
-    keys,
-    auth: new Authenticator(keys),
-    writer: new LogWriter(db.pool, sources, logger),
-    metrics,
-    cache,
-    reader,
-    embedded: embedded !== undefined,
-    async close() {
-      await cache.close();
-      await reader?.end().catch(() => undefined);
-      await db.close();
-      await embedded?.stop();
-    },
-  };
+  if (failures.length) throw new Error(`closing failed: ${failures.join('; ')}`);
 }

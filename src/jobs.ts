@@ -2,10 +2,11 @@ import cron from 'node-cron';
 import type { AppContext } from './context.js';
 
 /**
- * Background upkeep: partitions ahead and retention, at start and every hour. Idempotent,
- * so several replicas may run it; the DDL is guarded by IF [NOT] EXISTS.
+ * Background upkeep: partitions ahead and retention, at start and every hour (idempotent, so
+ * several replicas may run it; the DDL is guarded by IF [NOT] EXISTS), and the source catalog
+ * read again every 10 s so changes made by other replicas are seen.
  */
-export function startBackgroundJobs(ctx: AppContext): { stop(): void } {
+export function startBackgroundJobs(ctx: AppContext, options: { catalogReloadMs?: number } = {}): { stop(): void } {
   const upkeep = async () => {
     try {
       const { created, dropped } = await ctx.sources.runPartitionUpkeep();
@@ -17,7 +18,10 @@ export function startBackgroundJobs(ctx: AppContext): { stop(): void } {
   };
   void upkeep();
   const hourly = cron.schedule('7 * * * *', upkeep);
-  const catalog = setInterval(() => void ctx.sources.reload().catch(() => undefined), 10_000);
+  const reloadMs = options.catalogReloadMs ?? 10_000;
+  const reloadCatalog = () =>
+    ctx.sources.reload().catch((err: Error) => ctx.logger.warn({ err: err.message }, `source catalog reload failed; retrying in ${reloadMs / 1000} s`));
+  const catalog = setInterval(() => void reloadCatalog(), reloadMs);
   catalog.unref();
   return {
     stop() {

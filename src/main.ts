@@ -1,17 +1,20 @@
 /**
  * `npm start`: configuration, database (embedded when none is configured), migrations,
  * sources, seeds, background jobs, HTTP. SIGTERM/SIGINT: stop accepting, finish in-flight
- * requests, close pools, exit 0. A configuration or start-up error exits 1 with one line.
+ * requests, close pools, exit 0, within SHUTDOWN_TIMEOUT_MS (else exit 1 with a log line; a close
+ * that fails is logged and exits 1 too). A configuration or start-up error exits 1 with one line,
+ * after closing what the start had opened.
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
-import { createContext } from './context.js';
+import { createContext, type AppContext } from './context.js';
 import { createApp } from './app.js';
 import { createHttpServer } from './http/server.js';
 import { ensureFirstKey, loadDemoDataOnce } from './seed.js';
 import { startBackgroundJobs } from './jobs.js';
+import { stopWithin } from './lifecycle.js';
 
 async function main(): Promise<void> {
   let config;
@@ -23,23 +26,26 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
 
-  let ctx;
+  let ctx: AppContext;
   try {
     ctx = await createContext(config, logger);
   } catch (err) {
     exitWith(`cannot start: ${describeStartError(err, config.databaseUrl)}`);
   }
-  if (config.loadDemoData) await loadDemoDataOnce(ctx);
-  const keyFile = await ensureFirstKey(ctx);
-  if (keyFile) logger.info({ keyFile }, 'created an admin API key for this embedded instance; it is in keyFile');
-  const jobs = startBackgroundJobs(ctx);
-  const app = await createApp(ctx);
-
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = createHttpServer(app);
-    s.once('error', reject);
-    s.listen(config.port, config.host, () => resolve(s));
-  }).catch((err: NodeJS.ErrnoException) => exitWith(`cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}`));
+  let jobs: ReturnType<typeof startBackgroundJobs> | undefined;
+  let server: Server;
+  try {
+    if (config.loadDemoData) await loadDemoDataOnce(ctx);
+    const keyFile = await ensureFirstKey(ctx);
+    if (keyFile) logger.info({ keyFile }, 'created an admin API key for this embedded instance; it is in keyFile');
+    jobs = startBackgroundJobs(ctx);
+    server = await listen(config, await createApp(ctx));
+  } catch (err) {
+    jobs?.stop();
+    await stopWithin(config.shutdownTimeoutMs, logger, [{ name: 'close database and cache', run: () => ctx.close() }]);
+    exitWith(err instanceof ListenError ? err.message : `cannot start: ${describeStartError(err, config.databaseUrl)}`);
+  }
+  const running = jobs;
   logger.info({ port: config.port }, 'logquery is serving');
 
   // Requests in flight per connection. On SIGTERM, server.close() stops accepting and
@@ -68,17 +74,34 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping: finishing in-flight requests');
-    jobs.stop();
-    const closed = new Promise((resolve) => server.close(resolve));
-    server.closeIdleConnections();
-    for (const [socket, n] of inFlight) if (n === 0) socket.destroySoon();
-    await closed;
-    await ctx.close();
-    logger.info('stopped');
-    process.exit(0);
+    const code = await stopWithin(config.shutdownTimeoutMs, logger, [
+      { name: 'background jobs', run: () => running.stop() },
+      {
+        name: 'in-flight requests',
+        run: () => {
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+          server.closeIdleConnections();
+          for (const [socket, n] of inFlight) if (n === 0) socket.destroySoon();
+          return closed;
+        },
+      },
+      { name: 'close database and cache', run: () => ctx.close() },
+    ]);
+    logger.info({ exitCode: code }, code === 0 ? 'stopped' : 'stopped with errors');
+    process.exit(code);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+class ListenError extends Error {}
+
+function listen(config: Config, app: Parameters<typeof createHttpServer>[0]): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    const s = createHttpServer(app);
+    s.once('error', (err: NodeJS.ErrnoException) => reject(new ListenError(`cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}`)));
+    s.listen(config.port, config.host, () => resolve(s));
+  });
 }
 
 function describeStartError(err: unknown, databaseUrl: string | undefined): string {
@@ -95,4 +118,4 @@ function exitWith(line: string): never {
   process.exit(1);
 }
 
-void main();
+main().catch((err: unknown) => exitWith(`cannot start: ${describeStartError(err, undefined)}`));

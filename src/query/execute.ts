@@ -11,14 +11,19 @@
  * query changed in the session (`set_config(…, false)` included), so nothing of one query
  * reaches the next one on the pooled connection.
  *
- * On Postgres all of it goes out as one pipelined batch (TransactionBatch below): one round trip
- * per query instead of three. The embedded PGlite keeps the three round trips (`pipelined: false`).
+ * On Postgres all of it goes out as one pipelined batch with one Sync (src/db/pipelined.ts): one
+ * round trip per query instead of three. Postgres skips everything after a failed statement up to
+ * the Sync, so the query never runs outside the transaction or without its settings, and a failed
+ * query leaves the transaction open for the ROLLBACK below. statement_timeout holds per statement
+ * as in separate round trips: in the extended protocol its timer starts at the first message of a
+ * statement with the setting in force then. The embedded PGlite keeps the three round trips
+ * (`pipelined: false`).
  */
-import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { BadRequestError } from '../errors.js';
 import { RAW_TYPES } from './encode.js';
 import { isDatabaseUnavailable } from '../db/connectionErrors.js';
+import { runPipelined, toWireValue, watchReceivedBytes } from '../db/pipelined.js';
 
 export interface QueryRun {
   fields: Array<{ name: string; dataTypeID: number }>;
@@ -62,29 +67,20 @@ export const READ_TIMEOUT_GRACE_MS = 5_000;
 export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknown[], options: ExecuteOptions): Promise<QueryRun> {
   // Values are mapped to wire text first (as pg does), so a value pg cannot send fails here,
   // before anything of the transaction is written to the connection.
-  const params = values.map(prepareValue);
+  const params = values.map(toWireValue);
   const client = await pool.connect();
   const timeoutMs = Math.floor(options.timeoutMs);
   const query_timeout = timeoutMs + READ_TIMEOUT_GRACE_MS;
   let broken = false;
   let rollback = true;
   const limit = options.maxResultBytes ?? MAX_RESULT_BYTES;
-  const stream = (client as unknown as { connection?: { stream?: NodeJS.ReadableStream & { destroy(): void } } }).connection?.stream;
-  let received = 0;
-  let tooLarge = false;
-  const count = (chunk: Buffer) => {
-    received += chunk.length;
-    if (received > limit && !tooLarge) {
-      tooLarge = true;
-      stream!.destroy();
-    }
-  };
+  let bytes: ReturnType<typeof watchReceivedBytes> | undefined;
   // The dropped connection surfaces as a client 'error' event; the pool listens only while idle.
   const ignore = () => undefined;
   try {
     const start = transactionStart(options.useReaderRole ? undefined : readOnlySessions.get(pool), options.useReaderRole, timeoutMs);
     client.on('error', ignore);
-    stream?.on('data', count);
+    bytes = watchReceivedBytes(client, limit);
     if (options.pipelined === false) {
       await client.query({ text: start.join('; '), query_timeout } as pg.QueryConfig);
       // security: always the extended protocol (one statement per Parse). Without values `pg` would
@@ -95,14 +91,13 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
       const result = await client.query(query);
       return { fields: result.fields, rows: result.rows as Array<Array<string | null>> };
     }
-    const run = await new Promise<QueryRun>((resolve, reject) => {
-      client.query(new TransactionBatch(start, sql, params, query_timeout, (err, res) => (err ? reject(err) : resolve(res!))));
-    });
+    const run = await runPipelined(client, { before: start, query: { text: sql, values: params }, after: ['ROLLBACK'] }, query_timeout);
     // The batch ended with ROLLBACK: the connection is idle again, unless something kept a
     // transaction open (then roll it back like after an error).
     rollback = client.getTransactionStatus() !== 'I';
     return run;
   } catch (err) {
+    const tooLarge = bytes?.exceeded === true;
     broken = tooLarge || isConnectionError(err);
     if (tooLarge) {
       throw new BadRequestError(`The result is larger than ${Math.round(limit / 1024 / 1024)} MB; select fewer rows or smaller values.`, [
@@ -111,7 +106,7 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
     }
     throw err;
   } finally {
-    stream?.removeListener('data', count);
+    bytes?.stop();
     if (!broken && rollback) await client.query('ROLLBACK').catch(() => (broken = true));
     if (!broken) client.removeListener('error', ignore); // a dropped client may still report its end
     client.release(broken);
@@ -167,109 +162,6 @@ export function readOnlySessionOptions(statementTimeoutMs: number): string {
 /** Marks a pool whose connections were opened with readOnlySessionOptions(statementTimeoutMs). */
 export function registerReadOnlySession(pool: pg.Pool, statementTimeoutMs: number): void {
   readOnlySessions.set(pool, { statementTimeoutMs: Math.floor(statementTimeoutMs) });
-}
-
-const prepareValue = (createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => string | Buffer | null }).prepareValue;
-
-type Connection = pg.Connection & {
-  parse(query: { text: string }): void;
-  bind(config: { values?: Array<string | Buffer | null> }): void;
-  execute(config: Record<string, never>): void;
-  describe(config: { type: 'P'; name: string }): void;
-  stream: pg.Connection['stream'] & { cork?(): void; uncork?(): void };
-};
-
-/**
- * One whole transaction in one round trip: the statements of `start`, the query, ROLLBACK, each
- * as its own Parse/Bind/Execute, then one Sync, written together (a pg "submittable", the
- * interface pg-cursor uses). Postgres runs the messages in order and, at the first error, skips
- * everything up to the Sync: nothing after a failed statement runs, so the query never runs
- * outside the transaction or without its settings, and the ROLLBACK is skipped too (the caller
- * then rolls back, seeing the transaction still open).
- *
- * statement_timeout holds per statement as in separate round trips: in the extended protocol the
- * timer starts at the first message of a statement with the setting in force then, and stops when
- * its Execute completes.
- */
-class TransactionBatch implements pg.Submittable {
-  private readonly fields: QueryRun['fields'] = [];
-  private readonly rows: QueryRun['rows'] = [];
-  /** Statements completed so far; the query is number `start.length`. */
-  private completed = 0;
-  private done = false;
-
-  constructor(
-    private readonly start: readonly string[],
-    private readonly sql: string,
-    private readonly values: Array<string | Buffer | null>,
-    /** pg's client-side read timeout (Client#query reads it from here). */
-    readonly query_timeout: number,
-    /** Called once; pg's read timeout wraps and replaces it. */
-    public callback: (err: Error | null, result?: QueryRun) => void,
-  ) {}
-
-  submit(connection: pg.Connection): void {
-    const con = connection as Connection;
-    con.stream.cork?.();
-    try {
-      for (const text of this.start) this.statement(con, text);
-      // security: one statement per Parse (the extended protocol), whatever the text holds.
-      con.parse({ text: this.sql });
-      con.bind({ values: this.values });
-      con.describe({ type: 'P', name: '' });
-      con.execute({});
-      this.statement(con, 'ROLLBACK');
-      con.sync();
-    } finally {
-      con.stream.uncork?.();
-    }
-  }
-
-  private statement(con: Connection, text: string): void {
-    con.parse({ text });
-    con.bind({});
-    con.execute({});
-  }
-
-  private get inQuery(): boolean {
-    return this.completed === this.start.length;
-  }
-
-  handleRowDescription(msg: { fields: QueryRun['fields'] }): void {
-    if (this.inQuery) this.fields.push(...msg.fields);
-  }
-
-  handleDataRow(msg: { fields: Array<string | null> }): void {
-    if (this.inQuery) this.rows.push(msg.fields);
-  }
-
-  handleCommandComplete(): void {
-    this.completed++;
-  }
-
-  handleEmptyQuery(): void {
-    this.completed++;
-  }
-
-  handleError(err: Error): void {
-    if (this.done) return;
-    this.done = true;
-    this.callback(err);
-  }
-
-  handleReadyForQuery(): void {
-    if (this.done) return;
-    this.done = true;
-    const expected = this.start.length + 2;
-    if (this.completed !== expected) this.callback(new Error(`read-only batch: ${this.completed} of ${expected} statements completed`));
-    else this.callback(null, { fields: this.fields, rows: this.rows });
-  }
-
-  handlePortalSuspended(): void {}
-  handleCopyInResponse(connection: pg.Connection): void {
-    (connection as unknown as { sendCopyFail(msg: string): void }).sendCopyFail('COPY is not supported here');
-  }
-  handleCopyData(): void {}
 }
 
 /** A client is dropped after a failure without a SQLSTATE too: its connection state is unknown. */

@@ -43,8 +43,16 @@ export class SourceService {
     return record ? toSourceTable(record) : undefined;
   };
 
+  /**
+   * Reads the catalog again. Reloads may overlap (the timer, a change made here, a miss in get)
+   * and their answers can arrive in any order; a read started later sees every change committed
+   * before it started, so an answer is applied only if no later-started read was applied already.
+   */
   async reload(): Promise<void> {
+    const started = ++this.reloadsStarted;
     const rows = await this.repository.list();
+    if (started < this.appliedReload) return;
+    this.appliedReload = started;
     const signature = JSON.stringify(rows.map((r) => [r.id, r.name, r.updated_at]));
     if (signature === this.signature) return;
     this.signature = signature;
@@ -53,6 +61,8 @@ export class SourceService {
     this.catalogVersion++;
   }
   private signature = '';
+  private reloadsStarted = 0;
+  private appliedReload = 0;
 
   list(): SourceRecord[] {
     return [...this.byName.values()].sort((a, b) => a.name.localeCompare(b.name));

@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfig, ConfigError } from '../../src/config.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 
@@ -37,6 +41,22 @@ describe('start-up configuration', () => {
     assert.ok(!stderr.includes('secret'));
   });
 
+  it('when a start-up step after the database is open fails, then start fails with one line and closes the embedded database', async function () {
+    this.timeout(90_000);
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lq-start-fails-'));
+    try {
+      // The first admin key cannot be written: a directory stands where its file goes.
+      await mkdir(path.join(dataDir, 'admin-api-key'));
+      const { code, stderr } = await start({ DATA_DIR: dataDir, LOAD_DEMO_DATA: 'false', PORT: '0' });
+      assert.equal(code, 1);
+      assert.equal(stderr.trim().split('\n').length, 1, stderr);
+      assert.match(stderr, /^cannot start: EISDIR: .*admin-api-key/);
+      assert.equal(existsSync(path.join(dataDir, 'logquery.lock')), false, 'the embedded database was stopped before the exit');
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('when values are invalid, then loadConfig names the variable', () => {
     assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), (e: Error) => e instanceof ConfigError && /DATABASE_URL must start with postgres/.test(e.message));
     assert.throws(() => loadConfig({ REDIS_URL: 'not a url' }), /REDIS_URL is not a valid URL/);
@@ -44,5 +64,7 @@ describe('start-up configuration', () => {
     assert.throws(() => loadConfig({ ADMIN_API_KEY: 'short' }), /ADMIN_API_KEY must be at least 16 characters/);
     assert.equal(loadConfig({}).port, 4000);
     assert.equal(loadConfig({}).queryTimeoutMs, 15000);
+    assert.equal(loadConfig({}).shutdownTimeoutMs, 10000);
+    assert.throws(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '5s' }), /SHUTDOWN_TIMEOUT_MS must be a whole number/);
   });
 });

@@ -1,8 +1,9 @@
 /**
- * SIGTERM (docs/API.md, "Starting and stopping"): the real service (`node --import tsx
- * src/main.ts`, its own process, a fresh database) gets SIGTERM while requests are in flight — a
- * query running in Postgres and an ingest body still being uploaded. Both must complete with 200 (and the batch be stored),
- * new connections must be refused from the signal on, and the process must exit 0.
+ * SIGTERM (docs/API.md, "Starting and stopping"): the real service (`node --import tsx src/main.ts`, its own process, a fresh database)
+ * gets SIGTERM while requests are in flight — a query running in Postgres and an ingest body
+ * still being uploaded. Both must complete with 200 (and the batch be stored), new connections
+ * must be refused from the signal on, and the process must exit 0. A request that never ends
+ * holds the stop up only until SHUTDOWN_TIMEOUT_MS: then the process exits 1 saying so.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -128,5 +129,32 @@ describe('hardening: SIGTERM', function () {
     const { rows: left } = await p.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'logquery%'");
     assert.equal(left[0].n, 0, 'the pools were closed');
     idle.destroy();
+  });
+
+  it('when a request is still in flight at SHUTDOWN_TIMEOUT_MS, then the process exits 1 with a line naming what was still running', async () => {
+    const { url } = await createEmptyDatabase('lq_hard_deadline');
+    const late = await startService({ DATABASE_URL: url, ADMIN_API_KEY: KEY, SHUTDOWN_TIMEOUT_MS: '300', LOG_LEVEL: 'info' });
+    try {
+      // An upload whose body never finishes.
+      const body = Buffer.from(JSON.stringify({ batch: [{ event_message: 'never finished' }] }));
+      const req = http.request(`${late.base}/api/logs?source_name=cloudflare.logs.prod`, {
+        method: 'POST',
+        agent: false,
+        headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json', 'Content-Length': String(body.length * 2), Expect: '100-continue' },
+      });
+      req.on('error', () => undefined);
+      const sent = new Promise<void>((resolve) => req.on('continue', () => req.write(body, () => resolve())));
+      req.flushHeaders();
+      await sent;
+      await sleep(100);
+      late.child.kill('SIGTERM');
+      assert.deepEqual(await late.exited, { code: 1, signal: null });
+      const deadlineLine = late.output().split('\n').find((l) => l.includes('not done within 300 ms'));
+      assert.ok(deadlineLine, late.output().slice(-2000));
+      assert.equal(JSON.parse(deadlineLine).step, 'in-flight requests');
+      req.destroy();
+    } finally {
+      await late.kill();
+    }
   });
 });

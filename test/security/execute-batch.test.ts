@@ -1,5 +1,5 @@
 /**
- * Wall 3 as one round trip (src/query/execute.ts, TransactionBatch): BEGIN READ ONLY, the
+ * Wall 3 as one round trip (src/query/execute.ts, src/db/pipelined.ts): BEGIN READ ONLY, the
  * settings, the query and ROLLBACK go out as one pipelined batch. On the reader's own connections
  * the settings come from the session's startup options (src/db/readerPool.ts), so these tests
  * check that such a session really is read-only and bounded, that a query cannot change it for
