@@ -6,33 +6,51 @@
  * perf: concurrent lookups of one key share one query, and a key in use is looked up again in
  * the background `refreshAheadMs` before its entry expires, so requests do not wait for the
  * database every few seconds. `clear()` (after a change on this replica) drops the entries and
- * keeps a lookup already in flight from being stored, so the change shows at once here.
+ * keeps a lookup already in flight from being stored, so the change shows at once here; whoever
+ * already waits for that lookup still gets its value.
+ *
+ * The entries live in an LRUCache (ttl from the lookup's start, `max`); the lookups in flight are
+ * tracked here rather than by its `fetchMethod`, whose `clear()` aborts them: their waiters would
+ * then reject (or, with `ignoreFetchAbort`, still reject when the value is not to be kept), and
+ * refreshing ahead from `peek` would have no allocation-free way to tell a refresh is under way.
  */
+import { LRUCache } from 'lru-cache';
+import { LRU_READ } from './lruRead.js';
+
 export interface LookupCacheOptions<V> {
   ttlMs: number;
   refreshAheadMs: number;
-  /** Past this many entries a new key empties the cache: random unknown keys cannot grow it forever. */
+  /** Past this many entries the least recently used goes: random unknown keys cannot grow it forever. */
   maxEntries: number;
   load: (key: string) => Promise<V>;
   /** Whether a loaded value is cached (default: every value); one that is not also drops the key's entry. */
   keep?: (value: V) => boolean;
 }
 
+/** A cached value, boxed so that undefined can be cached and `peek` hands out the box itself. */
+interface Hit<V> {
+  readonly value: V;
+  /** When a read starts the next lookup in the background (lru-cache's clock). */
+  readonly refreshAt: number;
+}
+
+
 export class LookupCache<V> {
-  private readonly entries = new Map<string, { value: V; until: number }>();
+  private readonly entries: LRUCache<string, Hit<V>>;
   private readonly pending = new Map<string, Promise<V>>();
   /** Bumped by `clear`: a lookup that started before is not stored. */
   private generation = 0;
 
-  constructor(private readonly options: LookupCacheOptions<V>) {}
+  constructor(private readonly options: LookupCacheOptions<V>) {
+    // ttlResolution 0: every read compares with the clock itself; a cached "now" can lag behind
+    // when a busy event loop delays the timer that resets it.
+    this.entries = new LRUCache({ max: options.maxEntries, ttl: options.ttlMs, ttlResolution: 0 });
+  }
 
   /** The cached value while it is fresh, without a promise (`{ value }`, which may hold undefined); undefined when there is none. */
   peek(key: string): { value: V } | undefined {
-    const hit = this.entries.get(key);
-    if (!hit) return undefined;
-    const left = hit.until - Date.now();
-    if (left <= 0) return undefined;
-    if (left < this.options.refreshAheadMs && !this.pending.has(key)) this.lookup(key).catch(() => undefined);
+    const hit = this.entries.get(key, LRU_READ);
+    if (hit && hit.refreshAt < this.entries.perf.now() && !this.pending.has(key)) this.lookup(key).catch(() => undefined);
     return hit;
   }
 
@@ -51,7 +69,7 @@ export class LookupCache<V> {
   private lookup(key: string): Promise<V> {
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
-    const started = Date.now();
+    const start = this.entries.perf.now();
     const generation = this.generation;
     const settle = (): boolean => {
       if (this.pending.get(key) === lookup) this.pending.delete(key);
@@ -60,12 +78,8 @@ export class LookupCache<V> {
     const lookup = this.options.load(key).then(
       (value) => {
         if (!settle()) return value;
-        if (this.options.keep && !this.options.keep(value)) {
-          this.entries.delete(key);
-          return value;
-        }
-        if (this.entries.size >= this.options.maxEntries && !this.entries.has(key)) this.entries.clear();
-        this.entries.set(key, { value, until: started + this.options.ttlMs });
+        if (this.options.keep && !this.options.keep(value)) this.entries.delete(key);
+        else this.entries.set(key, { value, refreshAt: start + this.options.ttlMs - this.options.refreshAheadMs }, { start });
         return value;
       },
       (err) => {

@@ -3,6 +3,7 @@
  * same lock and live-key calls as Redis so that single flight and warming behave the same
  * (within one process; replicas do not share it).
  */
+import { LRUCache } from 'lru-cache';
 import type { CacheStore, DueKey, LiveEntry, LiveRegistration } from './store.js';
 
 export interface MemoryStoreOptions {
@@ -12,42 +13,34 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-interface Body {
-  body: string;
-  expiresAt: number;
-}
-
 export class MemoryStore implements CacheStore {
   readonly remote = false;
-  private readonly bodies = new Map<string, Body>(); // insertion order = LRU order, oldest first
-  private bytes = 0;
+  /** A body larger than the whole budget is not stored (lru-cache's maxEntrySize defaults to maxSize). */
+  private readonly bodies: LRUCache<string, string>;
+  /** Not a cache: a held lock must never be evicted, so expired ones are swept instead. */
   private readonly locks = new Map<string, { token: string; expiresAt: number }>();
-  private readonly live = new Map<string, LiveRegistration>();
-  private readonly maxEntries: number;
-  private readonly maxBytes: number;
+  /** Live keys for the warmer; past `maxEntries` the least recently registered or touched goes. */
+  private readonly live: LRUCache<string, LiveRegistration>;
   private readonly now: () => number;
 
   constructor(options: MemoryStoreOptions = {}) {
-    this.maxEntries = options.maxEntries ?? 10_000;
-    this.maxBytes = options.maxBytes ?? 128 * 1024 * 1024;
     this.now = options.now ?? Date.now;
+    const max = options.maxEntries ?? 10_000;
+    // ttlResolution 0: expiry compares with the clock itself, never with a "now" cached by a timer.
+    this.bodies = new LRUCache({
+      max, maxSize: options.maxBytes ?? 128 * 1024 * 1024, sizeCalculation: (body) => body.length || 1,
+      ttlResolution: 0, perf: { now: this.now },
+    });
+    this.live = new LRUCache({ max });
   }
 
   /** Entries and summed size currently held (for tests and diagnostics). */
   get size(): { entries: number; bytes: number } {
-    return { entries: this.bodies.size, bytes: this.bytes };
+    return { entries: this.bodies.size, bytes: this.bodies.calculatedSize };
   }
 
   async get(key: string): Promise<string | null> {
-    const hit = this.bodies.get(key);
-    if (!hit) return null;
-    this.bodies.delete(key);
-    if (hit.expiresAt <= this.now()) {
-      this.bytes -= hit.body.length;
-      return null;
-    }
-    this.bodies.set(key, hit); // most recently used
-    return hit.body;
+    return this.bodies.get(key) ?? null;
   }
 
   async lock(name: string, token: string, ttlMs: number): Promise<boolean> {
@@ -64,12 +57,8 @@ export class MemoryStore implements CacheStore {
   }
 
   async put(key: string, body: string, ttlSeconds: number, extra: { live?: LiveRegistration; unlock?: { name: string; token: string } } = {}): Promise<void> {
-    this.remove(key);
-    if (body.length <= this.maxBytes) {
-      this.bodies.set(key, { body, expiresAt: this.now() + ttlSeconds * 1000 });
-      this.bytes += body.length;
-      this.evict();
-    }
+    if (ttlSeconds > 0) this.bodies.set(key, body, { ttl: ttlSeconds * 1000 });
+    else this.bodies.delete(key);
     if (extra.live) this.register(key, extra.live);
     if (extra.unlock) await this.unlock(extra.unlock.name, extra.unlock.token);
   }
@@ -82,19 +71,19 @@ export class MemoryStore implements CacheStore {
 
   async dueKeys(now: number, limit: number): Promise<DueKey[]> {
     const due: DueKey[] = [];
-    for (const [key, reg] of this.live) if (reg.due <= now) due.push({ key, due: reg.due });
+    for (const [key, reg] of this.live.entries()) if (reg.due <= now) due.push({ key, due: reg.due });
     return due.sort((a, b) => a.due - b.due).slice(0, limit);
   }
 
   async liveEntries(keys: string[]): Promise<Array<{ entry: LiveEntry; seenAt: number } | null>> {
     return keys.map((key) => {
-      const reg = this.live.get(key);
+      const reg = this.live.peek(key);
       return reg ? { entry: reg.entry, seenAt: reg.seenAt } : null;
     });
   }
 
   async reschedule(key: string, due: number): Promise<void> {
-    const reg = this.live.get(key);
+    const reg = this.live.peek(key);
     if (reg) reg.due = due;
   }
 
@@ -108,27 +97,11 @@ export class MemoryStore implements CacheStore {
 
   async close(): Promise<void> {
     this.bodies.clear();
-    this.bytes = 0;
     this.locks.clear();
     this.live.clear();
   }
 
   private register(key: string, live: LiveRegistration): void {
     this.live.set(key, { entry: live.entry, due: live.due, seenAt: live.seenAt });
-    if (this.live.size > this.maxEntries) this.live.delete(this.live.keys().next().value!);
-  }
-
-  private remove(key: string): void {
-    const old = this.bodies.get(key);
-    if (!old) return;
-    this.bodies.delete(key);
-    this.bytes -= old.body.length;
-  }
-
-  private evict(): void {
-    while (this.bodies.size > this.maxEntries || this.bytes > this.maxBytes) {
-      const oldest = this.bodies.keys().next().value!;
-      this.remove(oldest);
-    }
   }
 }

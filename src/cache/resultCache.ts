@@ -12,6 +12,8 @@
  * - Requests of a warmed key record "last requested" at most once a second per key and process.
  */
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { LRU_READ } from '../lruRead.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { extraPutMs, type StoreGuard } from './guard.js';
@@ -31,6 +33,11 @@ const FALLBACK_MS = 5_000;
 const FALLBACK_HIT_MS = 60_000;
 const FALLBACK_MAX_KEYS = 1_000;
 const FALLBACK_MAX_BODY = 1_000_000;
+const FALLBACK_MAX_BYTES = 64 * 1024 * 1024;
+/** A warmed key records its requests at most this often per process. */
+const TOUCH_EVERY_MS = 1_000;
+/** perf: every hit refreshes its fallback body; one options object, its ttl set before each call (lru-cache keeps none of it). */
+const KEEP: { ttl: number } = { ttl: 0 };
 
 type CacheEvent = 'hit' | 'miss' | 'bypass' | 'singleflight_wait' | 'error';
 /** One label object per event, not one per request. */
@@ -40,9 +47,13 @@ const EVENT_LABELS: Record<CacheEvent, { event: CacheEvent }> = {
 
 export class StoreResultCache implements ResultCache {
   private readonly inflight = new Map<string, Promise<CacheOutcome>>();
-  private readonly touched = new Map<string, number>();
-  /** Bodies computed while the store was failing, reused for a few seconds (computeWithoutCache). */
-  private readonly fallback = new Map<string, { body: string; until: number }>();
+  /** Warmed keys whose request was recorded within the last TOUCH_EVERY_MS. */
+  private readonly touched = new LRUCache<string, true>({ max: 10_000, ttl: TOUCH_EVERY_MS, ttlResolution: 0 });
+  /** Bodies for computeWithoutCache, each for FALLBACK_MS or FALLBACK_HIT_MS within the key's lifetime. */
+  private readonly fallback = new LRUCache<string, string>({
+    max: FALLBACK_MAX_KEYS, maxSize: FALLBACK_MAX_BYTES,
+    sizeCalculation: (body) => body.length || 1, ttl: FALLBACK_HIT_MS, ttlResolution: 0,
+  });
   private readonly warmer: Warmer;
   private warming = false;
 
@@ -142,7 +153,7 @@ export class StoreResultCache implements ResultCache {
       throw err;
     }
     const live = this.registration(request);
-    if (live) this.touched.set(request.key, live.seenAt);
+    if (live) this.touched.set(request.key, true);
     await this.guard.run(() => this.store.put(request.key, body, request.ttlSeconds, { live, unlock: lock }), extraPutMs(body));
     return { body, status: 'MISS' };
   }
@@ -158,8 +169,8 @@ export class StoreResultCache implements ResultCache {
    */
   private async computeWithoutCache(request: CacheRequest, compute: () => Promise<string>): Promise<CacheOutcome> {
     this.count('error');
-    const kept = this.fallback.get(request.key);
-    if (kept && kept.until > Date.now()) return { body: kept.body, status: 'MISS' };
+    const kept = this.fallback.get(request.key, LRU_READ);
+    if (kept !== undefined) return { body: kept, status: 'MISS' };
     const body = await compute();
     this.keep(request, body, FALLBACK_MS);
     return { body, status: 'MISS' };
@@ -167,19 +178,17 @@ export class StoreResultCache implements ResultCache {
 
   /** Remembers a body for computeWithoutCache: the last hit of a key (a hot key survives a slow store without a query), or a direct computation. */
   private keep(request: CacheRequest, body: string, ms: number): void {
+    // Too large a body keeps whatever the key had (lru-cache's own size limit would drop that too).
     if (body.length > FALLBACK_MAX_BODY) return;
-    if (this.fallback.size >= FALLBACK_MAX_KEYS && !this.fallback.has(request.key)) this.fallback.clear();
-    this.fallback.set(request.key, { body, until: Date.now() + Math.min(ms, request.ttlSeconds * 1000) });
+    KEEP.ttl = Math.min(ms, request.ttlSeconds * 1000);
+    this.fallback.set(request.key, body, KEEP);
   }
 
   /** Records a request of a warmed key: at most once a second per key, not awaited. */
   private touch(request: CacheRequest): void {
-    if (!request.warmPeriodSeconds) return;
+    if (!request.warmPeriodSeconds || this.touched.has(request.key, LRU_READ)) return;
     const now = Date.now();
-    const last = this.touched.get(request.key);
-    if (last !== undefined && now - last < 1000) return;
-    if (this.touched.size >= 10_000) this.touched.clear();
-    this.touched.set(request.key, now);
+    this.touched.set(request.key, true);
     const live = this.registration(request, now)!;
     void this.guard.run(() => this.store.touch(request.key, live));
   }

@@ -8,6 +8,7 @@
  * an endpoint reads `name` when its query names `name` as a table that is not one of its own
  * CTEs (and, for endpoints, when no source has that name: a source comes first).
  */
+import { LRUCache } from 'lru-cache';
 import type { SourceLookup } from '../sources/schema.js';
 import { MAX_ENDPOINT_DEPTH, queryParameters, translateQuery, type EndpointTable, type Translation } from '../sql/index.js';
 import { SqlError } from '../sql/errors.js';
@@ -17,9 +18,8 @@ import type { EndpointRecord, ParameterDeclaration } from './repository.js';
 /** What nesting needs of an endpoint: stored, or the definition being saved. */
 export type NestedEndpoint = Pick<EndpointRecord, 'name' | 'query' | 'parameters'> & { readonly id?: string };
 
-/** perf: parse results by query text; queries are re-read on every management change. */
-const TABLES = new Map<string, QueryTables | null>();
-const TABLES_MAX = 1_000;
+/** perf: parse results by query text (false: it does not parse); queries are re-read on every management change. */
+const TABLES = new LRUCache<string, QueryTables | false>({ max: 1_000 });
 
 function tablesOf(query: string): QueryTables | undefined {
   let found = TABLES.get(query);
@@ -28,12 +28,11 @@ function tablesOf(query: string): QueryTables | undefined {
       found = queryTables(query);
     } catch (err) {
       if (!(err instanceof SqlError)) throw err;
-      found = null; // the translator reports it where it matters
+      found = false; // the translator reports it where it matters
     }
-    if (TABLES.size >= TABLES_MAX) TABLES.clear();
     TABLES.set(query, found);
   }
-  return found ?? undefined;
+  return found || undefined;
 }
 
 /** Whether `query` names `name` as a table that is not one of its CTEs. */

@@ -17,6 +17,9 @@ import { loadReadable, translateNested } from './nesting.js';
 import { EndpointRepository, type EndpointRecord } from './repository.js';
 import { queryWarnings, type QueryWarning } from './warnings.js';
 import { LookupCache } from '../lookupCache.js';
+import { LRUCache } from 'lru-cache';
+import { LRU_READ } from '../lruRead.js';
+import { TranslationCache, translationKey } from './translationCache.js';
 import { collectInput, sandboxSqlOf, validateParameters, type ParamValues } from './params.js';
 
 export interface RunRequest {
@@ -45,18 +48,18 @@ export interface PreparedRun {
   compute: () => Promise<string>;
 }
 
-/** Prepared runs of one endpoint version by raw query string, without and with the redaction header. */
-interface PreparedRuns { plain: Map<string, PreparedRun>; redacted: Map<string, PreparedRun> }
-const TRANSLATION_CACHE_SIZE = 500;
+/** The key of a prepared run: endpoint version, redaction header and raw query string. */
+function preparedRunKey(endpoint: EndpointRecord, redact: boolean, rawQuery: string): string {
+  return `${redact ? 'r' : 'p'}${endpoint.id}:${endpoint.version}?${rawQuery}`;
+}
 
 export class EndpointQueryService {
   private readonly repository: EndpointRepository;
   /** Endpoints by id or name; a missing one is not cached (a new endpoint shows at once). */
   private readonly endpoints: LookupCache<EndpointRecord | undefined>;
-  /** By `id:version`: a version's prepared runs never go stale, they are dropped to bound memory. */
-  private readonly runs = new Map<string, PreparedRuns>();
-  private preparedRuns = 0;
-  private readonly translations = new Map<string, Translation>();
+  /** By endpoint version, redaction and query string: a version's prepared runs never go stale, the least recently used go to bound memory. */
+  private readonly runs = new LRUCache<string, PreparedRun>({ max: PREPARED_RUNS_MAX });
+  private readonly translations = new TranslationCache();
   /** Where endpoint queries run: the reader's own connections when possible (see AppContext.reader). */
   private pool: pg.Pool;
   private useReaderRole = true;
@@ -88,7 +91,6 @@ export class EndpointQueryService {
   forgetEndpoints(): void {
     this.endpoints.clear();
     this.runs.clear();
-    this.preparedRuns = 0;
   }
 
   async run(idOrName: string, request: RunRequest): Promise<RunResult> {
@@ -132,8 +134,8 @@ export class EndpointQueryService {
   preparedRun(idOrName: string, rawQuery: string, redact: boolean): PreparedRun | undefined {
     const endpoint = this.endpoints.peek(idOrName)?.value;
     if (!endpoint || endpoint.cache_duration_seconds <= 0) return undefined;
-    const version = `${endpoint.id}:${endpoint.version}`;
-    let prepared = (redact ? this.runs.get(version)?.redacted : this.runs.get(version)?.plain)?.get(rawQuery);
+    const key = rawQuery.length <= PREPARED_QUERY_MAX_CHARS ? preparedRunKey(endpoint, redact, rawQuery) : undefined;
+    let prepared = key === undefined ? undefined : this.runs.get(key, LRU_READ);
     if (prepared) return prepared;
     try {
       const spec = this.specOf(endpoint, { input: collectInput(parseQueryString(rawQuery), undefined), redact });
@@ -144,16 +146,7 @@ export class EndpointQueryService {
     } catch {
       return undefined;
     }
-    if (rawQuery.length <= PREPARED_QUERY_MAX_CHARS) {
-      if (this.preparedRuns >= PREPARED_RUNS_MAX) {
-        this.runs.clear();
-        this.preparedRuns = 0;
-      }
-      let runs = this.runs.get(version);
-      if (!runs) this.runs.set(version, (runs = { plain: new Map(), redacted: new Map() }));
-      (redact ? runs.redacted : runs.plain).set(rawQuery, prepared);
-      this.preparedRuns++;
-    }
+    if (key !== undefined) this.runs.set(key, prepared);
     return prepared;
   }
 
@@ -208,7 +201,7 @@ export class EndpointQueryService {
    * same transaction, so once this version is seen their new text is there to read.
    */
   private async translate(endpoint: EndpointRecord, sandboxSql: string | undefined): Promise<Translation> {
-    const key = `${endpoint.id}:${endpoint.version}:${this.ctx.sources.catalogVersion}:${sandboxSql ?? ''}`;
+    const key = translationKey(endpoint.id, endpoint.version, this.ctx.sources.catalogVersion, sandboxSql);
     const cached = this.translations.get(key);
     if (cached) return cached;
     const sources = this.ctx.sources.lookup;
@@ -230,7 +223,6 @@ export class EndpointQueryService {
       ]);
     }
     if (unknown) throw parameterError('sql', 'invalidParameter', `@${unknown} is not a parameter of endpoint "${endpoint.name}"; declared: ${[...declared].map((n) => '@' + n).join(', ') || 'none'}.`);
-    if (this.translations.size >= TRANSLATION_CACHE_SIZE) this.translations.delete(this.translations.keys().next().value!);
     this.translations.set(key, translation);
     return translation;
   }

@@ -8,6 +8,7 @@
  *
  * Pipeline: lexer → parser → resolver (scopes, types, sandbox wall 1) → printer → validate (wall 2).
  */
+import { LRUCache } from 'lru-cache';
 import type * as Q from './ast/queries.js';
 import { SqlLimitError, SqlSandboxError, type SqlWarning } from './errors.js';
 import { tokenize } from './lexer.js';
@@ -153,8 +154,8 @@ interface EndpointCtes {
   readonly endpointName: string | undefined;
 }
 
-const ENDPOINT_CTES = new Map<string, EndpointCtes>();
-const MAX_ENDPOINT_CTES = 64;
+/** By endpoint text; past 64 endpoints the least recently used goes. */
+const ENDPOINT_CTES = new LRUCache<string, EndpointCtes>({ max: 64 });
 
 function reusableEndpointCtes(input: TranslateInput): EndpointCtes | undefined {
   const text = input.query;
@@ -193,7 +194,6 @@ function resolveEndpointCtes(endpoint: Q.Query, input: TranslateInput): Endpoint
   const { ctx, ctes } = resolveCtes(endpoint.ctes, { translation: state, text: input.query, sources, ctes: new Map(), ...(endpoints && { endpoints }) });
   const resolved: EndpointCtes = { ctes, visible: ctx.ctes, state, lookups, endpointLookups, endpointName: input.endpointName };
   if (!state.optimise) return resolved; // never reused by an optimised translation
-  if (ENDPOINT_CTES.size >= MAX_ENDPOINT_CTES) ENDPOINT_CTES.delete(ENDPOINT_CTES.keys().next().value!);
   ENDPOINT_CTES.set(input.query, resolved);
   return resolved;
 }

@@ -1,0 +1,50 @@
+/**
+ * Translations by endpoint version, source catalog version and caller `sql`: a translation is a
+ * pure function of those, so it is reused until the cache needs the room. Bounded by bytes, not
+ * entries: a caller's `sql` may be up to 100 KB and its translation larger, so a count bound
+ * would let a stream of distinct large `sql` values hold hundreds of megabytes.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Translation } from '../sql/index.js';
+
+/** The longest key cached: the id and versions, and a caller `sql` of up to 100 KB. */
+export const TRANSLATION_MAX_KEY_BYTES = 100 * 1024 + 256;
+/** The largest translation cached (its SQL text and columns). */
+export const TRANSLATION_MAX_VALUE_BYTES = 1024 * 1024;
+const TRANSLATION_MAX_BYTES = 32 * 1024 * 1024;
+
+export function translationKey(endpointId: string, version: number, catalogVersion: number, sandboxSql: string | undefined): string {
+  return `${endpointId}:${version}:${catalogVersion}:${sandboxSql ?? ''}`;
+}
+
+/** What a translation holds on to, about: its SQL text and its column names and types. */
+export function translationBytes(translation: Translation): number {
+  let bytes = Buffer.byteLength(translation.sql);
+  for (const c of translation.columns) bytes += Buffer.byteLength(c.name) + c.type.length;
+  return bytes;
+}
+
+export class TranslationCache {
+  private readonly entries: LRUCache<string, Translation>;
+
+  constructor(maxBytes = TRANSLATION_MAX_BYTES) {
+    this.entries = new LRUCache({ maxSize: maxBytes });
+  }
+
+  /** Bytes held: keys and values as counted against the budget (for tests and diagnostics). */
+  get bytes(): number {
+    return this.entries.calculatedSize;
+  }
+
+  get(key: string): Translation | undefined {
+    return this.entries.get(key);
+  }
+
+  /** Keeps a translation unless its key or its value alone is past its limit; its size is the key's bytes and the value's. */
+  set(key: string, translation: Translation): void {
+    const keyBytes = Buffer.byteLength(key);
+    const valueBytes = translationBytes(translation);
+    if (keyBytes > TRANSLATION_MAX_KEY_BYTES || valueBytes > TRANSLATION_MAX_VALUE_BYTES) return;
+    this.entries.set(key, translation, { size: keyBytes + valueBytes });
+  }
+}
