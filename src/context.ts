@@ -68,7 +68,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     const keys = new ApiKeyRepository(db.knex);
     await sources.ensureDefaults();
     for (const k of config.bootstrapKeys) await keys.upsert(k.name, k.key, k.scopes);
-    await ensureSeededEndpoints(new EndpointRepository(db.knex));
+    await ensureSeededEndpoints(db.knex, sources.lookup);
     let reader: pg.Pool | undefined;
     if (!embedded) {
       const opening = await openReaderPool(db, { poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, statementTimeoutMs: config.queryTimeoutMs });

@@ -4,7 +4,10 @@ import path from 'node:path';
 import { generateKey } from './auth/keys.js';
 import { PROJECT_ROOT } from './paths.js';
 import type { AppContext } from './context.js';
-import type { EndpointRepository } from './endpoints/repository.js';
+import { EndpointRepository } from './endpoints/repository.js';
+import { dependants } from './endpoints/nesting.js';
+import type { SourceLookup } from './sources/schema.js';
+import type { Knex } from 'knex';
 import { normaliseEvents } from './ingest/normalise.js';
 import { SEEDED_ENDPOINTS, SUPERSEDED_SEEDED_QUERIES } from '../seeds/endpoints.js';
 import { demoEvents } from '../seeds/demo-events.js';
@@ -13,12 +16,21 @@ import { demoEvents } from '../seeds/demo-events.js';
  * Creates the two seeded endpoints where missing, and upgrades one still at a query an earlier
  * release seeded (an operator's own changes are kept).
  */
-export async function ensureSeededEndpoints(endpoints: EndpointRepository): Promise<void> {
+export async function ensureSeededEndpoints(knex: Knex, sources: SourceLookup): Promise<void> {
+  const endpoints = new EndpointRepository(knex);
   for (const fields of SEEDED_ENDPOINTS) {
     const existing = await endpoints.find(fields.name);
     if (existing) {
       const digest = createHash('sha256').update(existing.query).digest('hex');
-      if (SUPERSEDED_SEEDED_QUERIES[fields.name]?.includes(digest)) await endpoints.update(existing.id, { query: fields.query, parameters: fields.parameters, description: fields.description });
+      if (!SUPERSEDED_SEEDED_QUERIES[fields.name]?.includes(digest)) continue;
+      await knex.transaction(async (trx) => {
+        const repository = new EndpointRepository(trx);
+        await repository.update(existing.id, { query: fields.query, parameters: fields.parameters, description: fields.description });
+        // Endpoints that read it (docs/API.md, "Endpoints that read endpoints") get a new version
+        // too, so no result cached from the old query is served for them. Their parameters stay:
+        // an upgrade adds no parameter to a seeded endpoint.
+        for (const reader of dependants(await repository.list(), fields.name, sources)) await repository.update(reader.id, {});
+      });
       continue;
     }
     try {

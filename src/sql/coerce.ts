@@ -113,6 +113,10 @@ function convert(value: Typed, from: ScalarName, target: CastType): PgExpr {
       // Postgres casts boolean to integer only.
       if (from === 'BOOL') return pg.cast(pg.cast(v, 'integer'), 'bigint');
       break;
+    case 'BOOL':
+      // BigQuery: any non-zero integer is TRUE; Postgres casts only integer (not bigint) to boolean.
+      if (from === 'INT64') return pg.op('<>', v, pg.number('0'));
+      break;
     case 'STRING':
       if (from === 'TIMESTAMP') {
         const text = pg.func('to_char', [pg.atUtc(v), pg.literal('YYYY-MM-DD HH24:MI:SS.US')]);

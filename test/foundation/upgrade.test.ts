@@ -10,7 +10,9 @@ import { ensureSeededEndpoints } from '../../src/seed.js';
 import { defaultSourceSchema } from '../../src/sources/defaultSchemas.js';
 import { fieldMapCovers } from '../../src/sources/schema.js';
 import { SEEDED_ENDPOINTS, SUPERSEDED_SEEDED_QUERIES } from '../../seeds/endpoints.js';
+import request from 'supertest';
 import { testContext } from '../support/db.js';
+import { testApp } from '../support/http.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const usage = SEEDED_ENDPOINTS.find((e) => e.name === 'usage.api-counts')!;
@@ -24,11 +26,28 @@ describe('upgrading an install', () => {
     const endpoints = new EndpointRepository(ctx.db.knex);
     const current = (await endpoints.find('usage.api-counts'))!;
     await endpoints.update(current.id, { query: firstUsageQuery, parameters: [{ ...usage.parameters[0]!, allowed_values: ['hourly', 'daily', 'minutely'] }, usage.parameters[1]!] });
-    await ensureSeededEndpoints(endpoints);
+    await ensureSeededEndpoints(ctx.db.knex, ctx.sources.lookup);
     const upgraded = (await endpoints.find('usage.api-counts'))!;
     assert.equal(upgraded.query, usage.query);
     assert.deepEqual(upgraded.parameters[0]!.allowed_values, ['hourly', 'daily', 'minutely', '1hr', '1day', '7day']);
     assert.ok(upgraded.version > current.version, 'a new version, so cached results are not served');
+  });
+
+  it('when a seeded endpoint is upgraded, then the endpoints that read it get a new version too (no stale cached result)', async () => {
+    const { app, keys, context: ctx } = await testApp();
+    const reader = await request(app).post('/api/endpoints').set('X-API-KEY', keys.admin).send({ name: 'upgrade.reader', query: 'select count(*) as n from `usage.api-counts`' });
+    assert.equal(reader.status, 201, reader.text);
+    const endpoints = new EndpointRepository(ctx.db.knex);
+    try {
+      const current = (await endpoints.find('usage.api-counts'))!;
+      await endpoints.update(current.id, { query: firstUsageQuery });
+      const before = (await endpoints.find('upgrade.reader'))!.version;
+      await ensureSeededEndpoints(ctx.db.knex, ctx.sources.lookup);
+      assert.equal((await endpoints.find('usage.api-counts'))!.query, usage.query);
+      assert.ok((await endpoints.find('upgrade.reader'))!.version > before);
+    } finally {
+      await request(app).delete('/api/endpoints/upgrade.reader').set('X-API-KEY', keys.admin);
+    }
   });
 
   it('when an operator edited a seeded endpoint, then start leaves it alone', async () => {
@@ -38,7 +57,7 @@ describe('upgrading an install', () => {
     const edited = `${firstUsageQuery}\n-- tuned by the operator`;
     await endpoints.update(current.id, { query: edited });
     try {
-      await ensureSeededEndpoints(endpoints);
+      await ensureSeededEndpoints(ctx.db.knex, ctx.sources.lookup);
       assert.equal((await endpoints.find('usage.api-counts'))!.query, edited);
     } finally {
       await endpoints.update(current.id, { query: usage.query, parameters: usage.parameters });

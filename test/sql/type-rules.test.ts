@@ -23,6 +23,8 @@ describe('type rules', () => {
   it('when casts BigQuery allows are written, then they run', async () => {
     await expectTranslation("select cast(true as int64) as a, cast(2.5 as string) as b, cast(timestamp('2026-01-02 03:04:05') as date) as c, unix_micros(timestamp('1970-01-01 00:00:01')) as d")
       .toReturn([{ a: 1, b: '2.5', c: '2026-01-02', d: 1000000 }]);
+    await expectTranslation('select cast(n as bool) as a, cast(n - 3 as bool) as b, safe_cast(n * 5000000000 as bool) as c from (select count(*) + 3 as n from `cloudflare.logs.prod` where false)')
+      .toReturn([{ a: true, b: false, c: true }]);
   });
 
   it('when a STRING field is compared with a number, then a syntax error names the operator and types', async () => {
