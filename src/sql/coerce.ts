@@ -156,17 +156,20 @@ const COMPARISON_GROUPS: Partial<Record<ScalarName, string>> = {
 };
 
 /**
- * Throws when BigQuery has no comparison for the two (unified) operands, e.g. a STRING field
- * with a number (`val > 5`); Postgres would otherwise fail at run time ("operator does not
- * exist: text > integer"). Untyped leaves, parameters, NULL and string literals (which Postgres
- * reads as the other side's type) are left to adapt.
+ * Two operands of a comparison (`=`, `<`, BETWEEN, IN, `CASE x WHEN`, NULLIF) brought to one type
+ * by `unify`; throws when BigQuery has no comparison for them, e.g. a STRING field with a number
+ * (`val > 5`), which Postgres would otherwise refuse at run time ("operator does not exist: text
+ * > integer"). Untyped leaves, parameters, NULL and string literals (which Postgres reads as the
+ * other side's type) are left to adapt.
  */
-export function checkComparable(a: Typed, b: Typed, op: string, text: string, pos: number): void {
-  const groupA = comparisonGroup(a);
-  const groupB = comparisonGroup(b);
+export function compared(a: Typed, b: Typed, op: string, text: string, pos: number): [Typed, Typed] {
+  const pair = unify(a, b);
+  const groupA = comparisonGroup(pair[0]);
+  const groupB = comparisonGroup(pair[1]);
   if (groupA && groupB && groupA !== groupB) {
-    throw new SqlSyntaxError(`no operator ${op} for ${typeLabel(a.type)} and ${typeLabel(b.type)}; CAST one side`, text, pos);
+    throw new SqlSyntaxError(`no operator ${op} for ${typeLabel(pair[0].type)} and ${typeLabel(pair[1].type)}; CAST one side`, text, pos);
   }
+  return pair;
 }
 
 function comparisonGroup(v: Typed): string | undefined {

@@ -6,7 +6,7 @@
  *
  * Adding a function is one entry here and a test in test/sql/functions.test.ts.
  */
-import { JSON_FUNCTION, adapt, asNumber, asText, asTimestamp, commonType, unify, unifyAll } from './coerce.js';
+import { JSON_FUNCTION, adapt, asNumber, asText, asTimestamp, commonType, compared, unifyAll } from './coerce.js';
 import { SqlUnsupportedError } from './errors.js';
 import type { Call } from './ast/expressions.js';
 import { pg, type PgExpr, type PgOrder } from './postgres/ast.js';
@@ -295,7 +295,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     return typed(pg.case([{ when: s.arg(0).sql, then: then!.sql }], otherwise!.sql), commonType([then!, otherwise!]));
   }),
   nullif: def(2, 2, { nullif: NULLIF }, (s) => {
-    const [a, b] = unify(s.arg(0), s.arg(1));
+    const [a, b] = compared(s.arg(0), s.arg(1), 'NULLIF', s.text, s.call.pos);
     return typed(pg.func('nullif', [a.sql, b.sql]), a.type);
   }),
   safe_divide: def(2, 2, { nullif: NULLIF }, (s) => typed(pg.op('/', pg.cast(s.arg(0).sql, 'float8'), pg.func('nullif', [pg.cast(s.arg(1).sql, 'float8'), pg.number('0')])), FLOAT64)),

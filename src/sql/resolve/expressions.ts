@@ -1,6 +1,6 @@
 /** Expressions: one resolver per syntax node kind, building typed Postgres expressions. */
 import type * as E from '../ast/expressions.js';
-import { adapt, asText, castTo, checkComparable, commonType, fromJsonText, unify, unifyAll } from '../coerce.js';
+import { adapt, asText, castTo, compared, commonType, fromJsonText, unify, unifyAll } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { FUNCTIONS, type CallSite } from '../functions.js';
 import { takesOver } from '../catalogue.js';
@@ -61,8 +61,8 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   is: (e, scope, ctx) => typed(pg.is(resolveExpr(e.operand, scope, ctx).sql, e.test, e.negated), BOOL),
   between: (e, scope, ctx) => {
     const v = resolveExpr(e.operand, scope, ctx);
-    const [a, low] = unify(v, resolveExpr(e.low, scope, ctx));
-    const [, high] = unify(a, resolveExpr(e.high, scope, ctx));
+    const [a, low] = compared(v, resolveExpr(e.low, scope, ctx), 'BETWEEN', ctx.text, e.pos);
+    const [, high] = compared(a, resolveExpr(e.high, scope, ctx), 'BETWEEN', ctx.text, e.pos);
     return typed({ kind: 'between', operand: a.sql, low: low.sql, high: high.sql, negated: e.negated }, BOOL);
   },
   like: (e, scope, ctx) => {
@@ -72,7 +72,7 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   inList: (e, scope, ctx) => {
     let v = resolveExpr(e.operand, scope, ctx);
     const list = e.list.map((item) => {
-      const [a, b] = unify(v, resolveExpr(item, scope, ctx));
+      const [a, b] = compared(v, resolveExpr(item, scope, ctx), 'IN', ctx.text, item.pos);
       v = a;
       return b.sql;
     });
@@ -89,7 +89,7 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     const conditions = e.whens.map((w) => resolveExpr(w.when, scope, ctx));
     const results = unifyAll([...e.whens.map((w) => resolveExpr(w.then, scope, ctx)), ...(e.otherwise ? [resolveExpr(e.otherwise, scope, ctx)] : [])]);
     const whens = conditions.map((c, i) => ({
-      when: operand ? unify(operand, c)[1].sql : expectBool(c, ctx, e.whens[i]!.when.pos),
+      when: operand ? compared(operand, c, '=', ctx.text, e.whens[i]!.when.pos)[1].sql : expectBool(c, ctx, e.whens[i]!.when.pos),
       then: results[i]!.sql,
     }));
     const node = pg.case(whens, e.otherwise ? results[results.length - 1]!.sql : undefined, operand && unify(operand, conditions[0]!)[0].sql);
@@ -226,7 +226,7 @@ function resolveInUnnest(e: E.InUnnest, scope: Scope, ctx: Context): Typed {
   if (array.type.kind === 'jsonArray' && array.type.element.kind === 'scalar') {
     const alias = ctx.translation.alias();
     const element = fromJsonText(pg.column(alias, 'value'), array.type.element);
-    const [operand, item] = unify(v, element);
+    const [operand, item] = compared(v, element, 'IN', ctx.text, e.pos);
     const arg = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
     const query: PgQuery = {
       kind: 'query', ctes: [], orderBy: [],
@@ -316,8 +316,7 @@ function resolveBinary(e: E.Binary, scope: Scope, ctx: Context): Typed {
   let right = resolveExpr(e.right, scope, ctx);
   if (e.op === '||') return typed(pg.op('||', asText(left), asText(right)), STRING);
   if (!ARITHMETIC.has(e.op)) {
-    [left, right] = unify(left, right);
-    checkComparable(left, right, e.op, ctx.text, e.pos);
+    [left, right] = compared(left, right, e.op, ctx.text, e.pos);
     return typed(pg.op(e.op === '!=' ? '<>' : e.op, left.sql, right.sql), BOOL);
   }
   // Arithmetic: text parameters and untyped leaves become numbers.
