@@ -32,6 +32,13 @@ describe('type rules', () => {
       .toFail(SqlSyntaxError, /no operator > for STRING and INT64; CAST one side \(line 1, column 121\)/);
   });
 
+  it('when BETWEEN, IN or CASE x WHEN compare a STRING field with numbers, then the same syntax error as =', async () => {
+    const from = 'from `cloudflare.logs.prod` t cross join unnest(t.metadata) m cross join unnest(m.request) r';
+    await expectTranslation(`select count(*) as n ${from} where r.path between 1 and 5`).toFail(SqlSyntaxError, /no operator BETWEEN for STRING and INT64/);
+    await expectTranslation(`select count(*) as n ${from} where r.path in (1, 2)`).toFail(SqlSyntaxError, /no operator IN for STRING and INT64/);
+    await expectTranslation(`select case r.path when 1 then 'a' end as x ${from}`).toFail(SqlSyntaxError, /no operator = for STRING and INT64/);
+  });
+
   it('when a number field meets a numeric string literal or a parameter, then they compare as numbers', async () => {
     await expectTranslation(`select t.event_message from \`cloudflare.logs.prod\` t cross join unnest(t.metadata) m cross join unnest(m.response) r where t.project = '${P}' and r.status_code = '500' and r.status_code >= @min`, { params: { min: '400' } })
       .toReturn([{ event_message: 'a' }]);
