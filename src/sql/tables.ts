@@ -7,6 +7,7 @@
  *   // → { tables: ['x.y', 'a', 'b'], ctes: ['a'] }   (CTE names lower-cased)
  */
 import { parseQuery } from './parser.js';
+import { forEachNode } from './walk.js';
 
 export interface QueryTables {
   /** Table names as written, in first-use order, without repeats. */
@@ -19,19 +20,9 @@ export interface QueryTables {
 export function queryTables(query: string): QueryTables {
   const tables = new Set<string>();
   const ctes = new Set<string>();
-  walk(parseQuery(query), tables, ctes);
+  forEachNode(parseQuery(query), (n) => {
+    if (n.kind === 'table' && typeof n.name === 'string') tables.add(n.name);
+    if (n.kind === 'cte' && typeof n.name === 'string') ctes.add(n.name.toLowerCase());
+  });
   return { tables: [...tables], ctes: [...ctes] };
-}
-
-/** A generic walk over the syntax tree's nodes (objects tagged by `kind`), so new node kinds need no change here. */
-function walk(node: unknown, tables: Set<string>, ctes: Set<string>): void {
-  if (Array.isArray(node)) {
-    for (const item of node) walk(item, tables, ctes);
-    return;
-  }
-  if (typeof node !== 'object' || node === null) return;
-  const n = node as { kind?: unknown; name?: unknown };
-  if (n.kind === 'table' && typeof n.name === 'string') tables.add(n.name);
-  if (n.kind === 'cte' && typeof n.name === 'string') ctes.add(n.name.toLowerCase());
-  for (const value of Object.values(node)) if (typeof value === 'object' && value !== null) walk(value, tables, ctes);
 }

@@ -12,6 +12,7 @@
  * highest one appears nowhere (it cannot infer that parameter's type).
  */
 import type { PgQuery } from './ast.js';
+import { forEachNode, type TreeNode } from '../walk.js';
 
 /** `query` without the top-level CTEs it does not read, and the parameter names of what is left. */
 export function dropUnusedCtes(query: PgQuery, parameters: readonly string[]): { query: PgQuery; parameters: string[] } {
@@ -19,7 +20,7 @@ export function dropUnusedCtes(query: PgQuery, parameters: readonly string[]): {
   const byName = new Map(query.ctes.map((c) => [c.name, c] as const));
   const used = new Set<string>();
   const visit = (node: unknown): void => {
-    walk(node, (n) => {
+    forEachNode(node, (n) => {
       // A CTE name of a nested WITH that shadows a top-level one keeps the top-level one: safe.
       if (n.kind === 'table' && n.schema === undefined && typeof n.name === 'string' && byName.has(n.name) && !used.has(n.name)) {
         used.add(n.name);
@@ -32,7 +33,7 @@ export function dropUnusedCtes(query: PgQuery, parameters: readonly string[]): {
   const pruned: PgQuery = { ...query, ctes: query.ctes.filter((c) => used.has(c.name)) };
 
   const seen = new Set<number>();
-  walk(pruned, (n) => {
+  forEachNode(pruned, (n) => {
     if (n.kind === 'param') seen.add(n.index as number);
   });
   const kept = [...seen].sort((a, b) => a - b);
@@ -41,23 +42,7 @@ export function dropUnusedCtes(query: PgQuery, parameters: readonly string[]): {
   return { query: renumberParams(pruned, renumber), parameters: kept.map((old) => parameters[old - 1]!) };
 }
 
-type Node = Record<string, unknown>;
-
-/**
- * Calls `f` once on every node object of the tree (the AST is plain data: objects and arrays).
- * Subtrees are shared (a select alias used in HAVING and ORDER BY is the same node), so nodes
- * already visited are skipped: without that, 2,000 uses of one large alias walked it 2,000 times.
- */
-function walk(node: unknown, f: (n: Node) => void, visited = new Set<object>()): void {
-  if (node === null || typeof node !== 'object' || visited.has(node)) return;
-  visited.add(node);
-  if (Array.isArray(node)) {
-    for (const item of node) walk(item, f, visited);
-  } else {
-    f(node as Node);
-    for (const value of Object.values(node)) walk(value, f, visited);
-  }
-}
+type Node = TreeNode;
 
 /** A copy with `$n` renumbered; a shared subtree is copied once and stays shared. */
 function renumberParams<T>(node: T, renumber: ReadonlyMap<number, number>, copies = new Map<object, unknown>()): T {
