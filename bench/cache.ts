@@ -21,21 +21,31 @@ async function timeEach(n: number, call: (i: number) => Promise<unknown>): Promi
   return out;
 }
 
-const rows = (n: number) => JSON.stringify({ result: Array.from({ length: n }, (_, i) => ({ timestamp: 1700000000000000 + i, total_rest_requests: i, path: '/rest/v1/x' })) });
+const rows = (n: number) =>
+  JSON.stringify({
+    result: Array.from({ length: n }, (_, i) => ({ timestamp: 1700000000000000 + i, total_rest_requests: i, path: '/rest/v1/x' })),
+  });
 const instant = (body: string) => async () => body;
 
 async function main() {
-  for (const [label, url] of [['in-process', undefined], ['Redis (loopback)', SHARED_REDIS_URL]] as const) {
+  for (const [label, url] of [
+    ['in-process', undefined],
+    ['Redis (loopback)', SHARED_REDIS_URL],
+  ] as const) {
     const { cache } = await testCache(url, {}, { namespace: uniqueNamespace('measure') });
     for (const size of [10, 1000]) {
       const body = rows(size);
       const req = request(`ep:m:1:${size}`, { warmPeriodSeconds: 300 });
       await cache.fetch(req, instant(body));
       await timeEach(500, () => cache.fetch(req, instant(body))); // warm up
-      console.log(`HIT ${label}, ${(body.length / 1024).toFixed(0)} kB body: ${stats(await timeEach(5000, () => cache.fetch(req, instant(body))))}`);
+      console.log(
+        `HIT ${label}, ${(body.length / 1024).toFixed(0)} kB body: ${stats(await timeEach(5000, () => cache.fetch(req, instant(body))))}`,
+      );
     }
     const body = rows(10);
-    console.log(`MISS ${label} (lookup + lock + store, compute instant): ${stats(await timeEach(2000, (i) => cache.fetch(request(`ep:miss:1:${i}`), instant(body))))}`);
+    console.log(
+      `MISS ${label} (lookup + lock + store, compute instant): ${stats(await timeEach(2000, (i) => cache.fetch(request(`ep:miss:1:${i}`), instant(body))))}`,
+    );
     await cache.close();
   }
 
@@ -53,7 +63,9 @@ async function main() {
   await cache.fetch(request('ep:s:1:x'), instant(body));
   redis.freeze();
   const stalled = await timeEach(3000, (i) => cache.fetch(request(`ep:s:1:${i % 3}`), instant(body)));
-  console.log(`Redis stalled (SIGSTOP): first request ${stalled[0]!.toFixed(1)} ms; every later one in the same second: ${stats(stalled.slice(1))}; slowest ${Math.max(...stalled).toFixed(1)} ms`);
+  console.log(
+    `Redis stalled (SIGSTOP): first request ${stalled[0]!.toFixed(1)} ms; every later one in the same second: ${stats(stalled.slice(1))}; slowest ${Math.max(...stalled).toFixed(1)} ms`,
+  );
   redis.thaw();
   await cache.close();
   await redis.kill();

@@ -54,17 +54,42 @@ const PROJECT_CUM = cumulative(PROJECTS.map((_, i) => 1 / (i + 1)));
 export const BENCH_PROJECT = PROJECTS[0]!;
 
 const PATHS: Array<[string, number]> = [
-  ['/rest/v1/todos', 20], ['/rest/v1/profiles', 12], ['/rest/v1/rpc/search', 8], ['/rest/v1/messages', 5],
-  ['/storage/v1/object/public/avatars/a.png', 8], ['/storage/v1/object/sign/docs/report.pdf', 7],
-  ['/auth/v1/token', 9], ['/auth/v1/user', 6],
+  ['/rest/v1/todos', 20],
+  ['/rest/v1/profiles', 12],
+  ['/rest/v1/rpc/search', 8],
+  ['/rest/v1/messages', 5],
+  ['/storage/v1/object/public/avatars/a.png', 8],
+  ['/storage/v1/object/sign/docs/report.pdf', 7],
+  ['/auth/v1/token', 9],
+  ['/auth/v1/user', 6],
   ['/realtime/v1/websocket', 10],
-  ['/functions/v1/hello', 6], ['/graphql/v1', 4], ['/pg-meta/default/tables', 3], ['/', 2],
+  ['/functions/v1/hello', 6],
+  ['/graphql/v1', 4],
+  ['/pg-meta/default/tables', 3],
+  ['/', 2],
 ];
 const PATH_CUM = cumulative(PATHS.map((p) => p[1]));
-const STATUSES: Array<[number, number]> = [[200, 78], [201, 7], [204, 4], [304, 1], [400, 3], [401, 2.5], [404, 2.5], [500, 1.2], [502, 0.5], [503, 0.3]];
+const STATUSES: Array<[number, number]> = [
+  [200, 78],
+  [201, 7],
+  [204, 4],
+  [304, 1],
+  [400, 3],
+  [401, 2.5],
+  [404, 2.5],
+  [500, 1.2],
+  [502, 0.5],
+  [503, 0.3],
+];
 const STATUS_CUM = cumulative(STATUSES.map((s) => s[1]));
 const METHODS = ['GET', 'GET', 'GET', 'POST', 'POST', 'PATCH', 'DELETE', 'OPTIONS'];
-const SEVERITIES: Array<[string, number]> = [['LOG', 80], ['WARNING', 8], ['ERROR', 9], ['FATAL', 2], ['PANIC', 1]];
+const SEVERITIES: Array<[string, number]> = [
+  ['LOG', 80],
+  ['WARNING', 8],
+  ['ERROR', 9],
+  ['FATAL', 2],
+  ['PANIC', 1],
+];
 const SEVERITY_CUM = cumulative(SEVERITIES.map((s) => s[1]));
 const COUNTRIES = ['DE', 'US', 'GB', 'FR', 'IN', 'BR', 'JP', 'SG'];
 
@@ -96,7 +121,9 @@ type Values = Record<string, string | number>;
 /** Varied values of one event of a source. */
 function valuesFor(source: string, r: () => number): Values {
   const project = PROJECTS[pick(PROJECT_CUM, r())]!;
-  const hex = Math.floor(r() * 0xffffffff).toString(16).padStart(8, '0');
+  const hex = Math.floor(r() * 0xffffffff)
+    .toString(16)
+    .padStart(8, '0');
   const ip = `${1 + Math.floor(r() * 220)}.${Math.floor(r() * 255)}.${Math.floor(r() * 255)}.${Math.floor(r() * 255)}`;
   const v: Values = { PROJECT: project, HEX: hex, IP: ip };
   if (source === 'cloudflare.logs.prod') {
@@ -129,24 +156,62 @@ function eventFor(source: string, v: Values): Record<string, unknown> {
           logflare_worker: { worker_id: '0749QS' },
           request: {
             cf: {
-              asOrganization: 'ACME Networks', asn: v.N_ASN,
-              botManagement: { corporateProxy: false, ja3Hash: `1338b1a480d0ca1f3df004e7${s('HEX')}`, score: 98, staticResource: false, verifiedBot: false },
-              city: 'Berlin', clientAcceptEncoding: 'gzip, deflate, br', clientTrustScore: 98, colo: 'TXL', continent: 'EU', country: s('COUNTRY'),
-              edgeRequestKeepAliveStatus: 1, httpProtocol: 'HTTP/2', isEUCountry: '1', latitude: '51.75670', longitude: '9.64260', postalCode: '25335',
-              region: 'Holstein', regionCode: 'SH', timezone: 'Europe/Berlin', tlsCipher: 'AEAD-AES128-GCM-SHA256',
-              tlsClientAuth: { certPresented: '0', certRevoked: '0', certVerified: 'NONE' }, tlsVersion: 'TLSv1.3',
+              asOrganization: 'ACME Networks',
+              asn: v.N_ASN,
+              botManagement: {
+                corporateProxy: false,
+                ja3Hash: `1338b1a480d0ca1f3df004e7${s('HEX')}`,
+                score: 98,
+                staticResource: false,
+                verifiedBot: false,
+              },
+              city: 'Berlin',
+              clientAcceptEncoding: 'gzip, deflate, br',
+              clientTrustScore: 98,
+              colo: 'TXL',
+              continent: 'EU',
+              country: s('COUNTRY'),
+              edgeRequestKeepAliveStatus: 1,
+              httpProtocol: 'HTTP/2',
+              isEUCountry: '1',
+              latitude: '51.75670',
+              longitude: '9.64260',
+              postalCode: '25335',
+              region: 'Holstein',
+              regionCode: 'SH',
+              timezone: 'Europe/Berlin',
+              tlsCipher: 'AEAD-AES128-GCM-SHA256',
+              tlsClientAuth: { certPresented: '0', certRevoked: '0', certVerified: 'NONE' },
+              tlsVersion: 'TLSv1.3',
             },
             headers: {
-              accept: 'application/json', cf_connecting_ip: s('IP'), cf_ipcountry: s('COUNTRY'), cf_ray: `${s('HEX')}123558de`, host: s('HOST'),
-              referer: 'https://example-web.com/', user_agent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36',
-              x_forwarded_proto: 'https', x_real_ip: s('IP'),
+              accept: 'application/json',
+              cf_connecting_ip: s('IP'),
+              cf_ipcountry: s('COUNTRY'),
+              cf_ray: `${s('HEX')}123558de`,
+              host: s('HOST'),
+              referer: 'https://example-web.com/',
+              user_agent:
+                'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36',
+              x_forwarded_proto: 'https',
+              x_real_ip: s('IP'),
             },
-            host: s('HOST'), method: s('METHOD'), path: s('PATH'), protocol: 'https:', search: '?select=*&limit=20', url: s('URL'),
+            host: s('HOST'),
+            method: s('METHOD'),
+            path: s('PATH'),
+            protocol: 'https:',
+            search: '?select=*&limit=20',
+            url: s('URL'),
           },
           response: {
             headers: {
-              cf_cache_status: 'DYNAMIC', cf_ray: `${s('HEX')}06be58de-TXL`, content_length: s('N_LEN'), content_type: 'application/json',
-              date: 'Sun, 22 Nov 2026 12:59:07 GMT', sb_gateway_mode: 'direct', sb_gateway_version: '1',
+              cf_cache_status: 'DYNAMIC',
+              cf_ray: `${s('HEX')}06be58de-TXL`,
+              content_length: s('N_LEN'),
+              content_type: 'application/json',
+              date: 'Sun, 22 Nov 2026 12:59:07 GMT',
+              sb_gateway_mode: 'direct',
+              sb_gateway_version: '1',
             },
             origin_time: v.N_ORIGIN,
             status_code: v.N_STATUS,
@@ -160,26 +225,101 @@ function eventFor(source: string, v: Values): Record<string, unknown> {
         metadata: {
           host: `db-${s('PROJECT')}`,
           parsed: {
-            backend_type: 'client backend', command_tag: 'SELECT', connection_from: `${s('IP')}:53482`, database_name: 'postgres',
-            error_severity: s('SEVERITY'), leader_pid: 0, process_id: v.N_PID, query_id: 0, session_id: `641c59c7.${s('HEX')}`, session_line_num: 5215,
-            session_start_time: '2026-11-20 13:53:11 UTC', sql_state_code: '01000', transaction_id: 0, user_name: 'authenticator', virtual_transaction_id: '10/9839543',
+            backend_type: 'client backend',
+            command_tag: 'SELECT',
+            connection_from: `${s('IP')}:53482`,
+            database_name: 'postgres',
+            error_severity: s('SEVERITY'),
+            leader_pid: 0,
+            process_id: v.N_PID,
+            query_id: 0,
+            session_id: `641c59c7.${s('HEX')}`,
+            session_line_num: 5215,
+            session_start_time: '2026-11-20 13:53:11 UTC',
+            sql_state_code: '01000',
+            transaction_id: 0,
+            user_name: 'authenticator',
+            virtual_transaction_id: '10/9839543',
           },
         },
       };
     case 'deno-relay-logs':
-      return { event_message: `GET | 200 | https://${s('PROJECT')}.functions.supabase.co/hello?x=${s('HEX')}`, metadata: { deployment_id: `${s('PROJECT')}_11`, execution_time_ms: 9, function_id: s('HEX'), project_ref: s('PROJECT'), request: { host: 'subhosting-v1.deno-aws.net', method: 'GET', pathname: '/hello', url: 'https://subhosting-v1.deno-aws.net/hello' }, response: { status_code: 200 }, version: '11' } };
+      return {
+        event_message: `GET | 200 | https://${s('PROJECT')}.functions.supabase.co/hello?x=${s('HEX')}`,
+        metadata: {
+          deployment_id: `${s('PROJECT')}_11`,
+          execution_time_ms: 9,
+          function_id: s('HEX'),
+          project_ref: s('PROJECT'),
+          request: {
+            host: 'subhosting-v1.deno-aws.net',
+            method: 'GET',
+            pathname: '/hello',
+            url: 'https://subhosting-v1.deno-aws.net/hello',
+          },
+          response: { status_code: 200 },
+          version: '11',
+        },
+      };
     case 'deno-subhosting-events':
-      return { event_message: `${s('HEX')} some text`, metadata: { deployment_id: `${s('PROJECT')}_773`, event_type: 'log', execution_id: s('HEX'), function_id: s('HEX'), level: 'info', project_ref: s('PROJECT'), region: 'aws-eu-central-1', version: '773' } };
+      return {
+        event_message: `${s('HEX')} some text`,
+        metadata: {
+          deployment_id: `${s('PROJECT')}_773`,
+          event_type: 'log',
+          execution_id: s('HEX'),
+          function_id: s('HEX'),
+          level: 'info',
+          project_ref: s('PROJECT'),
+          region: 'aws-eu-central-1',
+          version: '773',
+        },
+      };
     case 'gotrue.logs.prod':
-      return { event_message: `{"level":"info","msg":"request started","path":"/user","remote_addr":"${s('IP')}"}`, project: s('PROJECT'), metadata: { component: 'api', host: `db-${s('PROJECT')}`, level: 'info', method: 'GET', msg: 'request started', path: '/user', remote_addr: s('IP'), request_id: s('HEX'), status: 200 } };
+      return {
+        event_message: `{"level":"info","msg":"request started","path":"/user","remote_addr":"${s('IP')}"}`,
+        project: s('PROJECT'),
+        metadata: {
+          component: 'api',
+          host: `db-${s('PROJECT')}`,
+          level: 'info',
+          method: 'GET',
+          msg: 'request started',
+          path: '/user',
+          remote_addr: s('IP'),
+          request_id: s('HEX'),
+          status: 200,
+        },
+      };
     case 'realtime.logs.prod':
-      return { event_message: `Subscribed to PostgreSQL ${s('HEX')}`, metadata: { context: { application: 'realtime', file: 'lib/realtime_web/channels/realtime_channel.ex', line: 293, pid: '<0.5049.81>' }, external_id: s('PROJECT'), level: 'info', project: s('PROJECT') } };
+      return {
+        event_message: `Subscribed to PostgreSQL ${s('HEX')}`,
+        metadata: {
+          context: { application: 'realtime', file: 'lib/realtime_web/channels/realtime_channel.ex', line: 293, pid: '<0.5049.81>' },
+          external_id: s('PROJECT'),
+          level: 'info',
+          project: s('PROJECT'),
+        },
+      };
     case 'storage.logs.prod.2':
-      return { event_message: `content-type is text/plain ${s('HEX')}`, metadata: { context: { host: 'ip-10-105-2-212.eu-central-1.compute.internal', pid: 1 }, level: 'info', project: s('PROJECT'), reqId: `${s('HEX')}-DUB`, tenantId: s('PROJECT') } };
+      return {
+        event_message: `content-type is text/plain ${s('HEX')}`,
+        metadata: {
+          context: { host: 'ip-10-105-2-212.eu-central-1.compute.internal', pid: 1 },
+          level: 'info',
+          project: s('PROJECT'),
+          reqId: `${s('HEX')}-DUB`,
+          tenantId: s('PROJECT'),
+        },
+      };
     case 'postgREST.logs.prod':
       return { event_message: `GET /todos ${s('HEX')}`, project: s('PROJECT'), metadata: { host: s('PROJECT') } };
     case 'pgbouncer.logs.prod':
-      return { event_message: `S-0x${s('HEX')}: postgres/postgres@${s('IP')}:5432 new connection to server`, project: s('PROJECT'), metadata: { host: `db-${s('PROJECT')}` } };
+      return {
+        event_message: `S-0x${s('HEX')}: postgres/postgres@${s('IP')}:5432 new connection to server`,
+        project: s('PROJECT'),
+        metadata: { host: `db-${s('PROJECT')}` },
+      };
     default:
       throw new Error(`no generator for ${source}`);
   }
@@ -199,14 +339,15 @@ function rowBuilder(source: string): (id: string, micros: bigint, v: Values) => 
   const keys = Object.keys(valuesFor(source, rng(1)));
   const sentinels: Values = Object.fromEntries(keys.map((k) => [k, `@@${k}@@`]));
   const [row] = normaliseEvents([eventFor(source, sentinels)], { nowMs: Date.now(), retentionDays: 1 }).rows;
-  const line = [
-    '@@ID@@',
-    '@@TS@@',
-    row!.event_message === null ? '\\N' : copyEscape(row!.event_message),
-    row!.project === null ? '\\N' : copyEscape(row!.project),
-    row!.metadata === null ? '\\N' : copyEscape(JSON.stringify(row!.metadata)),
-    row!.body === null ? '\\N' : copyEscape(JSON.stringify(row!.body)),
-  ].join('\t') + '\n';
+  const line =
+    [
+      '@@ID@@',
+      '@@TS@@',
+      row!.event_message === null ? '\\N' : copyEscape(row!.event_message),
+      row!.project === null ? '\\N' : copyEscape(row!.project),
+      row!.metadata === null ? '\\N' : copyEscape(JSON.stringify(row!.metadata)),
+      row!.body === null ? '\\N' : copyEscape(JSON.stringify(row!.body)),
+    ].join('\t') + '\n';
   const parts = line.replace(/"@@(N_\w+)@@"/g, '@@$1@@').split(/@@(\w+)@@/);
   return (id, micros, v) => {
     let out = parts[0]!;
@@ -283,7 +424,9 @@ export async function ensureBenchData(size: Size, options: { regen?: boolean; lo
     } else {
       const { rows, days } = SIZES[size];
       log(`${name}: generating ${rows.toLocaleString('en')} rows over ${days} days (COPY)`);
-      await ctx.db.pool.query('CREATE TABLE bench_meta (size text PRIMARY KEY, complete boolean NOT NULL, until_ms bigint NOT NULL, rows bigint NOT NULL)');
+      await ctx.db.pool.query(
+        'CREATE TABLE bench_meta (size text PRIMARY KEY, complete boolean NOT NULL, until_ms bigint NOT NULL, rows bigint NOT NULL)',
+      );
       const fromMs = nowMs - days * DAY_MS;
       edgeBytes = await load(ctx, fromMs, nowMs, rows, nowMs, true, log);
       log(`${name}: VACUUM ANALYZE`);
@@ -293,10 +436,22 @@ export async function ensureBenchData(size: Size, options: { regen?: boolean; lo
     const [row] = (await ctx.db.pool.query('SELECT rows FROM bench_meta WHERE size = $1', [size])).rows;
     if (!edgeBytes) {
       const source = await ctx.sources.get('cloudflare.logs.prod');
-      const [s] = (await ctx.db.pool.query(`SELECT avg(length(metadata::text) + length(event_message) + 80)::int AS b FROM (SELECT * FROM ${qualifiedTable(source.table_name)} LIMIT 1000) t`)).rows;
+      const [s] = (
+        await ctx.db.pool.query(
+          `SELECT avg(length(metadata::text) + length(event_message) + 80)::int AS b FROM (SELECT * FROM ${qualifiedTable(source.table_name)} LIMIT 1000) t`,
+        )
+      ).rows;
       edgeBytes = s.b;
     }
-    return { name, url, size, rows: Number(row.rows), seconds: (Date.now() - started) / 1000, reused: Boolean(meta?.complete), edgeBytesPerRow: edgeBytes };
+    return {
+      name,
+      url,
+      size,
+      rows: Number(row.rows),
+      seconds: (Date.now() - started) / 1000,
+      reused: Boolean(meta?.complete),
+      edgeBytesPerRow: edgeBytes,
+    };
   } finally {
     await ctx.close();
   }
@@ -319,7 +474,15 @@ async function analyze(ctx: AppContext, vacuum: boolean): Promise<void> {
  * normaliseEvents + LogWriter (schema merged as ingest does), then the rest by COPY, two streams
  * at a time (the edge rows split in two time halves). Returns the mean stored size of an edge row.
  */
-async function load(ctx: AppContext, fromMs: number, toMs: number, total: number, nowMs: number, sample: boolean, log: (l: string) => void): Promise<number> {
+async function load(
+  ctx: AppContext,
+  fromMs: number,
+  toMs: number,
+  total: number,
+  nowMs: number,
+  sample: boolean,
+  log: (l: string) => void,
+): Promise<number> {
   const jobs: Array<{ source: string; table: string; from: number; to: number; count: number; seed: number }> = [];
   let seed = Math.floor(fromMs / 1000);
   let edgeBytes = 0;
@@ -343,7 +506,14 @@ async function load(ctx: AppContext, fromMs: number, toMs: number, total: number
     const halves = sourceName === 'cloudflare.logs.prod' ? 2 : 1;
     for (let h = 0; h < halves; h++) {
       const span = (toMs - fromMs) / halves;
-      jobs.push({ source: sourceName, table: source.table_name, from: fromMs + h * span, to: fromMs + (h + 1) * span, count: Math.round(count / halves), seed: seed++ });
+      jobs.push({
+        source: sourceName,
+        table: source.table_name,
+        from: fromMs + h * span,
+        to: fromMs + (h + 1) * span,
+        count: Math.round(count / halves),
+        seed: seed++,
+      });
     }
   }
   const started = Date.now();
@@ -372,7 +542,9 @@ async function load(ctx: AppContext, fromMs: number, toMs: number, total: number
     const client = new pg.Client({ connectionString: ctx.db.url });
     await client.connect();
     try {
-      const stream = client.query(copyFrom(`COPY ${qualifiedTable(job.table)} (id, "timestamp", event_message, project, metadata, body) FROM STDIN`));
+      const stream = client.query(
+        copyFrom(`COPY ${qualifiedTable(job.table)} (id, "timestamp", event_message, project, metadata, body) FROM STDIN`),
+      );
       await pipeline(Readable.from(chunks()), stream);
     } finally {
       await client.end();
@@ -381,9 +553,11 @@ async function load(ctx: AppContext, fromMs: number, toMs: number, total: number
   const progress = setInterval(() => log(`  ${done.toLocaleString('en')} rows (${((Date.now() - started) / 1000).toFixed(0)} s)`), 15_000);
   try {
     let next = 0;
-    await Promise.all([0, 1].map(async () => {
-      for (let j = next++; j < jobs.length; j = next++) await run(jobs[j]!);
-    }));
+    await Promise.all(
+      [0, 1].map(async () => {
+        for (let j = next++; j < jobs.length; j = next++) await run(jobs[j]!);
+      }),
+    );
   } finally {
     clearInterval(progress);
   }

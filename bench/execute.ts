@@ -39,7 +39,12 @@ const ctx = await createContext(testConfig(db.url, benchEnv()), createLogger('si
 if (!ctx.reader) throw new Error('no reader login on this database: only the fallback path could be measured');
 const floorPool = new pg.Pool({ connectionString: db.url, max: 2, options: '-c TimeZone=UTC -c jit=off' });
 // Reader connections like ctx.reader's, in pg's pipeline mode.
-const pipelinePool = new pg.Pool({ connectionString: readerUrl(db.url).url, max: 2, options: readOnlySessionOptions(TIMEOUT_MS), pipeline: true });
+const pipelinePool = new pg.Pool({
+  connectionString: readerUrl(db.url).url,
+  max: 2,
+  options: readOnlySessionOptions(TIMEOUT_MS),
+  pipeline: true,
+});
 
 const now = Date.now();
 const queries: Array<{ id: string; sql: string; values: Array<string | null> }> = [{ id: 'SELECT 1', sql: 'SELECT 1', values: [] }];
@@ -56,17 +61,30 @@ const paths: Array<[string, Run]> = [
   ['reader login', (sql, values) => executeReadOnly(ctx.reader!, sql, values, { timeoutMs: TIMEOUT_MS, useReaderRole: false })],
   ['fallback: SET LOCAL ROLE', (sql, values) => executeReadOnly(ctx.db.pool, sql, values, { timeoutMs: TIMEOUT_MS, useReaderRole: true })],
   // The three round trips the executor made before the pipelined batch (kept for the embedded PGlite).
-  ['reader, 3 round trips', (sql, values) => executeReadOnly(ctx.reader!, sql, values, { timeoutMs: TIMEOUT_MS, useReaderRole: false, pipelined: false })],
-  ['fallback, 3 round trips', (sql, values) => executeReadOnly(ctx.db.pool, sql, values, { timeoutMs: TIMEOUT_MS, useReaderRole: true, pipelined: false })],
-  ['reader, pg pipeline mode', async (sql, values) => {
-    const client = await pipelinePool.connect();
-    try {
-      const done = [client.query('BEGIN READ ONLY'), client.query({ text: sql, values, rowMode: 'array', types: RAW_TYPES }), client.query('ROLLBACK')];
-      return (await Promise.all(done))[1];
-    } finally {
-      client.release();
-    }
-  }],
+  [
+    'reader, 3 round trips',
+    (sql, values) => executeReadOnly(ctx.reader!, sql, values, { timeoutMs: TIMEOUT_MS, useReaderRole: false, pipelined: false }),
+  ],
+  [
+    'fallback, 3 round trips',
+    (sql, values) => executeReadOnly(ctx.db.pool, sql, values, { timeoutMs: TIMEOUT_MS, useReaderRole: true, pipelined: false }),
+  ],
+  [
+    'reader, pg pipeline mode',
+    async (sql, values) => {
+      const client = await pipelinePool.connect();
+      try {
+        const done = [
+          client.query('BEGIN READ ONLY'),
+          client.query({ text: sql, values, rowMode: 'array', types: RAW_TYPES }),
+          client.query('ROLLBACK'),
+        ];
+        return (await Promise.all(done))[1];
+      } finally {
+        client.release();
+      }
+    },
+  ],
 ];
 
 const median = (a: number[]) => {
@@ -88,7 +106,9 @@ for (const q of queries) {
   console.log(`\n${q.id}`);
   paths.forEach(([name], p) => {
     const m = median(times[p]!);
-    console.log(`  ${name.padEnd(26)} ${m.toFixed(3).padStart(8)}${p === 0 ? '' : `   +${(m - floor).toFixed(3)} over the floor (${(m / floor).toFixed(2)}×)`}`);
+    console.log(
+      `  ${name.padEnd(26)} ${m.toFixed(3).padStart(8)}${p === 0 ? '' : `   +${(m - floor).toFixed(3)} over the floor (${(m / floor).toFixed(2)}×)`}`,
+    );
   });
 }
 

@@ -25,24 +25,40 @@ import { createEmptyDatabase, dropDatabase, testConfig } from '../test/support/d
 const ROUNDS = 9;
 const template = JSON.parse(readFileSync(new URL('../seeds/fixtures/cloudflare.logs.prod.json', import.meta.url), 'utf8'));
 const batch = (): LogRow[] =>
-  normaliseEvents(Array.from({ length: 1000 }, () => ({ ...structuredClone(template), id: randomUUID(), timestamp: Date.now() * 1000 })), { nowMs: Date.now(), retentionDays: 30 }).rows;
+  normaliseEvents(
+    Array.from({ length: 1000 }, () => ({ ...structuredClone(template), id: randomUUID(), timestamp: Date.now() * 1000 })),
+    { nowMs: Date.now(), retentionDays: 30 },
+  ).rows;
 const T = 'logs.cloudflare_logs_prod';
 const COLUMNS = '(id, "timestamp", event_message, project, metadata, body)';
 const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
-const esc = (v: string | null) => (v === null ? '\\N' : v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t'));
+const esc = (v: string | null) =>
+  v === null ? '\\N' : v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
 
 const variants: Record<string, (c: pg.PoolClient, rows: LogRow[]) => Promise<unknown>> = {
   'copyRows (in use on Postgres)': (c, rows) => copyRows(c, 'cloudflare_logs_prod', rows),
   'jsonb_to_recordset (in use on PGlite)': (c, rows) => insertRows(c, 'cloudflare_logs_prod', rows),
   'unnest of six arrays, $5::jsonb[]': (c, rows) =>
-    c.query(`INSERT INTO ${T} ${COLUMNS} SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[])`, [
-      rows.map((r) => r.id), rows.map((r) => microsToIso(r.micros)), rows.map((r) => r.event_message), rows.map((r) => r.project),
-      rows.map((r) => json(r.metadata)), rows.map((r) => json(r.body)),
-    ]),
-  'json_to_recordset': (c, rows) =>
-    c.query(`INSERT INTO ${T} ${COLUMNS} SELECT i, t, e, p, m, b FROM json_to_recordset($1::json) AS r(i text, t timestamptz, e text, p text, m jsonb, b jsonb)`, [
-      JSON.stringify(rows.map((r) => ({ i: r.id, t: microsToIso(r.micros), e: r.event_message, p: r.project, m: r.metadata, b: r.body }))),
-    ]),
+    c.query(
+      `INSERT INTO ${T} ${COLUMNS} SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[])`,
+      [
+        rows.map((r) => r.id),
+        rows.map((r) => microsToIso(r.micros)),
+        rows.map((r) => r.event_message),
+        rows.map((r) => r.project),
+        rows.map((r) => json(r.metadata)),
+        rows.map((r) => json(r.body)),
+      ],
+    ),
+  json_to_recordset: (c, rows) =>
+    c.query(
+      `INSERT INTO ${T} ${COLUMNS} SELECT i, t, e, p, m, b FROM json_to_recordset($1::json) AS r(i text, t timestamptz, e text, p text, m jsonb, b jsonb)`,
+      [
+        JSON.stringify(
+          rows.map((r) => ({ i: r.id, t: microsToIso(r.micros), e: r.event_message, p: r.project, m: r.metadata, b: r.body })),
+        ),
+      ],
+    ),
   'multi-row VALUES (6,000 parameters)': (c, rows) => {
     const params: unknown[] = [];
     const tuples = rows.map((r, i) => {
@@ -53,7 +69,13 @@ const variants: Record<string, (c: pg.PoolClient, rows: LogRow[]) => Promise<unk
     return c.query(`INSERT INTO ${T} ${COLUMNS} VALUES ${tuples.join(', ')}`, params);
   },
   'COPY FROM STDIN (text, one string)': (c, rows) => {
-    const text = rows.map((r) => [esc(r.id), microsToIso(r.micros), esc(r.event_message), esc(r.project), esc(json(r.metadata)), esc(json(r.body))].join('\t') + '\n').join('');
+    const text = rows
+      .map(
+        (r) =>
+          [esc(r.id), microsToIso(r.micros), esc(r.event_message), esc(r.project), esc(json(r.metadata)), esc(json(r.body))].join('\t') +
+          '\n',
+      )
+      .join('');
     return pipeline(Readable.from([text]), c.query(copyFrom(`COPY ${T} ${COLUMNS} FROM STDIN`)));
   },
 };

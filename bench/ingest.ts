@@ -82,9 +82,11 @@ async function timed(n: number, clients: number, work: (i: number) => Promise<vo
   let next = 0;
   const start = performance.now();
   const cpuStart = process.cpuUsage();
-  await Promise.all(Array.from({ length: clients }, async () => {
-    for (let i = next++; i < n; i = next++) await work(i);
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (let i = next++; i < n; i = next++) await work(i);
+    }),
+  );
   const cpu = process.cpuUsage(cpuStart);
   return { seconds: (performance.now() - start) / 1000, cpu: (cpu.user + cpu.system) / 1e6 };
 }
@@ -132,17 +134,37 @@ parentPort.on('message', async ({ url, key, bodies, clients, contentType }) => {
 });
 `;
 
-function postInWorker(worker: Worker, url: string, key: string, bodies: Uint8Array<ArrayBuffer>[], clients: number, contentType = 'application/json'): Promise<number> {
+function postInWorker(
+  worker: Worker,
+  url: string,
+  key: string,
+  bodies: Uint8Array<ArrayBuffer>[],
+  clients: number,
+  contentType = 'application/json',
+): Promise<number> {
   return new Promise((resolve, reject) => {
     worker.once('message', (m: { seconds?: number; error?: string }) => (m.error ? reject(new Error(m.error)) : resolve(m.seconds!)));
-    worker.postMessage({ url, key, bodies, clients, contentType }, bodies.map((b) => b.buffer));
+    worker.postMessage(
+      { url, key, bodies, clients, contentType },
+      bodies.map((b) => b.buffer),
+    );
   });
 }
 
 type OtlpMessage = Record<string, unknown>;
-const ExportLogsServiceRequest = (createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js') as {
-  opentelemetry: { proto: { collector: { logs: { v1: { ExportLogsServiceRequest: { fromObject(o: OtlpMessage): OtlpMessage; encode(m: OtlpMessage): { finish(): Uint8Array } } } } } } };
-}).opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest;
+const ExportLogsServiceRequest = (
+  createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js') as {
+    opentelemetry: {
+      proto: {
+        collector: {
+          logs: {
+            v1: { ExportLogsServiceRequest: { fromObject(o: OtlpMessage): OtlpMessage; encode(m: OtlpMessage): { finish(): Uint8Array } } };
+          };
+        };
+      };
+    };
+  }
+).opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest;
 
 /** A JSON value as an OTLP AnyValue. */
 function anyValue(v: unknown): OtlpMessage {
@@ -150,7 +172,8 @@ function anyValue(v: unknown): OtlpMessage {
   if (typeof v === 'boolean') return { boolValue: v };
   if (typeof v === 'number') return Number.isInteger(v) ? { intValue: v } : { doubleValue: v };
   if (Array.isArray(v)) return { arrayValue: { values: v.map(anyValue) } };
-  if (v && typeof v === 'object') return { kvlistValue: { values: Object.entries(v).map(([key, value]) => ({ key, value: anyValue(value) })) } };
+  if (v && typeof v === 'object')
+    return { kvlistValue: { values: Object.entries(v).map(([key, value]) => ({ key, value: anyValue(value) })) } };
   return {};
 }
 
@@ -168,22 +191,30 @@ function otlpBody(events: Record<string, any>[]): Uint8Array<ArrayBuffer> {
     attributes: Object.entries(e.metadata as Record<string, unknown>).map(([key, value]) => ({ key, value: anyValue(value) })),
   }));
   const message = ExportLogsServiceRequest.fromObject({
-    resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'bench-otlp' } }] }, scopeLogs: [{ scope: { name: 'bench' }, logRecords }] }],
+    resourceLogs: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'bench-otlp' } }] },
+        scopeLogs: [{ scope: { name: 'bench' }, logRecords }],
+      },
+    ],
   });
   return new Uint8Array(ExportLogsServiceRequest.encode(message).finish());
 }
 
 /** COPY text format of one stored row (the same columns ingest writes). */
 function copyLine(r: LogRow): string {
-  const esc = (v: string | null) => (v === null ? '\\N' : v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t'));
-  return [
-    esc(r.id),
-    microsToIso(r.micros),
-    esc(r.event_message),
-    esc(r.project),
-    esc(r.metadata === null ? null : JSON.stringify(r.metadata)),
-    esc(r.body === null ? null : JSON.stringify(r.body)),
-  ].join('\t') + '\n';
+  const esc = (v: string | null) =>
+    v === null ? '\\N' : v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
+  return (
+    [
+      esc(r.id),
+      microsToIso(r.micros),
+      esc(r.event_message),
+      esc(r.project),
+      esc(r.metadata === null ? null : JSON.stringify(r.metadata)),
+      esc(r.body === null ? null : JSON.stringify(r.body)),
+    ].join('\t') + '\n'
+  );
 }
 
 async function main(): Promise<void> {
@@ -203,12 +234,14 @@ async function main(): Promise<void> {
     const total = BATCHES * BATCH_SIZE;
 
     // Bodies are built before timing (the figure is the service's, not the client's), fresh ids for each round.
-    const httpBodies = () => Array.from({ length: BATCHES }, () => utf8.encode(JSON.stringify({ batch: edgeEvents(BATCH_SIZE, 'bench-http') })));
+    const httpBodies = () =>
+      Array.from({ length: BATCHES }, () => utf8.encode(JSON.stringify({ batch: edgeEvents(BATCH_SIZE, 'bench-http') })));
     const directBatches = () => Array.from({ length: BATCHES }, () => edgeEvents(BATCH_SIZE, 'bench-direct'));
-    const copyBodies = () => Array.from({ length: BATCHES }, () => {
-      const batch = normaliseEvents(edgeEvents(BATCH_SIZE, 'bench-copy'), { nowMs: Date.now(), retentionDays: 30 });
-      return batch.rows.map(copyLine).join('');
-    });
+    const copyBodies = () =>
+      Array.from({ length: BATCHES }, () => {
+        const batch = normaliseEvents(edgeEvents(BATCH_SIZE, 'bench-copy'), { nowMs: Date.now(), retentionDays: 30 });
+        return batch.rows.map(copyLine).join('');
+      });
     const otlpBodies = () => Array.from({ length: BATCHES }, () => otlpBody(edgeEvents(BATCH_SIZE, 'bench-otlp')));
     const sample = httpBodies();
     const bodyBytes = sample.reduce((n, b) => n + b.length, 0);
@@ -229,7 +262,9 @@ async function main(): Promise<void> {
     const copy = async (text: string) => {
       const client = await ctx.db.pool.connect();
       try {
-        const stream = client.query(copyFrom(`COPY ${qualifiedTable(source.table_name)} (id, "timestamp", event_message, project, metadata, body) FROM STDIN`));
+        const stream = client.query(
+          copyFrom(`COPY ${qualifiedTable(source.table_name)} (id, "timestamp", event_message, project, metadata, body) FROM STDIN`),
+        );
         await pipeline(Readable.from([text]), stream);
       } finally {
         client.release();
@@ -263,7 +298,14 @@ async function main(): Promise<void> {
         const bodies = otlpBodies();
         collectGarbage();
         const cpuStart = process.cpuUsage();
-        const seconds = await postInWorker(clients!, `http://127.0.0.1:${port}/v1/logs?source_name=${SOURCE}`, key, bodies, CLIENTS, 'application/x-protobuf');
+        const seconds = await postInWorker(
+          clients!,
+          `http://127.0.0.1:${port}/v1/logs?source_name=${SOURCE}`,
+          key,
+          bodies,
+          CLIENTS,
+          'application/x-protobuf',
+        );
         const cpu = process.cpuUsage(cpuStart);
         return { seconds, cpu: (cpu.user + cpu.system) / 1e6 };
       },
@@ -274,7 +316,11 @@ async function main(): Promise<void> {
     /** Node + Postgres CPU ms per 1,000 events, per round. */
     const cpuPerThousand: Record<keyof typeof paths, number[]> = { http: [], direct: [], copy: [], otlp: [] };
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
-    const orders: Array<Array<keyof typeof paths>> = [['copy', 'http', 'direct', 'otlp'], ['http', 'otlp', 'direct', 'copy'], ['direct', 'copy', 'otlp', 'http']];
+    const orders: Array<Array<keyof typeof paths>> = [
+      ['copy', 'http', 'direct', 'otlp'],
+      ['http', 'otlp', 'direct', 'copy'],
+      ['direct', 'copy', 'otlp', 'http'],
+    ];
     for (let round = 0; round < ROUNDS; round++) {
       const times: string[] = [];
       for (const path of orders[round % orders.length]!.filter((p) => opts.only.split(',').includes(p))) {
@@ -291,15 +337,25 @@ async function main(): Promise<void> {
       }
       console.log(`round ${round + 1}: ${times.join(', ')}`);
     }
-    const httpSeconds = best.http, directSeconds = best.direct, copySeconds = best.copy, otlpSeconds = best.otlp;
+    const httpSeconds = best.http,
+      directSeconds = best.direct,
+      copySeconds = best.copy,
+      otlpSeconds = best.otlp;
 
-    const { rows } = await ctx.db.pool.query(`SELECT project, count(*)::int AS n FROM ${qualifiedTable(source.table_name)} GROUP BY 1 ORDER BY 1`);
+    const { rows } = await ctx.db.pool.query(
+      `SELECT project, count(*)::int AS n FROM ${qualifiedTable(source.table_name)} GROUP BY 1 ORDER BY 1`,
+    );
     const counts = Object.fromEntries(rows.map((r) => [r.project, r.n]));
     for (const path of ['http', 'direct'] as const) {
-      if (opts.only.includes(path) && counts[`bench-${path}`] !== total * ROUNDS) throw new Error(`row counts are off: ${JSON.stringify(counts)}`);
+      if (opts.only.includes(path) && counts[`bench-${path}`] !== total * ROUNDS)
+        throw new Error(`row counts are off: ${JSON.stringify(counts)}`);
     }
     if (opts.only.includes('otlp')) {
-      const { rows: [otlpRows] } = await ctx.db.pool.query(`SELECT count(*)::int AS n FROM ${qualifiedTable(source.table_name)} WHERE metadata->0->'resource'->0->>'service_name' = 'bench-otlp'`);
+      const {
+        rows: [otlpRows],
+      } = await ctx.db.pool.query(
+        `SELECT count(*)::int AS n FROM ${qualifiedTable(source.table_name)} WHERE metadata->0->'resource'->0->>'service_name' = 'bench-otlp'`,
+      );
       if (otlpRows.n !== total * ROUNDS) throw new Error(`OTLP row count is off: ${otlpRows.n}`);
     }
 
@@ -322,14 +378,25 @@ async function main(): Promise<void> {
       copyRate,
       ratio,
       otlpRate,
-      cpu: { http: median(cpuPerThousand.http), direct: median(cpuPerThousand.direct), copy: median(cpuPerThousand.copy), otlp: median(cpuPerThousand.otlp) },
+      cpu: {
+        http: median(cpuPerThousand.http),
+        direct: median(cpuPerThousand.direct),
+        copy: median(cpuPerThousand.copy),
+        otlp: median(cpuPerThousand.otlp),
+      },
     };
-    console.log(`HTTP POST /api/logs      ${httpRate.toFixed(0).padStart(8)} events/s  (${(httpSeconds * 1000).toFixed(0)} ms, process CPU ${cpuOfBest.http.toFixed(2)} s incl. the client thread, ${figures.mbPerBatch.toFixed(2)} MB per batch)`);
+    console.log(
+      `HTTP POST /api/logs      ${httpRate.toFixed(0).padStart(8)} events/s  (${(httpSeconds * 1000).toFixed(0)} ms, process CPU ${cpuOfBest.http.toFixed(2)} s incl. the client thread, ${figures.mbPerBatch.toFixed(2)} MB per batch)`,
+    );
     console.log(`in-process normalise+write ${directRate.toFixed(0).padStart(6)} events/s  (${(directSeconds * 1000).toFixed(0)} ms)`);
     console.log(`raw COPY (floor)         ${copyRate.toFixed(0).padStart(8)} events/s  (${(copySeconds * 1000).toFixed(0)} ms)`);
     console.log(`OTLP POST /v1/logs (protobuf) ${otlpRate.toFixed(0).padStart(6)} events/s  (${(otlpSeconds * 1000).toFixed(0)} ms)`);
-    console.log(`ratio HTTP / COPY        ${ratio.toFixed(2)}  (target >= 0.5); OTLP / COPY ${(otlpRate / copyRate).toFixed(2)}; load average ${figures.load}`);
-    console.log(`CPU ms per 1,000 events (Node + Postgres, median of rounds): HTTP ${figures.cpu.http.toFixed(0)}, OTLP ${figures.cpu.otlp.toFixed(0)}, in-process ${figures.cpu.direct.toFixed(0)}, COPY ${figures.cpu.copy.toFixed(0)}; COPY / HTTP ${(figures.cpu.copy / figures.cpu.http).toFixed(2)}`);
+    console.log(
+      `ratio HTTP / COPY        ${ratio.toFixed(2)}  (target >= 0.5); OTLP / COPY ${(otlpRate / copyRate).toFixed(2)}; load average ${figures.load}`,
+    );
+    console.log(
+      `CPU ms per 1,000 events (Node + Postgres, median of rounds): HTTP ${figures.cpu.http.toFixed(0)}, OTLP ${figures.cpu.otlp.toFixed(0)}, in-process ${figures.cpu.direct.toFixed(0)}, COPY ${figures.cpu.copy.toFixed(0)}; COPY / HTTP ${(figures.cpu.copy / figures.cpu.http).toFixed(2)}`,
+    );
     if (!opts['no-write']) writeSection(figures);
   } finally {
     await clients?.terminate();
@@ -340,8 +407,19 @@ async function main(): Promise<void> {
 }
 
 interface Figures {
-  date: string; node: string; batches: number; batchSize: number; clients: number; rounds: number; load: string; mbPerBatch: number;
-  httpRate: number; directRate: number; copyRate: number; ratio: number; otlpRate: number;
+  date: string;
+  node: string;
+  batches: number;
+  batchSize: number;
+  clients: number;
+  rounds: number;
+  load: string;
+  mbPerBatch: number;
+  httpRate: number;
+  directRate: number;
+  copyRate: number;
+  ratio: number;
+  otlpRate: number;
   cpu: { http: number; direct: number; copy: number; otlp: number };
 }
 

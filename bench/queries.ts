@@ -31,7 +31,11 @@ export interface Scenario {
 export const USAGE_UNCACHED = 'bench.usage-api-counts-uncached';
 const EDGE = 'logs.cloudflare_logs_prod';
 const iso = (ms: number) => new Date(ms).toISOString();
-const windowParams = (hours: number) => (now: number) => ({ project: BENCH_PROJECT, iso_timestamp_start: iso(now - hours * HOUR_MS), iso_timestamp_end: iso(now) });
+const windowParams = (hours: number) => (now: number) => ({
+  project: BENCH_PROJECT,
+  iso_timestamp_start: iso(now - hours * HOUR_MS),
+  iso_timestamp_end: iso(now),
+});
 const windowValues = (hours: number, now: number) => [BENCH_PROJECT, iso(now - hours * HOUR_MS), iso(now)];
 
 /** The usage endpoint's hand-written equivalent: only the two leaves it needs, strpos for the literal texts, the caller's regex. */

@@ -118,29 +118,41 @@ async function startProcess(script: string, env: Record<string, string>, ready: 
 }
 
 async function startService(db: BenchDatabase, adminKey: string): Promise<Proc> {
-  return startProcess('src/main.ts', {
-    ...benchEnv(),
-    DATABASE_URL: db.url,
-    REDIS_URL,
-    HOST: '127.0.0.1',
-    ADMIN_API_KEY: adminKey,
-    LOG_LEVEL: 'warn',
-    LOAD_DEMO_DATA: 'false',
-    // the 7-day usage query takes seconds on a shared 2-core machine; the default 15 s limit is for production
-    QUERY_TIMEOUT_MS: '120000',
-  }, async (port) => (await fetch(`http://127.0.0.1:${port}/ready`)).ok);
+  return startProcess(
+    'src/main.ts',
+    {
+      ...benchEnv(),
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      HOST: '127.0.0.1',
+      ADMIN_API_KEY: adminKey,
+      LOG_LEVEL: 'warn',
+      LOAD_DEMO_DATA: 'false',
+      // the 7-day usage query takes seconds on a shared 2-core machine; the default 15 s limit is for production
+      QUERY_TIMEOUT_MS: '120000',
+    },
+    async (port) => (await fetch(`http://127.0.0.1:${port}/ready`)).ok,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 // HTTP helpers
 
 class Service {
-  constructor(readonly port: number, readonly key: string) {}
+  constructor(
+    readonly port: number,
+    readonly key: string,
+  ) {}
   url(path: string, params: Record<string, string> = {}): string {
     const qs = new URLSearchParams(params).toString();
     return `http://127.0.0.1:${this.port}${path}${qs ? '?' + qs : ''}`;
   }
-  async request(method: string, path: string, body?: unknown, params?: Record<string, string>): Promise<{ status: number; json: any; headers: Headers; text: string }> {
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    params?: Record<string, string>,
+  ): Promise<{ status: number; json: any; headers: Headers; text: string }> {
     const res = await fetch(this.url(path, params), {
       method,
       headers: { 'X-API-KEY': this.key, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
@@ -172,20 +184,35 @@ async function ensureUncachedUsage(svc: Service): Promise<void> {
     redact_pii: false,
   };
   const existing = await svc.request('GET', `/api/endpoints/${USAGE_UNCACHED}`);
-  const res = existing.status === 200 ? await svc.request('PUT', `/api/endpoints/${USAGE_UNCACHED}`, def) : await svc.request('POST', '/api/endpoints', def);
+  const res =
+    existing.status === 200
+      ? await svc.request('PUT', `/api/endpoints/${USAGE_UNCACHED}`, def)
+      : await svc.request('POST', '/api/endpoints', def);
   if (res.status >= 300) throw new Error(`creating ${USAGE_UNCACHED}: ${res.status} ${res.text}`);
 }
 
 // ---------------------------------------------------------------------------------------------
 // 1. cache hit
 
-interface LoadFigures { rps: number; p50: number; p99: number; errors: number; bytes: number }
+interface LoadFigures {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  bytes: number;
+}
 
 function cannon(url: string, headers: Record<string, string>, seconds: number, overallRate?: number): Promise<LoadFigures> {
   return new Promise((resolve, reject) => {
     autocannon({ url, connections: LOAD.connections, duration: seconds, headers, ...(overallRate ? { overallRate } : {}) }, (err, r) => {
       if (err) return reject(err);
-      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx, bytes: r.throughput.average / Math.max(1, r.requests.average) });
+      resolve({
+        rps: r.requests.average,
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        errors: r.errors + r.timeouts + r.non2xx,
+        bytes: r.throughput.average / Math.max(1, r.requests.average),
+      });
     });
   });
 }
@@ -206,7 +233,11 @@ async function cacheScenario(svc: Service) {
   }
   await redis.quit();
   if (!key) throw new Error('the cached body was not found in Redis');
-  const floor = await startProcess('bench/floor-server.ts', { REDIS_URL, KEY: key }, async (port) => (await fetch(`http://127.0.0.1:${port}/floor`)).ok);
+  const floor = await startProcess(
+    'bench/floor-server.ts',
+    { REDIS_URL, KEY: key },
+    async (port) => (await fetch(`http://127.0.0.1:${port}/floor`)).ok,
+  );
   try {
     const floorBody = await (await fetch(`http://127.0.0.1:${floor.port}/floor`)).text();
     if (floorBody !== second.text) throw new Error('the floor does not send the same bytes');
@@ -223,7 +254,9 @@ async function cacheScenario(svc: Service) {
         if (which === 'service') service.push(await cannon(serviceUrl, { 'X-API-KEY': svc.key }, LOAD.seconds));
         else floors.push(await cannon(floorUrl, {}, LOAD.seconds));
       }
-      log(`  cache round ${round + 1}: service ${service.at(-1)!.rps.toFixed(0)} req/s p99 ${service.at(-1)!.p99} ms, floor ${floors.at(-1)!.rps.toFixed(0)} req/s p99 ${floors.at(-1)!.p99} ms`);
+      log(
+        `  cache round ${round + 1}: service ${service.at(-1)!.rps.toFixed(0)} req/s p99 ${service.at(-1)!.p99} ms, floor ${floors.at(-1)!.rps.toFixed(0)} req/s p99 ${floors.at(-1)!.p99} ms`,
+      );
     }
     // Latency at a fixed offered load: saturating 50 connections on 2 cores queues requests
     // (p99 ≈ connections / throughput), so p99 is also measured at half the floor's throughput.
@@ -233,15 +266,35 @@ async function cacheScenario(svc: Service) {
     for (let round = 0; round < LOAD.rounds; round++) {
       serviceAtRate.push(await cannon(serviceUrl, { 'X-API-KEY': svc.key }, LOAD.seconds, rate));
       floorAtRate.push(await cannon(floorUrl, {}, LOAD.seconds, rate));
-      log(`  cache at ${rate} req/s, round ${round + 1}: service p50 ${serviceAtRate.at(-1)!.p50} ms p99 ${serviceAtRate.at(-1)!.p99} ms, floor p50 ${floorAtRate.at(-1)!.p50} ms p99 ${floorAtRate.at(-1)!.p99} ms`);
+      log(
+        `  cache at ${rate} req/s, round ${round + 1}: service p50 ${serviceAtRate.at(-1)!.p50} ms p99 ${serviceAtRate.at(-1)!.p99} ms, floor p50 ${floorAtRate.at(-1)!.p50} ms p99 ${floorAtRate.at(-1)!.p99} ms`,
+      );
     }
     // The service's own count of cache events during the load: all hits, or did its Redis guard
     // (50 ms budget, 1 s breaker) trip and send requests to the database?
     const metrics = await (await fetch(`http://127.0.0.1:${svc.port}/metrics`)).text();
-    const events = Object.fromEntries([...metrics.matchAll(/^logquery_cache_events_total\{event="(\w+)"\} (\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+    const events = Object.fromEntries(
+      [...metrics.matchAll(/^logquery_cache_events_total\{event="(\w+)"\} (\d+)/gm)].map((m) => [m[1]!, Number(m[2])]),
+    );
     log(`  service cache events: ${JSON.stringify(events)}`);
-    const pick = (xs: LoadFigures[]) => ({ rps: median(xs.map((x) => x.rps)), p50: median(xs.map((x) => x.p50)), p99: median(xs.map((x) => x.p99)), errors: xs.reduce((n, x) => n + x.errors, 0), bytes: Buffer.byteLength(second.text) });
-    return { service: pick(service), floor: pick(floors), rate, serviceAtRate: pick(serviceAtRate), floorAtRate: pick(floorAtRate), rounds: LOAD.rounds, seconds: LOAD.seconds, connections: LOAD.connections, events };
+    const pick = (xs: LoadFigures[]) => ({
+      rps: median(xs.map((x) => x.rps)),
+      p50: median(xs.map((x) => x.p50)),
+      p99: median(xs.map((x) => x.p99)),
+      errors: xs.reduce((n, x) => n + x.errors, 0),
+      bytes: Buffer.byteLength(second.text),
+    });
+    return {
+      service: pick(service),
+      floor: pick(floors),
+      rate,
+      serviceAtRate: pick(serviceAtRate),
+      floorAtRate: pick(floorAtRate),
+      rounds: LOAD.rounds,
+      seconds: LOAD.seconds,
+      connections: LOAD.connections,
+      events,
+    };
   } finally {
     await floor.stop();
   }
@@ -252,7 +305,10 @@ async function cacheScenario(svc: Service) {
 
 /** Floor connection: the session settings the service's transaction sets (UTC, no JIT). */
 async function floorClient(url: string): Promise<pg.Client> {
-  const types = { getTypeParser: (oid: number, format?: 'text' | 'binary') => ([20, 1700, 1114, 1184].includes(oid) ? (v: string) => v : pg.types.getTypeParser(oid, format ?? 'text')) } as pg.CustomTypesConfig;
+  const types = {
+    getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+      [20, 1700, 1114, 1184].includes(oid) ? (v: string) => v : pg.types.getTypeParser(oid, format ?? 'text'),
+  } as pg.CustomTypesConfig;
   const client = new pg.Client({ connectionString: url, types });
   await client.connect();
   await client.query(`SET TimeZone = 'UTC'; SET jit = off`);
@@ -278,13 +334,23 @@ function encodeFloorValue(value: unknown, oid: number): unknown {
 }
 
 interface QueryFigures {
-  id: string; title: string; serviceMs: number; floorMs: number; ratio: number; rows: number; compared: string; runs: number;
+  id: string;
+  title: string;
+  serviceMs: number;
+  floorMs: number;
+  ratio: number;
+  rows: number;
+  compared: string;
+  runs: number;
   /** The same response body served by bench/floor-server.ts (one Redis GET) and read by the same client: what HTTP alone costs for it. */
   httpFloorMs?: number;
 }
 
 /** bench/floor-server.ts with a Redis client to store each scenario's body in, for the HTTP floor of the uncached queries. */
-interface HttpFloor { port: number; redis: ReturnType<typeof createClient> }
+interface HttpFloor {
+  port: number;
+  redis: ReturnType<typeof createClient>;
+}
 
 async function runScenarios(svc: Service, floor: pg.Client, scenarios: Scenario[], httpFloor?: HttpFloor): Promise<QueryFigures[]> {
   const out: QueryFigures[] = [];
@@ -322,7 +388,9 @@ async function runScenarios(svc: Service, floor: pg.Client, scenarios: Scenario[
     const floorRows = floorFirst.rows.slice(from);
     if (!isDeepStrictEqual(serviceRows, floorRows)) {
       const at = serviceRows.findIndex((r, i) => !isDeepStrictEqual(r, floorRows[i]));
-      throw new Error(`${s.id}: the floor's rows differ from the service's (${serviceRows.length} vs ${floorRows.length} rows; first difference at ${at}: ${JSON.stringify(serviceRows[at])?.slice(0, 300)} vs ${JSON.stringify(floorRows[at])?.slice(0, 300)})`);
+      throw new Error(
+        `${s.id}: the floor's rows differ from the service's (${serviceRows.length} vs ${floorRows.length} rows; first difference at ${at}: ${JSON.stringify(serviceRows[at])?.slice(0, 300)} vs ${JSON.stringify(floorRows[at])?.slice(0, 300)})`,
+      );
     }
     if (serviceRows.length === 0) throw new Error(`${s.id}: no rows; the comparison would prove nothing`);
     // Each pooled connection plans its first query with cold catalog caches: a few warm-up runs.
@@ -355,14 +423,20 @@ async function runScenarios(svc: Service, floor: pg.Client, scenarios: Scenario[
       ...(httpFloorMs.length ? { httpFloorMs: median(httpFloorMs) } : {}),
     };
     const http = fig.httpFloorMs === undefined ? '' : `  HTTP floor ${fig.httpFloorMs.toFixed(1)} ms`;
-    log(`  ${s.id.padEnd(14)} service ${fig.serviceMs.toFixed(1).padStart(8)} ms  floor ${fig.floorMs.toFixed(1).padStart(8)} ms  ratio ${fig.ratio.toFixed(2)}${http}  (${fig.rows} rows, median of ${rounds})`);
+    log(
+      `  ${s.id.padEnd(14)} service ${fig.serviceMs.toFixed(1).padStart(8)} ms  floor ${fig.floorMs.toFixed(1).padStart(8)} ms  ratio ${fig.ratio.toFixed(2)}${http}  (${fig.rows} rows, median of ${rounds})`,
+    );
     out.push(fig);
   }
   return out;
 }
 
 /** The same requests to a service on each database, alternating, so both see the same machine. */
-async function scalingScenario(smallDb: BenchDatabase, largeDb: BenchDatabase, scenarios: Scenario[]): Promise<{ small: QueryFigures[]; large: QueryFigures[] }> {
+async function scalingScenario(
+  smallDb: BenchDatabase,
+  largeDb: BenchDatabase,
+  scenarios: Scenario[],
+): Promise<{ small: QueryFigures[]; large: QueryFigures[] }> {
   const key = randomBytes(24).toString('hex');
   const procs = [await startService(smallDb, key), await startService(largeDb, key)];
   const services = procs.map((p) => new Service(p.port, key));
@@ -390,10 +464,21 @@ async function scalingScenario(smallDb: BenchDatabase, largeDb: BenchDatabase, s
           rows[i] = r.rows;
         }
       }
-      const fig = (i: number): QueryFigures => ({ id: s.id, title: s.title, serviceMs: median(times[i]!), floorMs: NaN, ratio: NaN, rows: rows[i]!, compared: '', runs: rounds });
+      const fig = (i: number): QueryFigures => ({
+        id: s.id,
+        title: s.title,
+        serviceMs: median(times[i]!),
+        floorMs: NaN,
+        ratio: NaN,
+        rows: rows[i]!,
+        compared: '',
+        runs: rounds,
+      });
       out.small.push(fig(0));
       out.large.push(fig(1));
-      log(`  ${s.id.padEnd(14)} ${smallDb.size} ${fig(0).serviceMs.toFixed(1).padStart(8)} ms  ${largeDb.size} ${fig(1).serviceMs.toFixed(1).padStart(8)} ms  ratio ${(fig(1).serviceMs / fig(0).serviceMs).toFixed(2)}  (median of ${rounds})`);
+      log(
+        `  ${s.id.padEnd(14)} ${smallDb.size} ${fig(0).serviceMs.toFixed(1).padStart(8)} ms  ${largeDb.size} ${fig(1).serviceMs.toFixed(1).padStart(8)} ms  ratio ${(fig(1).serviceMs / fig(0).serviceMs).toFixed(2)}  (median of ${rounds})`,
+      );
     }
     return out;
   } finally {
@@ -404,7 +489,13 @@ async function scalingScenario(smallDb: BenchDatabase, largeDb: BenchDatabase, s
 // ---------------------------------------------------------------------------------------------
 // 4. translation
 
-interface TranslationFigures { id: string; translate: number; full: number; validation: number; exact: boolean }
+interface TranslationFigures {
+  id: string;
+  translate: number;
+  full: number;
+  validation: number;
+  exact: boolean;
+}
 
 async function translationScenario(db: BenchDatabase): Promise<TranslationFigures[]> {
   await initTranslator();
@@ -456,7 +547,9 @@ async function translationScenario(db: BenchDatabase): Promise<TranslationFigure
       const body = resolveQuery({ ...caller, ctes: [] }, own.ctx);
       printQuery({ ...body.query, ctes: [...ctes, ...own.ctes] });
     });
-    log(`  ${item.id.padEnd(40)} parse+translate ${translate.toFixed(0).padStart(6)} µs  with validation ${full.toFixed(0).padStart(6)} µs`);
+    log(
+      `  ${item.id.padEnd(40)} parse+translate ${translate.toFixed(0).padStart(6)} µs  with validation ${full.toFixed(0).padStart(6)} µs`,
+    );
     out.push({ id: item.id, translate, full, validation, exact });
   }
   return out;
@@ -465,11 +558,20 @@ async function translationScenario(db: BenchDatabase): Promise<TranslationFigure
 // ---------------------------------------------------------------------------------------------
 // 5. ingestion (bench/ingest.ts in its own process)
 
-interface IngestFigures { http: number; direct: number; copy: number; ratio: number; args: string }
+interface IngestFigures {
+  http: number;
+  direct: number;
+  copy: number;
+  ratio: number;
+  args: string;
+}
 
 async function ingestScenario(): Promise<IngestFigures> {
   const args = QUICK ? ['--batches', '6', '--rounds', '1'] : ['--rounds', '3'];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ingest.ts', '--no-write', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ingest.ts', '--no-write', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -479,7 +581,13 @@ async function ingestScenario(): Promise<IngestFigures> {
     if (!m) throw new Error(`bench/ingest.ts (exit ${code}) printed no ${re}: ${out.slice(-1500)}`);
     return Number(m[1]);
   };
-  const f = { http: num(/HTTP POST \/api\/logs\s+(\d+) events\/s/), direct: num(/in-process normalise\+write\s+(\d+) events\/s/), copy: num(/raw COPY \(floor\)\s+(\d+) events\/s/), ratio: 0, args: args.join(' ') };
+  const f = {
+    http: num(/HTTP POST \/api\/logs\s+(\d+) events\/s/),
+    direct: num(/in-process normalise\+write\s+(\d+) events\/s/),
+    copy: num(/raw COPY \(floor\)\s+(\d+) events\/s/),
+    ratio: 0,
+    args: args.join(' '),
+  };
   f.ratio = f.http / f.copy;
   log(`  ingest: HTTP ${f.http} events/s, COPY ${f.copy} events/s, ratio ${f.ratio.toFixed(2)}`);
   return f;
@@ -506,17 +614,27 @@ const f1 = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 
 function renderMarkdown(r: Results): string {
   const L: string[] = [];
-  L.push(`Latest run: ${r.date}${r.quick ? ' (**--quick**: smoke figures, not for comparison)' : ''}; ${r.machine.cores} cores (${r.machine.cpu}), ${r.machine.memoryGb} GB memory, Node ${r.machine.node}, ${r.machine.postgres}, Redis on loopback; load average at start ${r.machine.load} (other work shares the machine, which is why every ratio is measured side by side).`);
-  L.push(`Data: \`lq_bench_${r.data.size}\`, ${r.data.rows.toLocaleString('en')} rows (85% edge events of ~${(r.data.edgeBytesPerRow / 1000).toFixed(1)} KB, ${SIZES[r.data.size].days} days, daily partitions); ${r.data.reused ? `reused (topped up in ${r.data.seconds.toFixed(0)} s)` : `generated in ${r.data.seconds.toFixed(0)} s`}. Total bench time: ${(r.totalSeconds / 60).toFixed(1)} min.`);
+  L.push(
+    `Latest run: ${r.date}${r.quick ? ' (**--quick**: smoke figures, not for comparison)' : ''}; ${r.machine.cores} cores (${r.machine.cpu}), ${r.machine.memoryGb} GB memory, Node ${r.machine.node}, ${r.machine.postgres}, Redis on loopback; load average at start ${r.machine.load} (other work shares the machine, which is why every ratio is measured side by side).`,
+  );
+  L.push(
+    `Data: \`lq_bench_${r.data.size}\`, ${r.data.rows.toLocaleString('en')} rows (85% edge events of ~${(r.data.edgeBytesPerRow / 1000).toFixed(1)} KB, ${SIZES[r.data.size].days} days, daily partitions); ${r.data.reused ? `reused (topped up in ${r.data.seconds.toFixed(0)} s)` : `generated in ${r.data.seconds.toFixed(0)} s`}. Total bench time: ${(r.totalSeconds / 60).toFixed(1)} min.`,
+  );
   L.push('');
   L.push('| scenario | service | floor | ratio | target | |');
   L.push('|---|---:|---:|---:|---|---|');
   if (r.cache) {
     const c = r.cache;
     const ratio = c.service.rps / c.floor.rps;
-    L.push(`| 1. cache hit \`usage.api-counts\` (${c.connections} connections, ${c.seconds} s × ${c.rounds}) req/s | ${c.service.rps.toFixed(0)} | ${c.floor.rps.toFixed(0)} | ${ratio.toFixed(2)} | ≥ 0.8 | ${ok(ratio >= 0.8)} |`);
-    L.push(`| 1. cache hit p99 latency, saturated (${c.connections} connections flat out) | ${c.service.p99} ms | ${c.floor.p99} ms | ${(c.service.p99 / c.floor.p99).toFixed(2)} | < 10 ms | ${ok(c.service.p99 < 10)} |`);
-    L.push(`| 1. cache hit p99 latency at ${c.rate} req/s (half the floor's throughput, ${c.connections} connections) | ${c.serviceAtRate.p99} ms | ${c.floorAtRate.p99} ms | ${(c.serviceAtRate.p99 / Math.max(1, c.floorAtRate.p99)).toFixed(2)} | < 10 ms | ${ok(c.serviceAtRate.p99 < 10)} |`);
+    L.push(
+      `| 1. cache hit \`usage.api-counts\` (${c.connections} connections, ${c.seconds} s × ${c.rounds}) req/s | ${c.service.rps.toFixed(0)} | ${c.floor.rps.toFixed(0)} | ${ratio.toFixed(2)} | ≥ 0.8 | ${ok(ratio >= 0.8)} |`,
+    );
+    L.push(
+      `| 1. cache hit p99 latency, saturated (${c.connections} connections flat out) | ${c.service.p99} ms | ${c.floor.p99} ms | ${(c.service.p99 / c.floor.p99).toFixed(2)} | < 10 ms | ${ok(c.service.p99 < 10)} |`,
+    );
+    L.push(
+      `| 1. cache hit p99 latency at ${c.rate} req/s (half the floor's throughput, ${c.connections} connections) | ${c.serviceAtRate.p99} ms | ${c.floorAtRate.p99} ms | ${(c.serviceAtRate.p99 / Math.max(1, c.floorAtRate.p99)).toFixed(2)} | < 10 ms | ${ok(c.serviceAtRate.p99 < 10)} |`,
+    );
   }
   for (const q of r.queries ?? []) {
     L.push(`| 2. ${q.title} | ${f1(q.serviceMs)} ms | ${f1(q.floorMs)} ms | ${q.ratio.toFixed(2)} | ≤ 1.2 | ${ok(q.ratio <= 1.2)} |`);
@@ -526,35 +644,60 @@ function renderMarkdown(r: Results): string {
       const small = r.scaling.small.find((q) => q.id === big.id);
       if (!small) continue;
       const ratio = big.serviceMs / small.serviceMs;
-      L.push(`| 3. scaling ${big.title}: ${(r.scaling.largeRows / 1e6).toFixed(0)}M rows (40 days) vs 1M (8 days) | ${f1(big.serviceMs)} ms | ${f1(small.serviceMs)} ms | ${ratio.toFixed(2)} | ≤ 1.3 | ${ok(ratio <= 1.3)} |`);
+      L.push(
+        `| 3. scaling ${big.title}: ${(r.scaling.largeRows / 1e6).toFixed(0)}M rows (40 days) vs 1M (8 days) | ${f1(big.serviceMs)} ms | ${f1(small.serviceMs)} ms | ${ratio.toFixed(2)} | ≤ 1.3 | ${ok(ratio <= 1.3)} |`,
+      );
     }
   }
   for (const t of r.translation ?? []) {
     L.push(`| 4. translate ${t.id} | ${t.exact ? '' : '≈ '}${t.translate.toFixed(0)} µs | | | < 100 µs | ${ok(t.translate < 100)} |`);
   }
   if (r.ingest) {
-    L.push(`| 5. ingest \`POST /api/logs\` events/s | ${r.ingest.http} | ${r.ingest.copy} (COPY) | ${r.ingest.ratio.toFixed(2)} | ≥ 0.5 | ${ok(r.ingest.ratio >= 0.5)} |`);
+    L.push(
+      `| 5. ingest \`POST /api/logs\` events/s | ${r.ingest.http} | ${r.ingest.copy} (COPY) | ${r.ingest.ratio.toFixed(2)} | ≥ 0.5 | ${ok(r.ingest.ratio >= 0.5)} |`,
+    );
   }
   L.push('');
   if (r.cache) {
     const c = r.cache;
-    L.push(`Cache hit detail: service p50 ${c.service.p50} ms / p99 ${c.service.p99} ms, floor p50 ${c.floor.p50} ms / p99 ${c.floor.p99} ms, body ${c.service.bytes} bytes, errors/non-2xx ${c.service.errors} / ${c.floor.errors}; service cache events during the run ${JSON.stringify(c.events)}; medians of ${c.rounds} interleaved rounds after a 2 s warm-up of each.`);
+    L.push(
+      `Cache hit detail: service p50 ${c.service.p50} ms / p99 ${c.service.p99} ms, floor p50 ${c.floor.p50} ms / p99 ${c.floor.p99} ms, body ${c.service.bytes} bytes, errors/non-2xx ${c.service.errors} / ${c.floor.errors}; service cache events during the run ${JSON.stringify(c.events)}; medians of ${c.rounds} interleaved rounds after a 2 s warm-up of each.`,
+    );
   }
   if (r.queries) {
-    L.push(`Uncached queries: wall time of one request through HTTP (X-Cache: BYPASS) vs the floor's \`pg\` query time, medians of ${QUERY.rounds} interleaved rounds (${QUERY.fastRounds} for queries under 100 ms, ${QUERY.slowRounds} over 2 s) after ${QUERY.warmup} warm-up runs; every floor returned the same rows as the service (checked each run).`);
+    L.push(
+      `Uncached queries: wall time of one request through HTTP (X-Cache: BYPASS) vs the floor's \`pg\` query time, medians of ${QUERY.rounds} interleaved rounds (${QUERY.fastRounds} for queries under 100 ms, ${QUERY.slowRounds} over 2 s) after ${QUERY.warmup} warm-up runs; every floor returned the same rows as the service (checked each run).`,
+    );
     const withHttp = r.queries.filter((q) => q.httpFloorMs !== undefined);
     if (withHttp.length) {
       L.push('');
-      L.push('HTTP floor: the same response body served by bench/floor-server.ts (Express, one Redis GET) and read by the same client (fetch + JSON.parse), i.e. what carrying that answer over HTTP costs on this machine; the service cannot go below `pg` floor + HTTP floor: ' +
-        withHttp.map((q) => `${q.id} ${f1(q.httpFloorMs!)} ms (service ${f1(q.serviceMs)} vs ${f1(q.floorMs + q.httpFloorMs!)} ms = ${(q.serviceMs / (q.floorMs + q.httpFloorMs!)).toFixed(2)}×)`).join(', ') + '.');
+      L.push(
+        'HTTP floor: the same response body served by bench/floor-server.ts (Express, one Redis GET) and read by the same client (fetch + JSON.parse), i.e. what carrying that answer over HTTP costs on this machine; the service cannot go below `pg` floor + HTTP floor: ' +
+          withHttp
+            .map(
+              (q) =>
+                `${q.id} ${f1(q.httpFloorMs!)} ms (service ${f1(q.serviceMs)} vs ${f1(q.floorMs + q.httpFloorMs!)} ms = ${(q.serviceMs / (q.floorMs + q.httpFloorMs!)).toFixed(2)}×)`,
+            )
+            .join(', ') +
+          '.',
+      );
     }
   }
-  if (r.scaling) L.push(`Scaling: the service's time for the window queries on lq_bench_1m and lq_bench_5m (same events per day, 5× the history); ${r.scaling.how}.`);
+  if (r.scaling)
+    L.push(
+      `Scaling: the service's time for the window queries on lq_bench_1m and lq_bench_5m (same events per day, 5× the history); ${r.scaling.how}.`,
+    );
   if (r.translation) {
-    L.push('Translation: median µs per call after warm-up, best of 3 rounds; parse + resolve + print (a sandboxed query: the nine CTEs of the endpoint plus the query of the caller). Full `translateQuery` with the libpg-query validation (wall 2): ' + r.translation.map((t) => `${t.id.split(' ')[0]} ${t.full.toFixed(0)} µs`).join(', ') + '. Translations are cached per endpoint version and per distinct `sql`, so this is paid once, not per request.');
+    L.push(
+      'Translation: median µs per call after warm-up, best of 3 rounds; parse + resolve + print (a sandboxed query: the nine CTEs of the endpoint plus the query of the caller). Full `translateQuery` with the libpg-query validation (wall 2): ' +
+        r.translation.map((t) => `${t.id.split(' ')[0]} ${t.full.toFixed(0)} µs`).join(', ') +
+        '. Translations are cached per endpoint version and per distinct `sql`, so this is paid once, not per request.',
+    );
   }
   if (r.ingest) {
-    L.push(`Ingestion: \`bench/ingest.ts --no-write ${r.ingest.args}\` (1,000-event batches of edge events, 3 clients, best of rounds); in-process normalise + write: ${r.ingest.direct} events/s.`);
+    L.push(
+      `Ingestion: \`bench/ingest.ts --no-write ${r.ingest.args}\` (1,000-event batches of edge events, 3 clients, best of rounds); in-process normalise + write: ${r.ingest.direct} events/s.`,
+    );
   }
   return L.join('\n').replace(/\n(?=Cache hit detail|Uncached queries|Scaling:|Translation:|Ingestion:)/g, '\n\n');
 }
@@ -567,7 +710,8 @@ function writeBenchmarks(r: Results): void {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
   const block = `${START}\n${renderMarkdown(r)}\n${END}`;
   let next: string;
-  if (text.includes(START) && text.includes(END)) next = text.slice(0, text.indexOf(START)) + block + text.slice(text.indexOf(END) + END.length);
+  if (text.includes(START) && text.includes(END))
+    next = text.slice(0, text.indexOf(START)) + block + text.slice(text.indexOf(END) + END.length);
   else next = text.replace(/^# Benchmarks\n/, `# Benchmarks\n\n${block}\n`);
   writeFileSync(file, next);
 }
@@ -622,7 +766,11 @@ async function main(): Promise<void> {
         const floor = await floorClient(db.url);
         const redis = createClient({ url: REDIS_URL });
         await redis.connect();
-        const httpFloor = await startProcess('bench/floor-server.ts', { REDIS_URL, KEY: 'lqbench:http-floor:none' }, async (port) => (await fetch(`http://127.0.0.1:${port}/floor`)).status === 404);
+        const httpFloor = await startProcess(
+          'bench/floor-server.ts',
+          { REDIS_URL, KEY: 'lqbench:http-floor:none' },
+          async (port) => (await fetch(`http://127.0.0.1:${port}/floor`)).status === 404,
+        );
         try {
           results.queries = await runScenarios(svc, floor, SCENARIOS, { port: httpFloor.port, redis });
         } finally {
@@ -641,13 +789,22 @@ async function main(): Promise<void> {
     log(`3. scaling: the window queries on lq_bench_${SIZE} and lq_bench_${other}, one service on each, requests interleaved`);
     const big = await ensureBenchData(other, { log: (l) => log(l) });
     const [small, large] = SIZE === '1m' ? [db, big] : [big, db];
-    const figures = await scalingScenario(small, large, SCENARIOS.filter((s) => s.window));
+    const figures = await scalingScenario(
+      small,
+      large,
+      SCENARIOS.filter((s) => s.window),
+    );
     results.scaling = { ...figures, largeRows: large.rows, how: 'both databases in this run, one service on each, requests interleaved' };
   } else if (results.queries) {
     // The last --scaling figures at the other size, if any, so the table shows them (marked by their date in the JSON).
     const previous = loadResults(SIZE === '1m' ? '5m' : '1m');
     if (previous?.queries && SIZE === '1m') {
-      results.scaling = { small: results.queries.filter((q) => SCENARIOS.find((s) => s.id === q.id)?.window), large: previous.queries.filter((q) => SCENARIOS.find((s) => s.id === q.id)?.window), largeRows: previous.data.rows, how: `5M figures from the --scaling run of ${previous.date} (bench/results/5m.json), not side by side: rerun with --scaling` };
+      results.scaling = {
+        small: results.queries.filter((q) => SCENARIOS.find((s) => s.id === q.id)?.window),
+        large: previous.queries.filter((q) => SCENARIOS.find((s) => s.id === q.id)?.window),
+        largeRows: previous.data.rows,
+        how: `5M figures from the --scaling run of ${previous.date} (bench/results/5m.json), not side by side: rerun with --scaling`,
+      };
     }
   }
 
@@ -665,7 +822,12 @@ async function main(): Promise<void> {
   const md = renderMarkdown(r);
   console.log('\n' + md + '\n');
   if (!QUICK) saveResults(r);
-  if (opts.scaling && r.scaling && !QUICK) saveResults({ ...r, data: { ...r.data, size: SIZE === '1m' ? '5m' : '1m', rows: r.scaling.largeRows }, queries: SIZE === '1m' ? r.scaling.large : r.scaling.small });
+  if (opts.scaling && r.scaling && !QUICK)
+    saveResults({
+      ...r,
+      data: { ...r.data, size: SIZE === '1m' ? '5m' : '1m', rows: r.scaling.largeRows },
+      queries: SIZE === '1m' ? r.scaling.large : r.scaling.small,
+    });
   if (!opts['no-write']) {
     writeBenchmarks(r);
     log('BENCHMARKS.md updated');

@@ -25,7 +25,8 @@ const RUNS = 5_000;
 const ROUNDS = 3;
 const START = '<!-- translate-bench:start -->';
 const END = '<!-- translate-bench:end -->';
-const INTRO = '`npx tsx bench/translate.ts`: parse + translate of the seeded queries and the sandboxed scenarios (target: under 100 µs each), and the full `translateQuery` including the libpg-query validation of the printed SQL (wall 2).';
+const INTRO =
+  '`npx tsx bench/translate.ts`: parse + translate of the seeded queries and the sandboxed scenarios (target: under 100 µs each), and the full `translateQuery` including the libpg-query validation of the printed SQL (wall 2).';
 const sources = sampleSources();
 const WRITE = !process.argv.includes('--no-write');
 
@@ -62,10 +63,15 @@ for (const { name, query, sql } of items) {
   const caller = sql === undefined ? undefined : () => unseen(sql);
   const without = medianMicros(() => translateWithoutValidation({ ...input, sandboxSql: caller?.() }));
   const withValidation = medianMicros(() => translateQuery({ ...input, sandboxSql: caller?.() }));
-  const first = sql === undefined ? undefined : medianMicros(() => translateWithoutValidation({ ...input, query: unseen(query), sandboxSql: unseen(sql) }));
+  const first =
+    sql === undefined
+      ? undefined
+      : medianMicros(() => translateWithoutValidation({ ...input, query: unseen(query), sandboxSql: unseen(sql) }));
   const printed = translateQuery({ ...input, sandboxSql: sql }).sql;
   const validation = medianMicros(() => validatePostgres(printed));
-  rows.push(`| ${name} | ${without.toFixed(1)} | ${first === undefined ? '' : first.toFixed(1)} | ${withValidation.toFixed(1)} | ${validation.toFixed(1)} |`);
+  rows.push(
+    `| ${name} | ${without.toFixed(1)} | ${first === undefined ? '' : first.toFixed(1)} | ${withValidation.toFixed(1)} | ${validation.toFixed(1)} |`,
+  );
   console.error(rows[rows.length - 1]);
 }
 

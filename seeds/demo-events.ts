@@ -10,7 +10,16 @@ import { DEFAULT_SOURCES } from '../src/sources/defaults.js';
 
 const FIXTURES_DIR = path.join(PROJECT_ROOT, 'seeds', 'fixtures');
 export const DEMO_PROJECTS = ['default', 'demo-shop', 'demo-blog'];
-const PATHS = ['/rest/v1/orders', '/rest/v1/users', '/storage/v1/object/public/avatar.png', '/auth/v1/token', '/auth/v1/user', '/realtime/v1/websocket', '/rest/v1/rpc/search', '/functions/v1/hello'];
+const PATHS = [
+  '/rest/v1/orders',
+  '/rest/v1/users',
+  '/storage/v1/object/public/avatar.png',
+  '/auth/v1/token',
+  '/auth/v1/user',
+  '/realtime/v1/websocket',
+  '/rest/v1/rpc/search',
+  '/functions/v1/hello',
+];
 const METHODS = ['GET', 'GET', 'GET', 'POST', 'PATCH', 'DELETE'];
 const STATUSES = [200, 200, 200, 200, 201, 204, 304, 400, 401, 404, 500, 503];
 const SEVERITIES = ['LOG', 'LOG', 'LOG', 'WARNING', 'ERROR', 'FATAL'];
@@ -22,7 +31,7 @@ export function loadFixture(sourceName: string): Record<string, any> {
 /** Deterministic pseudo-random numbers, so the demo looks the same on every machine. */
 function rng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 /** Events per source: `edgeCount` edge requests, a tenth of that for every other source. */
@@ -45,7 +54,9 @@ export function demoEvents(nowMs: number, edgeCount = 3000): Map<string, object[
       if ('project' in event) event.project = project;
       const m = event.metadata;
       if (name === 'cloudflare.logs.prod') {
-        const p = pick(PATHS), method = pick(METHODS), status = pick(STATUSES);
+        const p = pick(PATHS),
+          method = pick(METHODS),
+          status = pick(STATUSES);
         const host = `${project}.supabase.co`;
         Object.assign(m.request, { path: p, method, host, url: `https://${host}${p}` });
         m.request.headers.host = host;

@@ -8,8 +8,19 @@ export const SEEDED_ENDPOINTS: EndpointFields[] = [
     description: 'Requests per time bucket, split by API area (/rest, /storage, /auth, /realtime).',
     query: USAGE_API_COUNTS_SQL,
     parameters: [
-      { name: 'interval', required: true, allowed_values: ['hourly', 'daily', 'minutely', '1hr', '1day', '7day'], description: 'Bucket size and window: hourly = last hour by hour, daily = last 7 days by day, minutely = last 60 minutes by minute; as the dashboard sends them: 1hr = last 60 minutes by minute, 1day = last 24 hours by hour, 7day = last 7 days by day.' },
-      { name: 'project', required: true, allowed_values: null, description: 'Regular expression matched against the request URL; selects the requests of one project.' },
+      {
+        name: 'interval',
+        required: true,
+        allowed_values: ['hourly', 'daily', 'minutely', '1hr', '1day', '7day'],
+        description:
+          'Bucket size and window: hourly = last hour by hour, daily = last 7 days by day, minutely = last 60 minutes by minute; as the dashboard sends them: 1hr = last 60 minutes by minute, 1day = last 24 hours by hour, 7day = last 7 days by day.',
+      },
+      {
+        name: 'project',
+        required: true,
+        allowed_values: null,
+        description: 'Regular expression matched against the request URL; selects the requests of one project.',
+      },
     ],
     max_rows: 1000,
     cache_duration_seconds: 900,
@@ -19,12 +30,23 @@ export const SEEDED_ENDPOINTS: EndpointFields[] = [
   },
   {
     name: 'logs.all',
-    description: 'Log entries of one project within an optional time window; pass `sql` to query any of its source CTEs (edge_logs, postgres_logs, …).',
+    description:
+      'Log entries of one project within an optional time window; pass `sql` to query any of its source CTEs (edge_logs, postgres_logs, …).',
     query: LOGS_ALL_SQL,
     parameters: [
       { name: 'project', required: true, allowed_values: null, description: 'Project reference to which entries are restricted.' },
-      { name: 'iso_timestamp_start', required: false, allowed_values: null, description: 'Exclusive lower bound (ISO 8601). Missing or empty: no lower bound.' },
-      { name: 'iso_timestamp_end', required: false, allowed_values: null, description: 'Inclusive upper bound (ISO 8601). Missing or empty: no upper bound.' },
+      {
+        name: 'iso_timestamp_start',
+        required: false,
+        allowed_values: null,
+        description: 'Exclusive lower bound (ISO 8601). Missing or empty: no lower bound.',
+      },
+      {
+        name: 'iso_timestamp_end',
+        required: false,
+        allowed_values: null,
+        description: 'Inclusive upper bound (ISO 8601). Missing or empty: no upper bound.',
+      },
     ],
     max_rows: 1000,
     cache_duration_seconds: 0,

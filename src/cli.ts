@@ -38,7 +38,10 @@ service first: the embedded data directory can be opened by only one process at 
 
 /** A failure the operator can act on: printed as one line, exit code 1 (2 for usage errors). */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }

@@ -71,7 +71,12 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     await ensureSeededEndpoints(db.knex, sources.lookup);
     let reader: pg.Pool | undefined;
     if (!embedded) {
-      const opening = await openReaderPool(db, { poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, statementTimeoutMs: config.queryTimeoutMs });
+      const opening = await openReaderPool(db, {
+        poolSize: config.dbPoolSize,
+        connectTimeoutMs: config.dbConnectTimeoutMs,
+        logger,
+        statementTimeoutMs: config.queryTimeoutMs,
+      });
       if ('unavailable' in opening) logger.warn(`endpoint queries will use SET LOCAL ROLE: ${opening.unavailable}`);
       else {
         reader = opening;
@@ -97,7 +102,9 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       close: () => closeAll(opened),
     };
   } catch (err) {
-    await closeAll(opened).catch((closeErr: Error) => logger.error({ err: closeErr.message }, 'start failed, and closing what it had opened failed too'));
+    await closeAll(opened).catch((closeErr: Error) =>
+      logger.error({ err: closeErr.message }, 'start failed, and closing what it had opened failed too'),
+    );
     throw err;
   }
 }

@@ -37,7 +37,9 @@ export class BadRequestError extends AppError {
 }
 
 export class UnauthenticatedError extends AppError {
-  constructor(message = 'An API key is required: send it in the X-API-KEY header, as "Authorization: Bearer <key>" or as the api_key query parameter.') {
+  constructor(
+    message = 'An API key is required: send it in the X-API-KEY header, as "Authorization: Bearer <key>" or as the api_key query parameter.',
+  ) {
     super(401, 'UNAUTHENTICATED', message);
   }
 }

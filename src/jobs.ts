@@ -20,7 +20,9 @@ export function startBackgroundJobs(ctx: AppContext, options: { catalogReloadMs?
   const hourly = cron.schedule('7 * * * *', upkeep);
   const reloadMs = options.catalogReloadMs ?? 10_000;
   const reloadCatalog = () =>
-    ctx.sources.reload().catch((err: Error) => ctx.logger.warn({ err: err.message }, `source catalog reload failed; retrying in ${reloadMs / 1000} s`));
+    ctx.sources
+      .reload()
+      .catch((err: Error) => ctx.logger.warn({ err: err.message }, `source catalog reload failed; retrying in ${reloadMs / 1000} s`));
   const catalog = setInterval(() => void reloadCatalog(), reloadMs);
   catalog.unref();
   return {

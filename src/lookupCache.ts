@@ -34,7 +34,6 @@ interface Hit<V> {
   readonly refreshAt: number;
 }
 
-
 export class LookupCache<V> {
   private readonly entries: LRUCache<string, Hit<V>>;
   private readonly pending = new Map<string, Promise<V>>();

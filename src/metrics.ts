@@ -6,19 +6,49 @@ export function createMetrics() {
   collectDefaultMetrics({ register: registry });
   return {
     registry,
-    httpRequests: new Counter({ name: 'logquery_http_requests_total', help: 'HTTP requests', labelNames: ['route', 'status'], registers: [registry] }),
+    httpRequests: new Counter({
+      name: 'logquery_http_requests_total',
+      help: 'HTTP requests',
+      labelNames: ['route', 'status'],
+      registers: [registry],
+    }),
     httpDuration: new Histogram({
-      name: 'logquery_http_request_duration_seconds', help: 'HTTP request duration', labelNames: ['route'],
-      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15], registers: [registry],
+      name: 'logquery_http_request_duration_seconds',
+      help: 'HTTP request duration',
+      labelNames: ['route'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15],
+      registers: [registry],
     }),
-    queryRuns: new Counter({ name: 'logquery_endpoint_queries_total', help: 'Endpoint queries run on the database', labelNames: ['outcome'], registers: [registry] }),
-    cacheEvents: new Counter({ name: 'logquery_cache_events_total', help: 'Result cache events: hit, miss, bypass, warm_run, warm_failure, singleflight_wait, error', labelNames: ['event'], registers: [registry] }),
-    ingestedEvents: new Counter({ name: 'logquery_ingested_events_total', help: 'Events committed', labelNames: ['source'], registers: [registry] }),
+    queryRuns: new Counter({
+      name: 'logquery_endpoint_queries_total',
+      help: 'Endpoint queries run on the database',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    cacheEvents: new Counter({
+      name: 'logquery_cache_events_total',
+      help: 'Result cache events: hit, miss, bypass, warm_run, warm_failure, singleflight_wait, error',
+      labelNames: ['event'],
+      registers: [registry],
+    }),
+    ingestedEvents: new Counter({
+      name: 'logquery_ingested_events_total',
+      help: 'Events committed',
+      labelNames: ['source'],
+      registers: [registry],
+    }),
     droppedEvents: new Counter({
-      name: 'logquery_ingest_dropped_events_total', help: 'Valid events not stored: reason stale (older than the source retention) or future (more than 1 h ahead)',
-      labelNames: ['source', 'reason'], registers: [registry],
+      name: 'logquery_ingest_dropped_events_total',
+      help: 'Valid events not stored: reason stale (older than the source retention) or future (more than 1 h ahead)',
+      labelNames: ['source', 'reason'],
+      registers: [registry],
     }),
-    rejectedEvents: new Counter({ name: 'logquery_ingest_rejected_events_total', help: 'Invalid events reported to the sender and not stored', labelNames: ['source'], registers: [registry] }),
+    rejectedEvents: new Counter({
+      name: 'logquery_ingest_rejected_events_total',
+      help: 'Invalid events reported to the sender and not stored',
+      labelNames: ['source'],
+      registers: [registry],
+    }),
   };
 }
 

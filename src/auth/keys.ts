@@ -47,7 +47,9 @@ export class ApiKeyRepository {
   }
 
   async findByKey(key: string): Promise<ApiKeyRecord | undefined> {
-    return this.knex('api_keys').where({ key_hash: hashKey(key) }).first(['id', 'name', 'prefix', 'scopes', 'created_at']);
+    return this.knex('api_keys')
+      .where({ key_hash: hashKey(key) })
+      .first(['id', 'name', 'prefix', 'scopes', 'created_at']);
   }
 
   list(): Promise<ApiKeyRecord[]> {

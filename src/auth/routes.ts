@@ -26,7 +26,9 @@ export function keyRoutes(ctx: AppContext): Router {
   router.delete('/api/keys/:id', admin, async (req, res) => {
     const id = String(req.params.id);
     if (!(await ctx.keys.delete(id))) {
-      throw new NotFoundError(`No API key with id "${id}".`, [{ domain: 'keys', reason: 'notFound', message: 'unknown key id', location: 'id' }]);
+      throw new NotFoundError(`No API key with id "${id}".`, [
+        { domain: 'keys', reason: 'notFound', message: 'unknown key id', location: 'id' },
+      ]);
     }
     ctx.auth.forget();
     res.status(204).end();

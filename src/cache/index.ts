@@ -26,7 +26,12 @@ export interface ResultCacheOptions {
   memory?: MemoryStoreOptions;
 }
 
-export async function createResultCache(config: Config, metrics: Metrics, logger: Logger, options: ResultCacheOptions = {}): Promise<StoreResultCache> {
+export async function createResultCache(
+  config: Config,
+  metrics: Metrics,
+  logger: Logger,
+  options: ResultCacheOptions = {},
+): Promise<StoreResultCache> {
   const cacheOptions = {
     queryTimeoutMs: config.queryTimeoutMs,
     warming: { tick: config.warmingTick, scale: config.warmingScale },

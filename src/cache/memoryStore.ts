@@ -28,8 +28,11 @@ export class MemoryStore implements CacheStore {
     const max = options.maxEntries ?? 10_000;
     // ttlResolution 0: expiry compares with the clock itself, never with a "now" cached by a timer.
     this.bodies = new LRUCache({
-      max, maxSize: options.maxBytes ?? 128 * 1024 * 1024, sizeCalculation: (body) => body.length || 1,
-      ttlResolution: 0, perf: { now: this.now },
+      max,
+      maxSize: options.maxBytes ?? 128 * 1024 * 1024,
+      sizeCalculation: (body) => body.length || 1,
+      ttlResolution: 0,
+      perf: { now: this.now },
     });
     this.live = new LRUCache({ max });
   }
@@ -56,7 +59,12 @@ export class MemoryStore implements CacheStore {
     if (this.locks.get(name)?.token === token) this.locks.delete(name);
   }
 
-  async put(key: string, body: string, ttlSeconds: number, extra: { live?: LiveRegistration; unlock?: { name: string; token: string } } = {}): Promise<void> {
+  async put(
+    key: string,
+    body: string,
+    ttlSeconds: number,
+    extra: { live?: LiveRegistration; unlock?: { name: string; token: string } } = {},
+  ): Promise<void> {
     if (ttlSeconds > 0) this.bodies.set(key, body, { ttl: ttlSeconds * 1000 });
     else this.bodies.delete(key);
     if (extra.live) this.register(key, extra.live);

@@ -37,7 +37,10 @@ export class RedisStore implements CacheStore {
   private readonly seen: string;
   private lastErrorLog = 0;
 
-  private constructor(private readonly client: Client, namespace: string) {
+  private constructor(
+    private readonly client: Client,
+    namespace: string,
+  ) {
     this.ns = namespace;
     this.due = namespace + 'warm:due';
     this.specs = namespace + 'warm:spec';
@@ -75,7 +78,14 @@ export class RedisStore implements CacheStore {
   }
 
   async lock(name: string, token: string, ttlMs: number): Promise<boolean> {
-    const reply = await this.client.sendCommand<string | null>(['SET', this.ns + name, token, 'NX', 'PX', String(Math.max(1, Math.ceil(ttlMs)))]);
+    const reply = await this.client.sendCommand<string | null>([
+      'SET',
+      this.ns + name,
+      token,
+      'NX',
+      'PX',
+      String(Math.max(1, Math.ceil(ttlMs))),
+    ]);
     return reply === 'OK';
   }
 
@@ -83,7 +93,12 @@ export class RedisStore implements CacheStore {
     await this.client.sendCommand(['EVAL', UNLOCK_SCRIPT, '1', this.ns + name, token]);
   }
 
-  async put(key: string, body: string, ttlSeconds: number, extra: { live?: LiveRegistration; unlock?: { name: string; token: string } } = {}): Promise<void> {
+  async put(
+    key: string,
+    body: string,
+    ttlSeconds: number,
+    extra: { live?: LiveRegistration; unlock?: { name: string; token: string } } = {},
+  ): Promise<void> {
     const multi = this.client.multi();
     multi.addCommand(['SET', this.ns + key, body, 'EX', String(Math.max(1, Math.ceil(ttlSeconds)))]);
     if (extra.live) this.addRegistration(multi, key, extra.live, false);
@@ -105,7 +120,16 @@ export class RedisStore implements CacheStore {
   }
 
   async dueKeys(now: number, limit: number): Promise<DueKey[]> {
-    const flat = await this.client.sendCommand<string[]>(['ZRANGEBYSCORE', this.due, '-inf', String(now), 'WITHSCORES', 'LIMIT', '0', String(limit)]);
+    const flat = await this.client.sendCommand<string[]>([
+      'ZRANGEBYSCORE',
+      this.due,
+      '-inf',
+      String(now),
+      'WITHSCORES',
+      'LIMIT',
+      '0',
+      String(limit),
+    ]);
     const due: DueKey[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) due.push({ key: flat[i]!, due: Number(flat[i + 1]) });
     return due;
@@ -162,7 +186,12 @@ export class RedisStore implements CacheStore {
    * key without its entry. On a store the key is due one period from now; on a request
    * (`onlyIfMissing`) an existing due time is kept.
    */
-  private addRegistration(multi: { addCommand(args: string[]): unknown }, key: string, live: LiveRegistration, onlyIfMissing: boolean): void {
+  private addRegistration(
+    multi: { addCommand(args: string[]): unknown },
+    key: string,
+    live: LiveRegistration,
+    onlyIfMissing: boolean,
+  ): void {
     multi.addCommand(['HSET', this.specs, key, JSON.stringify(live.entry)]);
     multi.addCommand(['HSET', this.seen, key, String(live.seenAt)]);
     multi.addCommand(onlyIfMissing ? ['ZADD', this.due, 'NX', String(live.due), key] : ['ZADD', this.due, String(live.due), key]);

@@ -42,7 +42,11 @@ const KEEP: { ttl: number } = { ttl: 0 };
 type CacheEvent = 'hit' | 'miss' | 'bypass' | 'singleflight_wait' | 'error';
 /** One label object per event, not one per request. */
 const EVENT_LABELS: Record<CacheEvent, { event: CacheEvent }> = {
-  hit: { event: 'hit' }, miss: { event: 'miss' }, bypass: { event: 'bypass' }, singleflight_wait: { event: 'singleflight_wait' }, error: { event: 'error' },
+  hit: { event: 'hit' },
+  miss: { event: 'miss' },
+  bypass: { event: 'bypass' },
+  singleflight_wait: { event: 'singleflight_wait' },
+  error: { event: 'error' },
 };
 
 export class StoreResultCache implements ResultCache {
@@ -51,8 +55,11 @@ export class StoreResultCache implements ResultCache {
   private readonly touched = new LRUCache<string, true>({ max: 10_000, ttl: TOUCH_EVERY_MS, ttlResolution: 0 });
   /** Bodies for computeWithoutCache, each for FALLBACK_MS or FALLBACK_HIT_MS within the key's lifetime. */
   private readonly fallback = new LRUCache<string, string>({
-    max: FALLBACK_MAX_KEYS, maxSize: FALLBACK_MAX_BYTES,
-    sizeCalculation: (body) => body.length || 1, ttl: FALLBACK_HIT_MS, ttlResolution: 0,
+    max: FALLBACK_MAX_KEYS,
+    maxSize: FALLBACK_MAX_BYTES,
+    sizeCalculation: (body) => body.length || 1,
+    ttl: FALLBACK_HIT_MS,
+    ttlResolution: 0,
   });
   private readonly warmer: Warmer;
   private warming = false;
@@ -144,7 +151,11 @@ export class StoreResultCache implements ResultCache {
     }
   }
 
-  private async computeAndStore(request: CacheRequest, compute: () => Promise<string>, lock: { name: string; token: string } | undefined): Promise<CacheOutcome> {
+  private async computeAndStore(
+    request: CacheRequest,
+    compute: () => Promise<string>,
+    lock: { name: string; token: string } | undefined,
+  ): Promise<CacheOutcome> {
     let body: string;
     try {
       body = await compute();

@@ -38,7 +38,12 @@ export interface CacheStore {
    * `SET key body EX ttl`, and in the same round trip: register the key as live (when `live`),
    * release a lock (when `unlock`).
    */
-  put(key: string, body: string, ttlSeconds: number, extra?: { live?: LiveRegistration; unlock?: { name: string; token: string } }): Promise<void>;
+  put(
+    key: string,
+    body: string,
+    ttlSeconds: number,
+    extra?: { live?: LiveRegistration; unlock?: { name: string; token: string } },
+  ): Promise<void>;
   /** A request for a live key: records `seenAt`, and registers the key again if it was dropped. */
   touch(key: string, live: LiveRegistration): Promise<void>;
   /** Live keys due at `now`, oldest first. */

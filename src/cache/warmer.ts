@@ -50,9 +50,13 @@ export class Warmer {
 
   start(): void {
     if (this.task || this.stopped) return;
-    this.task = cron.schedule(this.options.tick, () => {
-      void this.tick();
-    }, { name: 'cache-warming' });
+    this.task = cron.schedule(
+      this.options.tick,
+      () => {
+        void this.tick();
+      },
+      { name: 'cache-warming' },
+    );
   }
 
   async stop(): Promise<void> {
@@ -113,7 +117,10 @@ export class Warmer {
       body = await this.run(item.entry.spec);
     } catch (err) {
       this.metrics.cacheEvents.inc({ event: 'warm_failure' });
-      this.logger.info({ endpointId: item.entry.spec.endpointId, version: item.entry.spec.version, err: (err as Error).message }, 'cache warming: run failed; key no longer warmed');
+      this.logger.info(
+        { endpointId: item.entry.spec.endpointId, version: item.entry.spec.version, err: (err as Error).message },
+        'cache warming: run failed; key no longer warmed',
+      );
       await this.guard.run(() => this.store.drop([item.key]));
       return;
     }

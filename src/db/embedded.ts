@@ -328,8 +328,7 @@ class ExclusiveBackendQueue {
     // between and be left waiting.
     try {
       for (;;) {
-        const i =
-          this.owner === null ? (this.pending.length > 0 ? 0 : -1) : this.pending.findIndex((p) => p.handlerId === this.owner);
+        const i = this.owner === null ? (this.pending.length > 0 ? 0 : -1) : this.pending.findIndex((p) => p.handlerId === this.owner);
         if (i < 0) return; // idle, or waiting for the owner's next message
         const [item] = this.pending.splice(i, 1);
         this.owner = item.handlerId;

@@ -3,7 +3,6 @@ import { runner } from 'node-pg-migrate';
 import type { Logger } from '../logger.js';
 import { MIGRATIONS_DIR } from '../paths.js';
 
-
 /** Applies pending migrations. Safe to run on every start and from several processes (advisory lock). */
 export async function migrateUp(databaseUrl: string, logger?: Logger): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });

@@ -77,7 +77,8 @@ export interface ByteWatch {
  */
 export function watchReceivedBytes(client: pg.ClientBase, limit: number): ByteWatch {
   const stream = privateConnection(client)?.stream;
-  if (!stream || typeof stream.on !== 'function' || typeof stream.destroy !== 'function') throw new PgInternalsError(['client.connection.stream is not a socket']);
+  if (!stream || typeof stream.on !== 'function' || typeof stream.destroy !== 'function')
+    throw new PgInternalsError(['client.connection.stream is not a socket']);
   let received = 0;
   let exceeded = false;
   const count = (chunk: Buffer) => {

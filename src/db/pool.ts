@@ -52,7 +52,11 @@ export function openDatabase({ url, poolSize, connectTimeoutMs, logger }: Databa
  * A pg pool that survives lost connections (idle or checked out) without crashing the process.
  * `options`: startup options of every connection (`-c name=value …`).
  */
-export function createPgPool({ url, poolSize, connectTimeoutMs, logger }: DatabaseOptions, applicationName: string, options?: string): pg.Pool {
+export function createPgPool(
+  { url, poolSize, connectTimeoutMs, logger }: DatabaseOptions,
+  applicationName: string,
+  options?: string,
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     ...(options ? { options } : {}),

@@ -42,13 +42,18 @@ export async function openReaderPool(
   // ALTER ROLE takes no bind parameters; the password is hex, so quoting it is safe. It may fail
   // because another process of this cluster altered the role at the same moment: then the
   // second login attempt tells.
-  const altered = await db.pool
-    .query(`ALTER ROLE ${READER_ROLE} LOGIN${password ? ` PASSWORD '${password}'` : ''}`)
-    .then(() => undefined, (err: Error) => err.message);
+  const altered = await db.pool.query(`ALTER ROLE ${READER_ROLE} LOGIN${password ? ` PASSWORD '${password}'` : ''}`).then(
+    () => undefined,
+    (err: Error) => err.message,
+  );
   const second = await logsInAsReader(pool);
   if (second === true) return pool;
   await pool.end();
-  return { unavailable: altered ? `cannot give ${READER_ROLE} a login (${altered})` : `cannot log in as ${READER_ROLE} (${second}; check pg_hba.conf)` };
+  return {
+    unavailable: altered
+      ? `cannot give ${READER_ROLE} a login (${altered})`
+      : `cannot log in as ${READER_ROLE} (${second}; check pg_hba.conf)`,
+  };
 }
 
 /** True, or why not (the login or a startup option was refused). */

@@ -28,7 +28,10 @@ export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolCl
 }
 
 /** Runs a knex-built statement on a pg client (so it can join that client's transaction). */
-export async function runBuilt<R extends pg.QueryResultRow = any>(client: pg.PoolClient, builder: Knex.QueryBuilder | Knex.Raw): Promise<R[]> {
+export async function runBuilt<R extends pg.QueryResultRow = any>(
+  client: pg.PoolClient,
+  builder: Knex.QueryBuilder | Knex.Raw,
+): Promise<R[]> {
   const { sql, bindings } = builder.toSQL().toNative();
   const result = await client.query<R>(sql, bindings as unknown[]);
   return result.rows;

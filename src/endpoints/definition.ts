@@ -21,7 +21,17 @@ export const MAX_SECONDS = 365 * 86_400;
 /** The reserved parameter that carries a sandboxed query (docs/API.md, "Query sandboxing"). */
 export const RESERVED_PARAMETERS = new Set(['sql']);
 
-const FIELDS = ['name', 'description', 'query', 'parameters', 'max_rows', 'cache_duration_seconds', 'cache_warming_seconds', 'sandboxable', 'redact_pii'] as const;
+const FIELDS = [
+  'name',
+  'description',
+  'query',
+  'parameters',
+  'max_rows',
+  'cache_duration_seconds',
+  'cache_warming_seconds',
+  'sandboxable',
+  'redact_pii',
+] as const;
 /** Fields a client may send back unchanged from a GET (a GET → edit → PUT round trip); ignored. */
 const READ_ONLY = new Set(['id', 'version', 'created_at', 'updated_at']);
 const DECLARATION_FIELDS = new Set(['name', 'required', 'allowed_values', 'description']);
@@ -47,7 +57,11 @@ export type InheritedDeclaration = (name: string) => ParameterDeclaration | unde
  * `usedParameters` are the `@names` of the query (from the translator's lexer), including those
  * of the endpoints it reads; `inherited` gives their declarations, the default of an undeclared name.
  */
-export function validateDefinition(input: unknown, usedParameters: (query: string) => string[], inherited?: InheritedDeclaration): EndpointFields {
+export function validateDefinition(
+  input: unknown,
+  usedParameters: (query: string) => string[],
+  inherited?: InheritedDeclaration,
+): EndpointFields {
   const body = requireObject(input);
   rejectUnknownFields(body);
   const problems: ErrorDetail[] = [];
@@ -75,7 +89,12 @@ export function validateDefinition(input: unknown, usedParameters: (query: strin
  * When the query changes and `parameters` is not sent, the declarations of names still used
  * are kept and new names are declared, not required.
  */
-export function validatePatch(current: EndpointRecord, input: unknown, usedParameters: (query: string) => string[], inherited?: InheritedDeclaration): EndpointFields {
+export function validatePatch(
+  current: EndpointRecord,
+  input: unknown,
+  usedParameters: (query: string) => string[],
+  inherited?: InheritedDeclaration,
+): EndpointFields {
   const body = requireObject(input);
   rejectUnknownFields(body);
   const problems: ErrorDetail[] = [];
@@ -90,26 +109,39 @@ export function validatePatch(current: EndpointRecord, input: unknown, usedParam
     cache_duration_seconds: has('cache_duration_seconds')
       ? checkInteger(body.cache_duration_seconds, 'cache_duration_seconds', 0, 0, MAX_SECONDS, problems)
       : current.cache_duration_seconds,
-    cache_warming_seconds: has('cache_warming_seconds') ? checkWarming(body.cache_warming_seconds, problems) : current.cache_warming_seconds,
+    cache_warming_seconds: has('cache_warming_seconds')
+      ? checkWarming(body.cache_warming_seconds, problems)
+      : current.cache_warming_seconds,
     sandboxable: has('sandboxable') ? checkBoolean(body.sandboxable, 'sandboxable', false, problems) : current.sandboxable,
     redact_pii: has('redact_pii') ? checkBoolean(body.redact_pii, 'redact_pii', false, problems) : current.redact_pii,
   };
   checkWarmingNeedsCache(fields, problems);
   throwIfAny(problems);
-  fields.parameters = resolveParameters(has('parameters') ? body.parameters : undefined, usedParameters(query), current.parameters, inherited);
+  fields.parameters = resolveParameters(
+    has('parameters') ? body.parameters : undefined,
+    usedParameters(query),
+    current.parameters,
+    inherited,
+  );
   return fields;
 }
 
 function rejectUnknownFields(body: Body): void {
   const unknown = Object.keys(body).filter((k) => !(FIELDS as readonly string[]).includes(k) && !READ_ONLY.has(k));
   if (unknown.length) {
-    throw invalid(unknown[0]!, `Unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}: an endpoint has ${FIELDS.join(', ')}.`, 'unknownField');
+    throw invalid(
+      unknown[0]!,
+      `Unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}: an endpoint has ${FIELDS.join(', ')}.`,
+      'unknownField',
+    );
   }
 }
 
 function checkName(value: unknown, problems: ErrorDetail[]): string {
   if (typeof value !== 'string' || !NAME_RE.test(value) || value.length > MAX_NAME_LENGTH) {
-    problems.push(detail('name', `name is required: 1 to ${MAX_NAME_LENGTH} characters of letters, digits, "_", "." or "-"`, 'invalidName'));
+    problems.push(
+      detail('name', `name is required: 1 to ${MAX_NAME_LENGTH} characters of letters, digits, "_", "." or "-"`, 'invalidName'),
+    );
     return '';
   }
   return value;
@@ -117,7 +149,7 @@ function checkName(value: unknown, problems: ErrorDetail[]): string {
 
 function checkQuery(value: unknown, problems: ErrorDetail[]): string {
   if (typeof value !== 'string' || value.trim() === '') {
-    problems.push(detail('query', 'query is required: the endpoint\'s BigQuery SQL', 'invalidQuery'));
+    problems.push(detail('query', "query is required: the endpoint's BigQuery SQL", 'invalidQuery'));
     return '';
   }
   if (Buffer.byteLength(value, 'utf8') > MAX_QUERY_BYTES) {
@@ -152,15 +184,30 @@ function checkInteger(value: unknown, field: string, fallback: number, min: numb
 function checkWarming(value: unknown, problems: ErrorDetail[]): number | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_SECONDS) {
-    problems.push(detail('cache_warming_seconds', `cache_warming_seconds must be null (no warming) or a whole number from 1 to ${MAX_SECONDS}`, 'invalidValue'));
+    problems.push(
+      detail(
+        'cache_warming_seconds',
+        `cache_warming_seconds must be null (no warming) or a whole number from 1 to ${MAX_SECONDS}`,
+        'invalidValue',
+      ),
+    );
     return null;
   }
   return value;
 }
 
-function checkWarmingNeedsCache(fields: { cache_duration_seconds: number; cache_warming_seconds: number | null }, problems: ErrorDetail[]): void {
+function checkWarmingNeedsCache(
+  fields: { cache_duration_seconds: number; cache_warming_seconds: number | null },
+  problems: ErrorDetail[],
+): void {
   if (fields.cache_warming_seconds !== null && fields.cache_duration_seconds === 0) {
-    problems.push(detail('cache_warming_seconds', 'cache_warming_seconds needs caching: set cache_duration_seconds above 0, or cache_warming_seconds to null', 'warmingWithoutCache'));
+    problems.push(
+      detail(
+        'cache_warming_seconds',
+        'cache_warming_seconds needs caching: set cache_duration_seconds above 0, or cache_warming_seconds to null',
+        'warmingWithoutCache',
+      ),
+    );
   }
 }
 
@@ -178,24 +225,50 @@ function checkBoolean(value: unknown, field: string, fallback: boolean, problems
  * declarations of `previous` for names still used, else taking those of a read endpoint). Sent: each must be well formed, and the
  * declared names must be exactly the used ones.
  */
-export function resolveParameters(value: unknown, used: string[], previous: ParameterDeclaration[] | undefined, inherited?: InheritedDeclaration): ParameterDeclaration[] {
+export function resolveParameters(
+  value: unknown,
+  used: string[],
+  previous: ParameterDeclaration[] | undefined,
+  inherited?: InheritedDeclaration,
+): ParameterDeclaration[] {
   const reserved = used.filter((n) => RESERVED_PARAMETERS.has(n));
-  if (reserved.length) throw invalid('query', `@${reserved[0]} is reserved for the sandboxed query a caller passes; rename the parameter`, 'reservedParameter');
+  if (reserved.length)
+    throw invalid(
+      'query',
+      `@${reserved[0]} is reserved for the sandboxed query a caller passes; rename the parameter`,
+      'reservedParameter',
+    );
   if (value === undefined) {
-    return used.map((name) => previous?.find((p) => p.name === name) ?? inherited?.(name) ?? { name, required: false, allowed_values: null, description: '' });
+    return used.map(
+      (name) =>
+        previous?.find((p) => p.name === name) ?? inherited?.(name) ?? { name, required: false, allowed_values: null, description: '' },
+    );
   }
-  if (!Array.isArray(value)) throw invalid('parameters', 'parameters must be an array of {"name", "required", "allowed_values", "description"}', 'invalidParameters');
+  if (!Array.isArray(value))
+    throw invalid(
+      'parameters',
+      'parameters must be an array of {"name", "required", "allowed_values", "description"}',
+      'invalidParameters',
+    );
   const declared = value.map((item, i) => checkDeclaration(item, i));
   const names = declared.map((p) => p.name);
   const duplicate = names.find((n, i) => names.indexOf(n) !== i);
   if (duplicate) throw invalid(`parameters.${duplicate}`, `parameter "${duplicate}" is declared twice`, 'duplicateParameter');
   const undeclared = used.filter((n) => !names.includes(n));
   if (undeclared.length) {
-    throw invalid(`parameters.${undeclared[0]}`, `the query uses ${undeclared.map((n) => '@' + n).join(', ')} but parameters does not declare ${undeclared.length > 1 ? 'them' : 'it'}`, 'undeclaredParameter');
+    throw invalid(
+      `parameters.${undeclared[0]}`,
+      `the query uses ${undeclared.map((n) => '@' + n).join(', ')} but parameters does not declare ${undeclared.length > 1 ? 'them' : 'it'}`,
+      'undeclaredParameter',
+    );
   }
   const unused = names.filter((n) => !used.includes(n));
   if (unused.length) {
-    throw invalid(`parameters.${unused[0]}`, `parameters declares ${unused.map((n) => '"' + n + '"').join(', ')} but the query never uses ${unused.map((n) => '@' + n).join(', ')}`, 'unusedParameter');
+    throw invalid(
+      `parameters.${unused[0]}`,
+      `parameters declares ${unused.map((n) => '"' + n + '"').join(', ')} but the query never uses ${unused.map((n) => '@' + n).join(', ')}`,
+      'unusedParameter',
+    );
   }
   return declared;
 }
@@ -207,11 +280,17 @@ function checkDeclaration(item: unknown, index: number): ParameterDeclaration {
   }
   const p = item as Body;
   const extra = Object.keys(p).find((k) => !DECLARATION_FIELDS.has(k));
-  if (extra) throw invalid(`${where}.${extra}`, `${where} has an unknown field "${extra}": a parameter has name, required, allowed_values, description`, 'unknownField');
+  if (extra)
+    throw invalid(
+      `${where}.${extra}`,
+      `${where} has an unknown field "${extra}": a parameter has name, required, allowed_values, description`,
+      'unknownField',
+    );
   if (typeof p.name !== 'string' || !PARAMETER_NAME_RE.test(p.name)) {
     throw invalid(`${where}.name`, `${where}.name must be the name used after @ in the query (letters, digits, "_")`, 'invalidParameters');
   }
-  if (p.required !== undefined && typeof p.required !== 'boolean') throw invalid(`${where}.required`, `${where}.required must be true or false`, 'invalidParameters');
+  if (p.required !== undefined && typeof p.required !== 'boolean')
+    throw invalid(`${where}.required`, `${where}.required must be true or false`, 'invalidParameters');
   let allowed: string[] | null = null;
   if (p.allowed_values !== undefined && p.allowed_values !== null) {
     if (!Array.isArray(p.allowed_values) || p.allowed_values.length === 0 || !p.allowed_values.every((v) => typeof v === 'string')) {
@@ -222,7 +301,12 @@ function checkDeclaration(item: unknown, index: number): ParameterDeclaration {
   if (p.description !== undefined && p.description !== null && typeof p.description !== 'string') {
     throw invalid(`${where}.description`, `${where}.description must be a string`, 'invalidParameters');
   }
-  return { name: p.name, required: p.required ?? false, allowed_values: allowed, description: (p.description as string | null | undefined) ?? '' };
+  return {
+    name: p.name,
+    required: p.required ?? false,
+    allowed_values: allowed,
+    description: (p.description as string | null | undefined) ?? '',
+  };
 }
 
 function detail(location: string, message: string, reason: string): ErrorDetail {
@@ -230,15 +314,18 @@ function detail(location: string, message: string, reason: string): ErrorDetail 
 }
 
 function invalid(location: string, message: string, reason: string): UnprocessableError {
-  return new UnprocessableError(message.charAt(0).toUpperCase() + message.slice(1) + (message.endsWith('.') ? '' : '.'), [detail(location, message, reason)]);
+  return new UnprocessableError(message.charAt(0).toUpperCase() + message.slice(1) + (message.endsWith('.') ? '' : '.'), [
+    detail(location, message, reason),
+  ]);
 }
 
 function throwIfAny(problems: ErrorDetail[]): void {
   if (!problems.length) return;
   const first = problems[0]!;
-  const message = problems.length === 1
-    ? `${capitalise(first.message)}.`
-    : `The endpoint definition has ${problems.length} problems; the first: ${first.message}.`;
+  const message =
+    problems.length === 1
+      ? `${capitalise(first.message)}.`
+      : `The endpoint definition has ${problems.length} problems; the first: ${first.message}.`;
   throw new UnprocessableError(message, problems);
 }
 

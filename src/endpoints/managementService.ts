@@ -16,14 +16,25 @@ import type { SourceLookup } from '../sources/schema.js';
 import { initTranslator, SqlError, type SqlWarning } from '../sql/index.js';
 import { queryWarnings, type QueryWarning } from './warnings.js';
 import { resolveParameters, validateDefinition, validatePatch, type InheritedDeclaration } from './definition.js';
-import { dependants, directReaders, inheritedDeclaration, loadReadable, nestedParameters, translateNested, type NestedEndpoint } from './nesting.js';
+import {
+  dependants,
+  directReaders,
+  inheritedDeclaration,
+  loadReadable,
+  nestedParameters,
+  translateNested,
+  type NestedEndpoint,
+} from './nesting.js';
 import { EndpointRepository, type EndpointFields, type EndpointRecord, type ParameterDeclaration } from './repository.js';
 import type { Knex } from 'knex';
 
 export class EndpointManagementService {
   readonly repository: EndpointRepository;
 
-  constructor(private readonly knex: Knex, private readonly sources: SourceLookup) {
+  constructor(
+    private readonly knex: Knex,
+    private readonly sources: SourceLookup,
+  ) {
     this.repository = new EndpointRepository(knex);
   }
 
@@ -86,23 +97,41 @@ export class EndpointManagementService {
    * The endpoints that read `current` (directly or not), translated with its new definition:
    * 422 naming each one the change would break, else their parameters with the new query's.
    */
-  private recheckReaders(current: EndpointRecord, fields: EndpointFields, all: EndpointRecord[], readers: EndpointRecord[]): { id: string; parameters: ParameterDeclaration[] }[] {
+  private recheckReaders(
+    current: EndpointRecord,
+    fields: EndpointFields,
+    all: EndpointRecord[],
+    readers: EndpointRecord[],
+  ): { id: string; parameters: ParameterDeclaration[] }[] {
     const byName = new Map<string, NestedEndpoint>(all.filter((e) => e.id !== current.id).map((e) => [e.name, e]));
     byName.set(fields.name, { ...fields, id: current.id });
     const updates: { id: string; parameters: ParameterDeclaration[] }[] = [];
     const broken: ErrorDetail[] = [];
     for (const reader of readers) {
       try {
-        const { read } = translateNested({ name: reader.name, query: reader.query, maxRows: reader.max_rows }, this.sources, (n) => byName.get(n));
+        const { read } = translateNested({ name: reader.name, query: reader.query, maxRows: reader.max_rows }, this.sources, (n) =>
+          byName.get(n),
+        );
         const used = nestedParameters(reader.query, read);
-        updates.push({ id: reader.id, parameters: resolveParameters(undefined, used, reader.parameters, (n) => inheritedDeclaration(n, read)) });
+        updates.push({
+          id: reader.id,
+          parameters: resolveParameters(undefined, used, reader.parameters, (n) => inheritedDeclaration(n, read)),
+        });
       } catch (err) {
         if (!(err instanceof SqlError)) throw err;
-        broken.push({ domain: 'endpoints', reason: 'breaksReader', message: `endpoint ${reader.name} reads "${current.name}" and would fail: ${err.message}`, location: reader.name });
+        broken.push({
+          domain: 'endpoints',
+          reason: 'breaksReader',
+          message: `endpoint ${reader.name} reads "${current.name}" and would fail: ${err.message}`,
+          location: reader.name,
+        });
       }
     }
     if (broken.length) {
-      throw new UnprocessableError(`The new query of "${current.name}" would break ${broken.length === 1 ? 'an endpoint that reads' : `${broken.length} endpoints that read`} it: ${broken[0]!.message}.`, broken);
+      throw new UnprocessableError(
+        `The new query of "${current.name}" would break ${broken.length === 1 ? 'an endpoint that reads' : `${broken.length} endpoints that read`} it: ${broken[0]!.message}.`,
+        broken,
+      );
     }
     return updates;
   }
@@ -121,19 +150,24 @@ export class EndpointManagementService {
   ): Promise<{ fields: EndpointFields; warnings: QueryWarning[] }> {
     await initTranslator();
     const draft = draftOf(body, current);
-    const loaded = draft.query === undefined
-      ? new Map<string, EndpointRecord>()
-      : await loadReadable(draft.query, this.sources, (names) => this.repository.findByNames(names), { ...(current && { id: current.id }), name: draft.name });
+    const loaded =
+      draft.query === undefined
+        ? new Map<string, EndpointRecord>()
+        : await loadReadable(draft.query, this.sources, (names) => this.repository.findByNames(names), {
+            ...(current && { id: current.id }),
+            name: draft.name,
+          });
     let read: readonly NestedEndpoint[] = [];
     let warnings: readonly SqlWarning[] = [];
-    const used = (query: string): string[] => withSqlErrors(() => {
-      // Its own name answers with the new definition, so reading itself is a cycle.
-      const self: NestedEndpoint = { name: draft.name, query, parameters: [] };
-      const nested = translateNested({ name: draft.name, query }, this.sources, (n) => (n === draft.name ? self : loaded.get(n)));
-      read = nested.read;
-      warnings = nested.translation.warnings;
-      return nestedParameters(query, read);
-    });
+    const used = (query: string): string[] =>
+      withSqlErrors(() => {
+        // Its own name answers with the new definition, so reading itself is a cycle.
+        const self: NestedEndpoint = { name: draft.name, query, parameters: [] };
+        const nested = translateNested({ name: draft.name, query }, this.sources, (n) => (n === draft.name ? self : loaded.get(n)));
+        read = nested.read;
+        warnings = nested.translation.warnings;
+        return nestedParameters(query, read);
+      });
     // validate calls `used` with the final query once its other fields are valid: that translation is the check.
     const fields = validate(used, (n) => inheritedDeclaration(n, read));
     return { fields, warnings: queryWarnings(warnings, 'query') };
@@ -155,8 +189,10 @@ function draftOf(body: unknown, current: EndpointRecord | undefined): { name: st
 /** 409: other endpoints read this one; they are listed. */
 function inUse(what: string, readers: readonly NestedEndpoint[]): ConflictError {
   const names = readers.map((r) => `"${r.name}"`).join(', ');
-  return new ConflictError(`${what}: ${readers.length === 1 ? 'endpoint' : 'endpoints'} ${names} ${readers.length === 1 ? 'reads' : 'read'} it. Change ${readers.length === 1 ? 'that endpoint' : 'those endpoints'} first.`,
-    readers.map((r) => ({ domain: 'endpoints', reason: 'readByEndpoint', message: `read by endpoint ${r.name}`, location: r.name })));
+  return new ConflictError(
+    `${what}: ${readers.length === 1 ? 'endpoint' : 'endpoints'} ${names} ${readers.length === 1 ? 'reads' : 'read'} it. Change ${readers.length === 1 ? 'that endpoint' : 'those endpoints'} first.`,
+    readers.map((r) => ({ domain: 'endpoints', reason: 'readByEndpoint', message: `read by endpoint ${r.name}`, location: r.name })),
+  );
 }
 
 /** Runs translator code, turning its SqlError into a 422 that points at the query text. */

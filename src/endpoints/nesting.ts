@@ -95,7 +95,10 @@ export function translateNested(
     return found;
   };
   const translation = translateQuery({
-    query: self.query, sources, endpoints: lookup, endpointName: self.name,
+    query: self.query,
+    sources,
+    endpoints: lookup,
+    endpointName: self.name,
     ...(self.maxRows !== undefined && { maxRows: self.maxRows }),
     ...(self.sandboxSql !== undefined && { sandboxSql: self.sandboxSql }),
   });

@@ -19,14 +19,16 @@ export function collectInput(query: Record<string, unknown>, body: unknown): Par
   const out: ParamValues = {};
   const take = (source: Record<string, unknown>, where: string) => {
     for (const [name, value] of Object.entries(source)) {
-      if (Array.isArray(value)) throw parameterError(name, 'invalidParameter', `Parameter "${name}" is given more than once ${where}; give it once.`);
+      if (Array.isArray(value))
+        throw parameterError(name, 'invalidParameter', `Parameter "${name}" is given more than once ${where}; give it once.`);
       if (typeof value !== 'string') throw parameterError(name, 'invalidParameter', `Parameter "${name}" must be a string ${where}.`);
       out[name] = value;
     }
   };
   take(query, 'in the query string');
   if (body !== undefined && body !== null && !(typeof body === 'object' && Object.keys(body).length === 0)) {
-    if (typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('The request body must be a JSON object of string parameters.');
+    if (typeof body !== 'object' || Array.isArray(body))
+      throw new BadRequestError('The request body must be a JSON object of string parameters.');
     take(body as Record<string, unknown>, 'in the request body');
   }
   return out;
@@ -49,7 +51,11 @@ export function validateParameters(declared: readonly ParameterDeclaration[], in
       throw parameterError(p.name, 'invalidParameter', `Parameter "${p.name}" is longer than ${MAX_VALUE_BYTES} bytes.`);
     }
     if (p.allowed_values?.length && !p.allowed_values.includes(value)) {
-      throw parameterError(p.name, 'invalidParameter', `Parameter "${p.name}" must be one of: ${p.allowed_values.join(', ')}; got "${value.slice(0, 100)}".`);
+      throw parameterError(
+        p.name,
+        'invalidParameter',
+        `Parameter "${p.name}" must be one of: ${p.allowed_values.join(', ')}; got "${value.slice(0, 100)}".`,
+      );
     }
     values[p.name] = value;
   }

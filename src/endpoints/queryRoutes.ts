@@ -101,7 +101,14 @@ export function fastQueryRoute(ctx: AppContext, service: EndpointQueryService): 
 
   /** What res.send writes for the ordinary route, headers in its order; the body goes out with them in one write. */
   const send = (res: ServerResponse, outcome: CacheOutcome, started: number) => {
-    res.writeHead(200, ['X-Cache', outcome.status, 'Content-Type', CONTENT_TYPE, 'Content-Length', String(Buffer.byteLength(outcome.body))]);
+    res.writeHead(200, [
+      'X-Cache',
+      outcome.status,
+      'Content-Type',
+      CONTENT_TYPE,
+      'Content-Length',
+      String(Buffer.byteLength(outcome.body)),
+    ]);
     res.end(outcome.body);
     record(200, started);
   };

@@ -67,7 +67,9 @@ export class EndpointQueryService {
   constructor(private readonly ctx: AppContext) {
     this.repository = new EndpointRepository(ctx.db.knex);
     this.endpoints = new LookupCache({
-      ttlMs: ENDPOINT_TTL_MS, refreshAheadMs: ENDPOINT_REFRESH_AHEAD_MS, maxEntries: 1_000,
+      ttlMs: ENDPOINT_TTL_MS,
+      refreshAheadMs: ENDPOINT_REFRESH_AHEAD_MS,
+      maxEntries: 1_000,
       load: (idOrName) => this.repository.find(idOrName),
       keep: (record) => record !== undefined,
     });
@@ -82,7 +84,8 @@ export class EndpointQueryService {
       this.useReaderRole = false; // logged in as the reader already
     } else {
       this.useReaderRole = await supportsReaderRole(this.ctx.db.pool);
-      if (!this.useReaderRole) this.ctx.logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
+      if (!this.useReaderRole)
+        this.ctx.logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
     }
     this.ctx.cache.startWarming((spec) => this.rerun(spec));
   }
@@ -140,7 +143,12 @@ export class EndpointQueryService {
     try {
       const spec = this.specOf(endpoint, { input: collectInput(parseQueryString(rawQuery), undefined), redact });
       prepared = {
-        request: { key: cacheKey(spec), ttlSeconds: endpoint.cache_duration_seconds, warmPeriodSeconds: endpoint.cache_warming_seconds, spec },
+        request: {
+          key: cacheKey(spec),
+          ttlSeconds: endpoint.cache_duration_seconds,
+          warmPeriodSeconds: endpoint.cache_warming_seconds,
+          spec,
+        },
         compute: () => this.compute(endpoint, spec),
       };
     } catch {
@@ -154,9 +162,19 @@ export class EndpointQueryService {
     const params = validateParameters(endpoint.parameters, request.input);
     const sql = sandboxSqlOf(request.input);
     if (sql !== undefined && !endpoint.sandboxable) {
-      throw parameterError('sql', 'invalidParameter', `Endpoint "${endpoint.name}" does not allow query sandboxing, so "sql" cannot be given.`);
+      throw parameterError(
+        'sql',
+        'invalidParameter',
+        `Endpoint "${endpoint.name}" does not allow query sandboxing, so "sql" cannot be given.`,
+      );
     }
-    return { endpointId: endpoint.id, version: endpoint.version, params, ...(sql === undefined ? {} : { sql }), redact: endpoint.redact_pii || request.redact };
+    return {
+      endpointId: endpoint.id,
+      version: endpoint.version,
+      params,
+      ...(sql === undefined ? {} : { sql }),
+      redact: endpoint.redact_pii || request.redact,
+    };
   }
 
   private async compute(endpoint: EndpointRecord, spec: WarmSpec): Promise<string> {
@@ -178,7 +196,11 @@ export class EndpointQueryService {
 
   private execute(sql: string, values: Array<string | null>) {
     // The embedded PGlite is not known to take a pipelined batch: it gets the transaction in three round trips.
-    return executeReadOnly(this.pool, sql, values, { timeoutMs: this.ctx.config.queryTimeoutMs, useReaderRole: this.useReaderRole, pipelined: !this.ctx.embedded });
+    return executeReadOnly(this.pool, sql, values, {
+      timeoutMs: this.ctx.config.queryTimeoutMs,
+      useReaderRole: this.useReaderRole,
+      pipelined: !this.ctx.embedded,
+    });
   }
 
   /** Warming: the same spec again, unless the endpoint changed or is gone (then the key is dropped). */
@@ -190,7 +212,10 @@ export class EndpointQueryService {
 
   private async find(idOrName: string): Promise<EndpointRecord> {
     const record = await this.endpoints.get(idOrName);
-    if (!record) throw new NotFoundError(`No endpoint named or with id "${idOrName}".`, [{ domain: 'endpoints', reason: 'notFound', message: 'unknown endpoint', location: 'endpoint' }]);
+    if (!record)
+      throw new NotFoundError(`No endpoint named or with id "${idOrName}".`, [
+        { domain: 'endpoints', reason: 'notFound', message: 'unknown endpoint', location: 'endpoint' },
+      ]);
     return record;
   }
 
@@ -208,7 +233,9 @@ export class EndpointQueryService {
     const readable = await loadReadable(endpoint.query, sources, (names) => this.repository.findByNames(names));
     let translation: Translation;
     try {
-      translation = translateNested({ name: endpoint.name, query: endpoint.query, sandboxSql, maxRows: endpoint.max_rows }, sources, (n) => readable.get(n)).translation;
+      translation = translateNested({ name: endpoint.name, query: endpoint.query, sandboxSql, maxRows: endpoint.max_rows }, sources, (n) =>
+        readable.get(n),
+      ).translation;
     } catch (err) {
       if (err instanceof SqlNestingError) throw nestingError(err);
       if (err instanceof SqlError) throw sqlBadRequest(err, sandboxSql === undefined ? 'query' : 'sql');
@@ -218,11 +245,17 @@ export class EndpointQueryService {
     const unknown = translation.parameters.find((name) => !declared.has(name));
     if (unknown && sandboxSql === undefined) {
       // Only through an endpoint it reads that changed without this one being re-checked (a race of two changes).
-      throw new UnprocessableError(`Endpoint "${endpoint.name}" uses @${unknown} (through an endpoint it reads) but does not declare it; save it again to declare it.`, [
-        { domain: 'endpoint', reason: 'undeclaredParameter', message: `@${unknown} is not declared`, location: `parameters.${unknown}` },
-      ]);
+      throw new UnprocessableError(
+        `Endpoint "${endpoint.name}" uses @${unknown} (through an endpoint it reads) but does not declare it; save it again to declare it.`,
+        [{ domain: 'endpoint', reason: 'undeclaredParameter', message: `@${unknown} is not declared`, location: `parameters.${unknown}` }],
+      );
     }
-    if (unknown) throw parameterError('sql', 'invalidParameter', `@${unknown} is not a parameter of endpoint "${endpoint.name}"; declared: ${[...declared].map((n) => '@' + n).join(', ') || 'none'}.`);
+    if (unknown)
+      throw parameterError(
+        'sql',
+        'invalidParameter',
+        `@${unknown} is not a parameter of endpoint "${endpoint.name}"; declared: ${[...declared].map((n) => '@' + n).join(', ') || 'none'}.`,
+      );
     this.translations.set(key, translation);
     return translation;
   }
@@ -239,8 +272,12 @@ export interface QueryPlan {
 
 /** `ep:<id>:<version>:<hash>`: declared parameter values (sorted), `sql` and redaction. */
 export function cacheKey(spec: WarmSpec): string {
-  const params = Object.keys(spec.params).sort().map((k) => [k, spec.params[k]]);
-  const hash = createHash('sha256').update(JSON.stringify([params, spec.sql ?? null, spec.redact])).digest('base64url');
+  const params = Object.keys(spec.params)
+    .sort()
+    .map((k) => [k, spec.params[k]]);
+  const hash = createHash('sha256')
+    .update(JSON.stringify([params, spec.sql ?? null, spec.redact]))
+    .digest('base64url');
   return `ep:${spec.endpointId}:${spec.version}:${hash}`;
 }
 
@@ -274,7 +311,10 @@ function queryError(err: unknown): unknown {
       { domain: 'params', reason: 'invalidParameter', message: firstLine(e.message) },
     ]);
   }
-  if (e.code === '42501') return new BadRequestError('The query tried to read something outside the endpoint.', [{ domain: 'sandbox', reason: 'forbidden', message: 'permission denied' }]);
+  if (e.code === '42501')
+    return new BadRequestError('The query tried to read something outside the endpoint.', [
+      { domain: 'sandbox', reason: 'forbidden', message: 'permission denied' },
+    ]);
   // security: caller SQL that passes both walls can still fail in Postgres: a scalar subquery
   // returning several rows (21000), or names that Postgres truncates to 63 bytes and then finds
   // duplicate or ambiguous (42712, 42702; class 42). That is bad input, so 400, not a 500 per
@@ -282,12 +322,15 @@ function queryError(err: unknown): unknown {
   if (e.code === '42803') {
     // Postgres quotes the column (`column "t0.body" must appear in the GROUP BY clause …`), which
     // firstLine cuts; the rule is BigQuery's too.
-    return new BadRequestError('The query cannot run: a selected expression is neither grouped nor aggregated; add it to GROUP BY or aggregate it.', [
-      { domain: 'sql', reason: 'invalidQuery', message: 'expression neither grouped nor aggregated' },
-    ]);
+    return new BadRequestError(
+      'The query cannot run: a selected expression is neither grouped nor aggregated; add it to GROUP BY or aggregate it.',
+      [{ domain: 'sql', reason: 'invalidQuery', message: 'expression neither grouped nor aggregated' }],
+    );
   }
   if (e.code.startsWith('21') || e.code.startsWith('42')) {
-    return new BadRequestError(`The query cannot run: ${firstLine(e.message)}.`, [{ domain: 'sql', reason: 'invalidQuery', message: firstLine(e.message) }]);
+    return new BadRequestError(`The query cannot run: ${firstLine(e.message)}.`, [
+      { domain: 'sql', reason: 'invalidQuery', message: firstLine(e.message) },
+    ]);
   }
   if (e.code === '54001') return new BadRequestError('The query is too deeply nested.');
   // security: a value past Postgres' own limits (a string_agg over a cross join reaching the
@@ -295,7 +338,9 @@ function queryError(err: unknown): unknown {
   // of this and the statement timeout comes first depends on how fast the machine is
   // (test/security/http.test.ts, bigStrings).
   if (e.code.startsWith('54')) {
-    return new BadRequestError(`The query exceeds a database limit: ${firstLine(e.message)}.`, [{ domain: 'sql', reason: 'limitExceeded', message: firstLine(e.message) }]);
+    return new BadRequestError(`The query exceeds a database limit: ${firstLine(e.message)}.`, [
+      { domain: 'sql', reason: 'limitExceeded', message: firstLine(e.message) },
+    ]);
   }
   return err;
 }

@@ -36,13 +36,17 @@ export class EndpointRepository {
 
   /** A UUID selects by id, any other string by name. */
   find(idOrName: string): Promise<EndpointRecord | undefined> {
-    return this.knex<EndpointRecord>('endpoints').where(isUuid(idOrName) ? 'id' : 'name', idOrName).first();
+    return this.knex<EndpointRecord>('endpoints')
+      .where(isUuid(idOrName) ? 'id' : 'name', idOrName)
+      .first();
   }
 
   /** Endpoints with exactly these names (reading endpoints from endpoints, src/endpoints/nesting.ts). */
   findByNames(names: readonly string[]): Promise<EndpointRecord[]> {
     if (!names.length) return Promise.resolve([]);
-    return this.knex<EndpointRecord>('endpoints').whereIn('name', names as string[]).select('*');
+    return this.knex<EndpointRecord>('endpoints')
+      .whereIn('name', names as string[])
+      .select('*');
   }
 
   async insert(fields: EndpointFields): Promise<EndpointRecord> {

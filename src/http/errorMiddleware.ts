@@ -1,5 +1,13 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError, BadRequestError, InternalError, NotFoundError, PayloadTooLargeError, QueryTimeoutError, UnavailableError } from '../errors.js';
+import {
+  AppError,
+  BadRequestError,
+  InternalError,
+  NotFoundError,
+  PayloadTooLargeError,
+  QueryTimeoutError,
+  UnavailableError,
+} from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isDatabaseUnavailable } from '../db/connectionErrors.js';
 
@@ -10,7 +18,8 @@ export function toAppError(err: unknown, queryTimeoutMs: number): AppError {
   // body-parser / raw-body errors carry an HTTP status and a type.
   if (e.type === 'entity.too.large') return new PayloadTooLargeError(e.limit ?? 0);
   if (e.type === 'entity.parse.failed') return new BadRequestError('The request body is not valid JSON.');
-  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new BadRequestError('Unsupported content encoding or charset.');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
+    return new BadRequestError('Unsupported content encoding or charset.');
   if (e.type === 'request.aborted') return new BadRequestError('The request was aborted.');
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return new BadRequestError(e.message ?? 'Bad request.');
   if (e.code === '57014') return new QueryTimeoutError(queryTimeoutMs);

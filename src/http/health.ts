@@ -9,7 +9,10 @@ export function healthRoutes(ctx: AppContext, cacheReady: () => Promise<boolean 
   });
   router.get('/ready', async (_req, res) => {
     const [database, cache] = await Promise.all([
-      ctx.db.pool.query('SELECT 1').then(() => true, () => false),
+      ctx.db.pool.query('SELECT 1').then(
+        () => true,
+        () => false,
+      ),
       cacheReady().catch(() => false),
     ]);
     const body = { status: database ? 'ready' : 'unavailable', database, cache, embedded: ctx.embedded };

@@ -21,8 +21,11 @@ export function serveBeforeApp(app: Express, serve: BeforeApp): void {
 
 export function createHttpServer(app: Express): http.Server {
   const serve = beforeApp.get(app);
-  const listener = serve === undefined ? app : (req: IncomingMessage, res: ServerResponse) => {
-    if (!serve(req, res, app)) app(req, res);
-  };
+  const listener =
+    serve === undefined
+      ? app
+      : (req: IncomingMessage, res: ServerResponse) => {
+          if (!serve(req, res, app)) app(req, res);
+        };
   return http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, listener);
 }

@@ -22,7 +22,12 @@ export function ingestAnswer(outcome: IngestOutcome): IngestAnswer {
   const dropped = outcome.dropped.stale + outcome.dropped.future;
   const extra = dropped > 0 ? { dropped } : {};
   if (outcome.rejected === 0) return { status: 200, body: { message: 'Logged!', count: outcome.count, ...extra } };
-  const errors: ErrorDetail[] = outcome.errors.map((e) => ({ domain: 'ingest', reason: 'invalidEvent', message: e.message, location: String(e.index) }));
+  const errors: ErrorDetail[] = outcome.errors.map((e) => ({
+    domain: 'ingest',
+    reason: 'invalidEvent',
+    message: e.message,
+    location: String(e.index),
+  }));
   return {
     status: 406,
     body: {
@@ -41,7 +46,12 @@ export function rejectionMessage(outcome: IngestOutcome): string {
   const which = first ? `; the first, event ${first.index}: ${first.message}` : '';
   const dropped = outcome.dropped.stale + outcome.dropped.future;
   const droppedText = dropped > 0 ? `, ${dropped} dropped for their timestamp (older than the retention or more than 1 hour ahead)` : '';
-  const stored = outcome.count === 0 ? 'Nothing was stored' : outcome.count === 1 ? 'The 1 valid event was stored' : `The ${outcome.count} valid events were stored`;
+  const stored =
+    outcome.count === 0
+      ? 'Nothing was stored'
+      : outcome.count === 1
+        ? 'The 1 valid event was stored'
+        : `The ${outcome.count} valid events were stored`;
   return `${outcome.rejected} of ${outcome.total} events are invalid${listed}${which}${droppedText}. ${stored}; send only the invalid ones again, corrected.`;
 }
 

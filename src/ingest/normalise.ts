@@ -105,7 +105,8 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
 
     let id: string;
     if (event.id === undefined || event.id === null) id = randomUUID();
-    else if ((typeof event.id === 'string' && event.id.length > 0 && event.id.length <= 200) || typeof event.id === 'number') id = String(event.id);
+    else if ((typeof event.id === 'string' && event.id.length > 0 && event.id.length <= 200) || typeof event.id === 'number')
+      id = String(event.id);
     else {
       fail('id must be a non-empty string of at most 200 characters');
       continue;
@@ -229,7 +230,10 @@ class Walker {
   readonly journal: unknown[] = [];
   private readonly names = new Map<string, string>();
 
-  constructor(readonly checkStrings: boolean, private readonly inPlace: boolean) {}
+  constructor(
+    readonly checkStrings: boolean,
+    private readonly inPlace: boolean,
+  ) {}
 
   /**
    * The stored shape of `value` (objects become one-element arrays), its type merged into
@@ -278,7 +282,8 @@ class Walker {
       record = { type: 'RECORD', repeated: true, single: true, fields: fieldMap() }; // a record wins over a scalar
       this.set(parent, key, record);
     }
-    if (record.fields === undefined) this.set(record as unknown as Record<string, MutableField>, 'fields', fieldMap() as unknown as MutableField);
+    if (record.fields === undefined)
+      this.set(record as unknown as Record<string, MutableField>, 'fields', fieldMap() as unknown as MutableField);
     const fields = record.fields!;
     const object = value as Record<string, unknown>;
     const kept = this.keysKept(object);

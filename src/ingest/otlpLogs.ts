@@ -26,7 +26,9 @@ interface MessageClass {
 }
 
 const generated = createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js') as {
-  opentelemetry: { proto: { collector: { logs: { v1: { ExportLogsServiceRequest: MessageClass; ExportLogsServiceResponse: MessageClass } } } } };
+  opentelemetry: {
+    proto: { collector: { logs: { v1: { ExportLogsServiceRequest: MessageClass; ExportLogsServiceResponse: MessageClass } } } };
+  };
 };
 const { ExportLogsServiceRequest, ExportLogsServiceResponse } = generated.opentelemetry.proto.collector.logs.v1;
 
@@ -60,7 +62,10 @@ export function otlpLogEvents(bytes: Buffer, encoding: OtlpEncoding): Record<str
 export function otlpResponse(encoding: OtlpEncoding, notStored: number, errorMessage: string): { contentType: string; body: Buffer } {
   if (encoding === 'protobuf') {
     const message = notStored > 0 ? { partialSuccess: { rejectedLogRecords: notStored, errorMessage } } : {};
-    return { contentType: 'application/x-protobuf', body: Buffer.from(ExportLogsServiceResponse.encode(ExportLogsServiceResponse.fromObject(message)).finish()) };
+    return {
+      contentType: 'application/x-protobuf',
+      body: Buffer.from(ExportLogsServiceResponse.encode(ExportLogsServiceResponse.fromObject(message)).finish()),
+    };
   }
   // OTLP/JSON writes 64-bit integers as decimal strings.
   const message = notStored > 0 ? { partialSuccess: { rejectedLogRecords: String(notStored), errorMessage } } : {};
@@ -94,7 +99,11 @@ function notOtlp(detail: string): BadRequestError {
   ]);
 }
 
-function recordEvent(record: Message, resource: Record<string, unknown> | undefined, scope: Record<string, unknown> | undefined): Record<string, unknown> {
+function recordEvent(
+  record: Message,
+  resource: Record<string, unknown> | undefined,
+  scope: Record<string, unknown> | undefined,
+): Record<string, unknown> {
   const event: Record<string, unknown> = {};
   const nanos = nonZero(record.timeUnixNano) ?? nonZero(record.observedTimeUnixNano);
   if (nanos !== undefined) event.timestamp = microsToIso(nanos / 1000n);
@@ -163,13 +172,15 @@ function anyValue(value: unknown): unknown {
     return Number.isFinite(d) ? d : String(d);
   }
   if (v.arrayValue != null) return list((v.arrayValue as Message).values).map(anyValue);
-  if (v.bytesValue != null) return typeof v.bytesValue === 'string' ? v.bytesValue : Buffer.from(v.bytesValue as Uint8Array).toString('base64');
+  if (v.bytesValue != null)
+    return typeof v.bytesValue === 'string' ? v.bytesValue : Buffer.from(v.bytesValue as Uint8Array).toString('base64');
   return null;
 }
 
 /** A JSON number when it is one exactly, else the decimal string; null when unreadable. */
 function int64Value(value: unknown): number | string | null {
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : Number.isFinite(value) ? String(BigInt(Math.trunc(value))) : null;
+  if (typeof value === 'number')
+    return Number.isSafeInteger(value) ? value : Number.isFinite(value) ? String(BigInt(Math.trunc(value))) : null;
   if (isLong(value)) {
     // perf: from the two 32-bit halves; Long's own toString divides digit by digit.
     const n = (value.unsigned ? value.high >>> 0 : value.high) * 4294967296 + (value.low >>> 0);
@@ -182,7 +193,12 @@ function int64Value(value: unknown): number | string | null {
 
 /** protobufjs's 64-bit integers (Long, or a plain {low, high, unsigned} without the long package). */
 function isLong(value: unknown): value is { low: number; high: number; unsigned?: boolean } {
-  return typeof value === 'object' && value !== null && typeof (value as { low?: unknown }).low === 'number' && typeof (value as { high?: unknown }).high === 'number';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { low?: unknown }).low === 'number' &&
+    typeof (value as { high?: unknown }).high === 'number'
+  );
 }
 
 /** uint64/int64 as protobufjs gives them (Long, number) or OTLP/JSON does (string, number). */

@@ -24,7 +24,13 @@ const inflateRaw = promisify(zlib.inflateRaw);
 const brotli = promisify(zlib.brotliDecompress);
 
 const JSON_TYPES = /^application\/(?:json|[a-z0-9.+-]*\+json)$/;
-const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/jsonlines']);
+const NDJSON_TYPES = new Set([
+  'application/x-ndjson',
+  'application/ndjson',
+  'application/jsonl',
+  'application/x-jsonlines',
+  'application/jsonlines',
+]);
 
 export type BodyFormat = 'json' | 'ndjson';
 
@@ -77,7 +83,8 @@ export function bodyFormat(contentType: string | undefined): BodyFormat {
 export async function readIngestBody(req: Request, limit = INGEST_BODY_LIMIT): Promise<ParsedEvents> {
   const format = bodyFormat(req.get('content-type'));
   const bytes = await readDecodedBody(req, limit);
-  if (bytes.length === 0) throw new BadRequestError('The request body is empty: send an event, {"batch": [...]}, an array of events or NDJSON lines.');
+  if (bytes.length === 0)
+    throw new BadRequestError('The request body is empty: send an event, {"batch": [...]}, an array of events or NDJSON lines.');
   let text = bytes.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte order mark
   const mayHoldUnstorable = UNSTORABLE_ESCAPE.test(text);
@@ -89,7 +96,10 @@ export async function readIngestBody(req: Request, limit = INGEST_BODY_LIMIT): P
 export async function readDecodedBody(req: Request, limit = INGEST_BODY_LIMIT): Promise<Buffer> {
   const encoding = (req.get('content-encoding') ?? 'identity').trim().toLowerCase();
   if (!['identity', 'gzip', 'x-gzip', 'deflate', 'br', ''].includes(encoding)) {
-    throw new UnsupportedMediaTypeError(`Content-Encoding "${encoding}" is not accepted: send gzip, deflate, br or none.`, 'Content-Encoding');
+    throw new UnsupportedMediaTypeError(
+      `Content-Encoding "${encoding}" is not accepted: send gzip, deflate, br or none.`,
+      'Content-Encoding',
+    );
   }
   return decompress(await readRaw(req, limit), encoding, limit);
 }
@@ -168,7 +178,10 @@ export function parseJsonBody(text: string): unknown[] {
   if (typeof value === 'object' && value !== null) {
     const batch = (value as { batch?: unknown }).batch;
     if (batch !== undefined) {
-      if (!Array.isArray(batch)) throw new BadRequestError('"batch" must be an array of events.', [{ domain: 'body', reason: 'invalidBatch', message: '"batch" must be an array', location: 'batch' }]);
+      if (!Array.isArray(batch))
+        throw new BadRequestError('"batch" must be an array of events.', [
+          { domain: 'body', reason: 'invalidBatch', message: '"batch" must be an array', location: 'batch' },
+        ]);
       return batch;
     }
     return [value];
@@ -195,9 +208,10 @@ export function parseNdjson(text: string): Omit<ParsedEvents, 'mayHoldUnstorable
       lineErrors.push({ index: events.length, message: `line is not valid JSON: ${(err as Error).message}` });
       events.push(undefined);
       if (lineErrors.length > MAX_LINE_ERRORS) {
-        throw new BadRequestError(`The request body is not NDJSON: more than ${MAX_LINE_ERRORS} lines are not JSON (the first, line of event ${lineErrors[0]!.index}: ${lineErrors[0]!.message}). Nothing was stored.`, [
-          { domain: 'body', reason: 'parseError', message: `more than ${MAX_LINE_ERRORS} lines are not JSON`, location: 'body' },
-        ]);
+        throw new BadRequestError(
+          `The request body is not NDJSON: more than ${MAX_LINE_ERRORS} lines are not JSON (the first, line of event ${lineErrors[0]!.index}: ${lineErrors[0]!.message}). Nothing was stored.`,
+          [{ domain: 'body', reason: 'parseError', message: `more than ${MAX_LINE_ERRORS} lines are not JSON`, location: 'body' }],
+        );
       }
     }
   }

@@ -46,7 +46,9 @@ export function ingestRoutes(ctx: AppContext): Router {
   router.post(OTLP_LOGS_PATH, requireIngest, async (req: Request, res: Response) => {
     const encoding = otlpEncodingOf(req.get('content-type'));
     if (!encoding) {
-      throw new UnsupportedMediaTypeError(`Content-Type "${req.get('content-type')}" is not accepted at ${OTLP_LOGS_PATH}: send OTLP logs as application/x-protobuf or application/json.`);
+      throw new UnsupportedMediaTypeError(
+        `Content-Type "${req.get('content-type')}" is not accepted at ${OTLP_LOGS_PATH}: send OTLP logs as application/x-protobuf or application/json.`,
+      );
     }
     const source = await ingest.resolveSource(req.query, req.headers);
     const events = otlpLogEvents(await readDecodedBody(req), encoding);

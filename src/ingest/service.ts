@@ -45,7 +45,12 @@ export class IngestService {
     const ref = nonEmptyString(query.source) ?? nonEmptyString(query.source_name) ?? nonEmptyString(headers['x-source']);
     if (!ref) {
       throw new BadRequestError('Name the source: ?source_name=<name>, ?source=<id> or the x-source header.', [
-        { domain: 'params', reason: 'missingParameter', message: 'source_name, source or the x-source header is required', location: 'source_name' },
+        {
+          domain: 'params',
+          reason: 'missingParameter',
+          message: 'source_name, source or the x-source header is required',
+          location: 'source_name',
+        },
       ]);
     }
     return this.ctx.sources.get(ref);
@@ -54,7 +59,11 @@ export class IngestService {
   /** Writes the valid events (all in one transaction) and says what became of each. */
   async ingest(source: SourceRecord, input: IngestInput, nowMs = Date.now()): Promise<IngestOutcome> {
     const batch = normaliseEvents(input.events, {
-      nowMs, retentionDays: source.retention_days, checkStrings: input.mayHoldUnstorable, reuseInput: true, unparsed: input.unparsed,
+      nowMs,
+      retentionDays: source.retention_days,
+      checkStrings: input.mayHoldUnstorable,
+      reuseInput: true,
+      unparsed: input.unparsed,
     });
     await this.ctx.writer.write(source, batch.rows, batch.fields);
     const { metrics } = this.ctx;

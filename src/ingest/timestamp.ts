@@ -25,7 +25,12 @@ function fromIsoString(s: string): { micros: bigint } | { error: string } {
   const m = ISO_RE.exec(s);
   if (!m) return { error: `timestamp "${s.slice(0, 64)}" is not ISO 8601 (e.g. 2026-11-22T13:00:00.123456Z)` };
   const [, y, mo, d, h = '0', mi = '0', sec = '0', frac = '', zone] = m;
-  const year = Number(y), month = Number(mo), day = Number(d), hour = Number(h), minute = Number(mi), second = Number(sec);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d),
+    hour = Number(h),
+    minute = Number(mi),
+    second = Number(sec);
   const ms = Date.UTC(year, month - 1, day, hour, minute, second);
   const check = new Date(ms);
   if (month < 1 || month > 12 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) {

@@ -28,7 +28,11 @@ export class LogWriter {
   /** A background reload of the catalog is scheduled (see reloadCatalog). */
   private reloadRetry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly pool: pg.Pool, private readonly sources: SourceService, private readonly logger?: Logger) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly sources: SourceService,
+    private readonly logger?: Logger,
+  ) {}
 
   async write(source: SourceRecord, rows: LogRow[], fields: FieldMap): Promise<void> {
     if (rows.length === 0) return;
@@ -59,7 +63,10 @@ export class LogWriter {
     try {
       await this.sources.reload();
     } catch (err) {
-      this.logger?.warn({ err: (err as Error).message }, 'source catalog reload after an ingest commit failed; the batch is stored; retrying in the background');
+      this.logger?.warn(
+        { err: (err as Error).message },
+        'source catalog reload after an ingest commit failed; the batch is stored; retrying in the background',
+      );
       this.retryReload(1_000);
     }
   }
@@ -149,12 +156,18 @@ export function copyChunks(rows: LogRow[]): Buffer[] {
   let used = 0;
   for (const r of rows) {
     const line =
-      copyText(r.id) + '\t' +
-      microsToIso(r.micros) + '\t' +
-      (r.event_message === null ? '\\N' : copyText(r.event_message)) + '\t' +
-      (r.project === null ? '\\N' : copyText(r.project)) + '\t' +
-      copyJson(r.metadata) + '\t' +
-      copyJson(r.body) + '\n';
+      copyText(r.id) +
+      '\t' +
+      microsToIso(r.micros) +
+      '\t' +
+      (r.event_message === null ? '\\N' : copyText(r.event_message)) +
+      '\t' +
+      (r.project === null ? '\\N' : copyText(r.project)) +
+      '\t' +
+      copyJson(r.metadata) +
+      '\t' +
+      copyJson(r.body) +
+      '\n';
     // A UTF-16 code unit takes at most 3 bytes of UTF-8 (a surrogate pair: 4 for two units).
     if (line.length * 3 > buffer.length - used) {
       if (used > 0) chunks.push(buffer.subarray(0, used));

@@ -9,10 +9,31 @@
 import pg from 'pg';
 
 const OID = {
-  bool: 16, int8: 20, int2: 21, int4: 23, text: 25, oid: 26, json: 114, float4: 700, float8: 701,
-  date: 1082, timestamp: 1114, timestamptz: 1184, numeric: 1700, jsonb: 3802,
-  boolArray: 1000, int2Array: 1005, int4Array: 1007, textArray: 1009, int8Array: 1016, float4Array: 1021,
-  float8Array: 1022, timestampArray: 1115, timestamptzArray: 1185, numericArray: 1231, jsonbArray: 3807,
+  bool: 16,
+  int8: 20,
+  int2: 21,
+  int4: 23,
+  text: 25,
+  oid: 26,
+  json: 114,
+  float4: 700,
+  float8: 701,
+  date: 1082,
+  timestamp: 1114,
+  timestamptz: 1184,
+  numeric: 1700,
+  jsonb: 3802,
+  boolArray: 1000,
+  int2Array: 1005,
+  int4Array: 1007,
+  textArray: 1009,
+  int8Array: 1016,
+  float4Array: 1021,
+  float8Array: 1022,
+  timestampArray: 1115,
+  timestamptzArray: 1185,
+  numericArray: 1231,
+  jsonbArray: 3807,
 } as const;
 
 /** Hands every value to the encoder as text; the encoder decides by column type. */
@@ -51,14 +72,24 @@ function arrayOf(element: Decode): Decode {
 
 const DECODERS: Record<number, Decode> = {
   [OID.bool]: parseBool,
-  [OID.int2]: toNumber, [OID.int4]: toNumber, [OID.int8]: toNumber, [OID.oid]: toNumber,
-  [OID.float4]: toNumber, [OID.float8]: toNumber, [OID.numeric]: toNumber,
-  [OID.json]: JSON.parse, [OID.jsonb]: JSON.parse,
+  [OID.int2]: toNumber,
+  [OID.int4]: toNumber,
+  [OID.int8]: toNumber,
+  [OID.oid]: toNumber,
+  [OID.float4]: toNumber,
+  [OID.float8]: toNumber,
+  [OID.numeric]: toNumber,
+  [OID.json]: JSON.parse,
+  [OID.jsonb]: JSON.parse,
   [OID.timestamptz]: timestamptzToMicros,
   [OID.timestamp]: timestampToIso,
   [OID.boolArray]: arrayOf(parseBool),
-  [OID.int2Array]: arrayOf(toNumber), [OID.int4Array]: arrayOf(toNumber), [OID.int8Array]: arrayOf(toNumber),
-  [OID.float4Array]: arrayOf(toNumber), [OID.float8Array]: arrayOf(toNumber), [OID.numericArray]: arrayOf(toNumber),
+  [OID.int2Array]: arrayOf(toNumber),
+  [OID.int4Array]: arrayOf(toNumber),
+  [OID.int8Array]: arrayOf(toNumber),
+  [OID.float4Array]: arrayOf(toNumber),
+  [OID.float8Array]: arrayOf(toNumber),
+  [OID.numericArray]: arrayOf(toNumber),
   [OID.timestamptzArray]: arrayOf(timestamptzToMicros),
   [OID.timestampArray]: arrayOf(timestampToIso),
   [OID.jsonbArray]: arrayOf(JSON.parse),
@@ -71,7 +102,11 @@ const identity: Decode = (t) => t;
  * Rows (arrays of Postgres text) → objects keyed by the BigQuery column names.
  * A name that appears twice keeps its last value, as object keys must be unique.
  */
-export function encodeRows(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, names: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | null>>): Record<string, unknown>[] {
+export function encodeRows(
+  fields: ReadonlyArray<{ name: string; dataTypeID: number }>,
+  names: readonly string[],
+  rows: ReadonlyArray<ReadonlyArray<string | null>>,
+): Record<string, unknown>[] {
   const keys = fields.map((f, i) => names[i] ?? f.name);
   const decoders = fields.map((f) => DECODERS[f.dataTypeID] ?? identity);
   return rows.map((row) => {
@@ -94,7 +129,11 @@ const RAW_JSON = new Set<number>([OID.json, OID.jsonb]);
  * `logs.all` cost no JSON.parse/stringify of their records. Redaction needs the values, so the
  * caller uses encodeRows for redacted answers.
  */
-export function encodeResultBody(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, names: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | null>>): string {
+export function encodeResultBody(
+  fields: ReadonlyArray<{ name: string; dataTypeID: number }>,
+  names: readonly string[],
+  rows: ReadonlyArray<ReadonlyArray<string | null>>,
+): string {
   // A name given twice would appear twice in the object; encodeRows keeps the last one: so do we.
   const keys = fields.map((f, i) => names[i] ?? f.name);
   const last = new Map(keys.map((k, i) => [k, i]));

@@ -87,7 +87,14 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
       // use the simple protocol, where `SELECT 1; COMMIT; …` runs several statements and the ones
       // after COMMIT escape the read-only transaction and the reader role.
       // (`queryMode` is a pg ≥ 8.10 option that @types/pg does not declare yet.)
-      const query: pg.QueryArrayConfig & { queryMode: 'extended'; query_timeout: number } = { text: sql, values: params, rowMode: 'array', types: RAW_TYPES, queryMode: 'extended', query_timeout };
+      const query: pg.QueryArrayConfig & { queryMode: 'extended'; query_timeout: number } = {
+        text: sql,
+        values: params,
+        rowMode: 'array',
+        types: RAW_TYPES,
+        queryMode: 'extended',
+        query_timeout,
+      };
       const result = await client.query(query);
       return { fields: result.fields, rows: result.rows as Array<Array<string | null>> };
     }
@@ -125,7 +132,8 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
  * early and inject SQL (test/security/walls.test.ts).
  */
 function transactionStart(session: ReadOnlySession | undefined, useReaderRole: boolean, timeoutMs: number): string[] {
-  if (session) return ['BEGIN READ ONLY', ...(session.statementTimeoutMs === timeoutMs ? [] : [`SET LOCAL statement_timeout = ${timeoutMs}`])];
+  if (session)
+    return ['BEGIN READ ONLY', ...(session.statementTimeoutMs === timeoutMs ? [] : [`SET LOCAL statement_timeout = ${timeoutMs}`])];
   return [
     'BEGIN READ ONLY',
     ...(useReaderRole ? [`SET LOCAL ROLE ${READER_ROLE}`] : []),

@@ -12,7 +12,6 @@ export interface SourceRecord {
   updated_at: Date;
 }
 
-
 export class SourceRepository {
   constructor(private readonly knex: Knex) {}
 
@@ -47,6 +46,8 @@ export class SourceRepository {
   }
 
   saveSchemaQuery(id: string, schema: FieldMap): Knex.QueryBuilder {
-    return this.knex('sources').where({ id }).update({ schema: JSON.stringify(schema), updated_at: this.knex.fn.now() });
+    return this.knex('sources')
+      .where({ id })
+      .update({ schema: JSON.stringify(schema), updated_at: this.knex.fn.now() });
   }
 }

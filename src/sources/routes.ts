@@ -30,7 +30,10 @@ export function sourceRoutes(ctx: AppContext): Router {
   router.put('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
     const body = sourceBody(req.body);
     // PUT is the whole resource: an omitted retention goes back to the default.
-    const updated = await ctx.sources.update(String(req.params.idOrName), { name: body.name, retention_days: body.retention_days ?? ctx.config.retentionDays });
+    const updated = await ctx.sources.update(String(req.params.idOrName), {
+      name: body.name,
+      retention_days: body.retention_days ?? ctx.config.retentionDays,
+    });
     res.json(present(updated));
   });
   router.patch('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
@@ -47,7 +50,15 @@ export function sourceRoutes(ctx: AppContext): Router {
 
 /** A source as the API shows it. */
 function present(s: SourceRecord) {
-  return { id: s.id, name: s.name, table_name: s.table_name, retention_days: s.retention_days, schema: s.schema, created_at: s.created_at, updated_at: s.updated_at };
+  return {
+    id: s.id,
+    name: s.name,
+    table_name: s.table_name,
+    retention_days: s.retention_days,
+    schema: s.schema,
+    created_at: s.created_at,
+    updated_at: s.updated_at,
+  };
 }
 
 function sourceBody(body: unknown): { name: unknown; retention_days?: unknown } {

@@ -67,9 +67,12 @@ export function inferField(value: unknown): FieldSchema | undefined {
     return { type: element.type, repeated: true };
   }
   switch (typeof value) {
-    case 'string': return { type: 'STRING', repeated: false };
-    case 'boolean': return { type: 'BOOL', repeated: false };
-    case 'number': return { type: Number.isInteger(value) ? 'INT64' : 'FLOAT64', repeated: false };
+    case 'string':
+      return { type: 'STRING', repeated: false };
+    case 'boolean':
+      return { type: 'BOOL', repeated: false };
+    case 'number':
+      return { type: Number.isInteger(value) ? 'INT64' : 'FLOAT64', repeated: false };
     case 'object': {
       const fields: Record<string, FieldSchema> = {};
       const object = value as Record<string, unknown>;
@@ -81,7 +84,8 @@ export function inferField(value: unknown): FieldSchema | undefined {
       }
       return { type: 'RECORD', repeated: true, single: true, fields };
     }
-    default: return undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -132,9 +136,10 @@ export function overlayFieldMaps(base: FieldMap, over: FieldMap): FieldMap {
   const out: Record<string, FieldSchema> = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
-    out[k] = b?.type === 'RECORD' && v.type === 'RECORD'
-      ? { ...v, single: Boolean(b.single && v.single), fields: overlayFieldMaps(b.fields ?? {}, v.fields ?? {}) }
-      : v;
+    out[k] =
+      b?.type === 'RECORD' && v.type === 'RECORD'
+        ? { ...v, single: Boolean(b.single && v.single), fields: overlayFieldMaps(b.fields ?? {}, v.fields ?? {}) }
+        : v;
   }
   return out;
 }
@@ -159,7 +164,8 @@ function sameFieldMap(a: FieldMap, b: FieldMap): boolean {
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
   for (const k of keys) {
-    const x = a[k], y = b[k];
+    const x = a[k],
+      y = b[k];
     if (!x || !y || !sameField(x, y)) return false;
   }
   return true;
@@ -172,7 +178,11 @@ function sameField(a: FieldSchema, b: FieldSchema): boolean {
 
 /** Table name for a source name: `cloudflare.logs.prod` → `cloudflare_logs_prod`, `postgREST.logs.prod` → `postgrest_logs_prod`. */
 export function tableNameForSource(name: string): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '') || 'source';
+  const base =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '') || 'source';
   const prefixed = /^[a-z_]/.test(base) ? base : `s_${base}`;
   return prefixed.slice(0, 48);
 }

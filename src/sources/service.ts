@@ -32,7 +32,10 @@ export class SourceService {
   private readonly knex: Knex;
   private readonly pool: pg.Pool;
 
-  constructor(db: Database, private readonly defaultRetentionDays: number) {
+  constructor(
+    db: Database,
+    private readonly defaultRetentionDays: number,
+  ) {
     this.knex = db.knex;
     this.pool = db.pool;
     this.repository = new SourceRepository(db.knex);
@@ -74,7 +77,10 @@ export class SourceService {
     if (found) return found;
     await this.reload();
     const again = this.byId.get(idOrName) ?? this.byName.get(idOrName);
-    if (!again) throw new NotFoundError(`No source named or with id "${idOrName}".`, [{ domain: 'sources', reason: 'notFound', message: 'unknown source', location: 'source' }]);
+    if (!again)
+      throw new NotFoundError(`No source named or with id "${idOrName}".`, [
+        { domain: 'sources', reason: 'notFound', message: 'unknown source', location: 'source' },
+      ]);
     return again;
   }
 
@@ -91,7 +97,10 @@ export class SourceService {
     if (await this.repository.find(name)) throw new ConflictError(`A source named "${name}" already exists.`);
     return withTransaction(this.pool, async (client) => {
       const table = await freeTableName(client, name);
-      const [row] = await runBuilt<SourceRecord>(client, this.repository.insertQuery({ name, table_name: table, retention_days: retention, schema: JSON.stringify(input.schema ?? {}) }));
+      const [row] = await runBuilt<SourceRecord>(
+        client,
+        this.repository.insertQuery({ name, table_name: table, retention_days: retention, schema: JSON.stringify(input.schema ?? {}) }),
+      );
       await createLogTable(client, table);
       await ensurePartitions(client, table, Date.now() - DAY_MS, Date.now() + PARTITION_DAYS_AHEAD * DAY_MS);
       return row!;
@@ -143,7 +152,8 @@ export class SourceService {
       const schema = defaultSourceSchema(name);
       const existing = this.byName.get(name);
       if (existing) {
-        if (!fieldMapCovers(existing.schema, schema)) changed = (await withTransaction(this.pool, (client) => this.mergeSchema(client, existing.id, schema))) || changed;
+        if (!fieldMapCovers(existing.schema, schema))
+          changed = (await withTransaction(this.pool, (client) => this.mergeSchema(client, existing.id, schema))) || changed;
         continue;
       }
       try {

@@ -13,7 +13,14 @@
 import { JSON_FUNCTION, TIMESTAMP_FUNCTION } from './coerce.js';
 import { FUNCTIONS } from './functions.js';
 import {
-  ORDER_SENSITIVE_AGGREGATE, PARTIAL, SCALAR, SET_RETURNING, TOTAL, sameFacts, scalar, type PgFunctionFacts,
+  ORDER_SENSITIVE_AGGREGATE,
+  PARTIAL,
+  SCALAR,
+  SET_RETURNING,
+  TOTAL,
+  sameFacts,
+  scalar,
+  type PgFunctionFacts,
 } from './postgres/facts.js';
 
 /** Postgres functions written outside the builders of functions.ts, and by whom. */
@@ -52,7 +59,8 @@ function build(): Map<string, PgFunctionFacts> {
   const declaredBy = new Map<string, string>();
   const declare = (name: string, f: PgFunctionFacts, by: string): void => {
     const prior = facts.get(name);
-    if (prior && !sameFacts(prior, f)) throw new Error(`Postgres function ${name}: ${by} declares other facts than ${declaredBy.get(name)}`);
+    if (prior && !sameFacts(prior, f))
+      throw new Error(`Postgres function ${name}: ${by} declares other facts than ${declaredBy.get(name)}`);
     facts.set(name, f);
     declaredBy.set(name, by);
   };

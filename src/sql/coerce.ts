@@ -15,8 +15,14 @@ const HAS_ZONE = '(:[0-9]{2}(\\.[0-9]*)? *([zZ]|[+-][0-9:]+)|[A-Za-z]) *$';
 const HAS_ZONE_RE = new RegExp(HAS_ZONE);
 
 const PG_TYPES: Readonly<Record<CastType, PgTypeName>> = {
-  INT64: 'bigint', FLOAT64: 'float8', NUMERIC: 'numeric', BOOL: 'boolean', STRING: 'text',
-  TIMESTAMP: 'timestamptz', DATETIME: 'timestamp', DATE: 'date',
+  INT64: 'bigint',
+  FLOAT64: 'float8',
+  NUMERIC: 'numeric',
+  BOOL: 'boolean',
+  STRING: 'text',
+  TIMESTAMP: 'timestamptz',
+  DATETIME: 'timestamp',
+  DATE: 'date',
 };
 
 /** Strings that SAFE_CAST accepts before casting; anything else becomes NULL instead of an error. */
@@ -25,7 +31,8 @@ const SAFE_PATTERNS: Partial<Record<CastType, string>> = {
   FLOAT64: '^\\s*[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*$|^\\s*[+-]?(inf|infinity|nan)\\s*$',
   NUMERIC: '^\\s*[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*$',
   BOOL: '^\\s*(true|false)\\s*$',
-  TIMESTAMP: '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?\\s*([zZ]|[+-][0-9]{1,2}(:?[0-9]{2})?|\\s*UTC)?\\s*$',
+  TIMESTAMP:
+    '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?\\s*([zZ]|[+-][0-9]{1,2}(:?[0-9]{2})?|\\s*UTC)?\\s*$',
   DATETIME: '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?\\s*$',
   DATE: '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}\\s*$',
 };
@@ -51,7 +58,10 @@ export function stringToTimestamp(s: Typed): PgExpr {
   // Only for a parameter: a constant at plan time. On a column the function (not inlined,
   // because it is declared IMMUTABLE over STABLE casts) would cost a call per row.
   if (s.param) return pg.func(TIMESTAMP_FUNCTION, [s.sql]);
-  return pg.case([{ when: pg.op('~', s.sql, pg.literal(HAS_ZONE)), then: pg.cast(s.sql, 'timestamptz') }], pg.atUtc(pg.cast(s.sql, 'timestamp')));
+  return pg.case(
+    [{ when: pg.op('~', s.sql, pg.literal(HAS_ZONE)), then: pg.cast(s.sql, 'timestamptz') }],
+    pg.atUtc(pg.cast(s.sql, 'timestamp')),
+  );
 }
 
 /**
@@ -73,14 +83,16 @@ const CASTS_FROM: Partial<Record<ScalarName, readonly CastType[]>> = {
 export function castTo(value: Typed, target: CastType, safe: boolean, text: string, pos: number): Typed {
   const to = scalar(target);
   const from = value.type;
-  if (from.kind !== 'scalar') throw new SqlUnsupportedError(`cannot CAST a ${from.kind === 'record' ? 'STRUCT' : 'ARRAY'} to ${target}`, text, pos);
+  if (from.kind !== 'scalar')
+    throw new SqlUnsupportedError(`cannot CAST a ${from.kind === 'record' ? 'STRUCT' : 'ARRAY'} to ${target}`, text, pos);
   if (from.name === target) return typed(value.sql, to);
   const allowed = from.loose || value.param ? undefined : CASTS_FROM[from.name];
   if (allowed && !allowed.includes(target)) throw new SqlSyntaxError(`invalid cast from ${from.name} to ${target}`, text, pos);
   const converted = convert(value, from.name, target);
   if (!safe || from.name !== 'STRING' || !SAFE_PATTERNS[target]) return typed(converted, to);
   // A literal is checked here: Postgres casts an untyped literal while parsing, even in a branch never taken.
-  if (value.literal !== undefined) return typed(safeRegExp(target).test(value.literal) ? converted : pg.cast(pg.literal(null), PG_TYPES[target]), to);
+  if (value.literal !== undefined)
+    return typed(safeRegExp(target).test(value.literal) ? converted : pg.cast(pg.literal(null), PG_TYPES[target]), to);
   // Postgres 15 has no non-throwing cast: check the text's shape first, so bad values become NULL.
   return typed(pg.case([{ when: pg.op('~*', value.sql, pg.literal(SAFE_PATTERNS[target]!)), then: converted }]), to);
 }
@@ -122,7 +134,12 @@ function convert(value: Typed, from: ScalarName, target: CastType): PgExpr {
         const text = pg.func('to_char', [pg.atUtc(v), pg.literal('YYYY-MM-DD HH24:MI:SS.US')]);
         return pg.op('||', pg.func('regexp_replace', [text, pg.literal('\\.?0+$'), pg.literal('')]), pg.literal('+00'));
       }
-      if (from === 'DATETIME') return pg.func('regexp_replace', [pg.func('to_char', [v, pg.literal('YYYY-MM-DD HH24:MI:SS.US')]), pg.literal('\\.?0+$'), pg.literal('')]);
+      if (from === 'DATETIME')
+        return pg.func('regexp_replace', [
+          pg.func('to_char', [v, pg.literal('YYYY-MM-DD HH24:MI:SS.US')]),
+          pg.literal('\\.?0+$'),
+          pg.literal(''),
+        ]);
       break;
   }
   return pg.cast(v, PG_TYPES[target]);
@@ -134,7 +151,11 @@ export function adapt(value: Typed, other: BqType): Typed {
   if (other.name === 'STRING' || other.name === 'NULL') return value;
   if (other.name === 'TIMESTAMP') return typed(stringToTimestamp(value), other);
   if (other.name === 'INTERVAL') return value;
-  const target: PgTypeName = isNumeric(other) ? (value.param ? PG_TYPES[other.name as CastType] : 'numeric') : PG_TYPES[other.name as CastType];
+  const target: PgTypeName = isNumeric(other)
+    ? value.param
+      ? PG_TYPES[other.name as CastType]
+      : 'numeric'
+    : PG_TYPES[other.name as CastType];
   return typed(pg.cast(value.sql, target), other);
 }
 
@@ -144,15 +165,24 @@ export function unify(a: Typed, b: Typed): [Typed, Typed] {
   let right = adapt(b, a.type);
   if (isScalar(left.type, 'TIMESTAMP') && isScalar(right.type, 'STRING')) right = typed(stringToTimestamp(right), left.type);
   else if (isScalar(right.type, 'TIMESTAMP') && isScalar(left.type, 'STRING')) left = typed(stringToTimestamp(left), right.type);
-  else if (isScalar(left.type, 'DATETIME', 'DATE') && isScalar(right.type, 'STRING')) right = typed(convert(right, 'STRING', (left.type as { name: CastType }).name), left.type);
-  else if (isScalar(right.type, 'DATETIME', 'DATE') && isScalar(left.type, 'STRING')) left = typed(convert(left, 'STRING', (right.type as { name: CastType }).name), right.type);
+  else if (isScalar(left.type, 'DATETIME', 'DATE') && isScalar(right.type, 'STRING'))
+    right = typed(convert(right, 'STRING', (left.type as { name: CastType }).name), left.type);
+  else if (isScalar(right.type, 'DATETIME', 'DATE') && isScalar(left.type, 'STRING'))
+    left = typed(convert(left, 'STRING', (right.type as { name: CastType }).name), right.type);
   return [left, right];
 }
 
 /** What BigQuery compares with what: values of two different groups have no comparison operator. */
 const COMPARISON_GROUPS: Partial<Record<ScalarName, string>> = {
-  INT64: 'number', FLOAT64: 'number', NUMERIC: 'number', STRING: 'string', BOOL: 'bool',
-  TIMESTAMP: 'time', DATETIME: 'time', DATE: 'time', INTERVAL: 'interval',
+  INT64: 'number',
+  FLOAT64: 'number',
+  NUMERIC: 'number',
+  STRING: 'string',
+  BOOL: 'bool',
+  TIMESTAMP: 'time',
+  DATETIME: 'time',
+  DATE: 'time',
+  INTERVAL: 'interval',
 };
 
 /**

@@ -16,7 +16,10 @@ export class TokenCursor {
   protected depth = 0;
   private readonly last: number;
 
-  constructor(protected readonly source: string, protected readonly tokens: readonly Token[]) {
+  constructor(
+    protected readonly source: string,
+    protected readonly tokens: readonly Token[],
+  ) {
     this.last = tokens.length - 1;
   }
 
@@ -68,7 +71,8 @@ export class TokenCursor {
 
   /** Three words in a row (`LEFT OUTER JOIN`), or nothing. */
   protected acceptThreeWords(first: string, second: string, third: string): boolean {
-    if (!this.isWord(this.tokens[this.i]!, first) || !this.isWord(this.peekAt(1), second) || !this.isWord(this.peekAt(2), third)) return false;
+    if (!this.isWord(this.tokens[this.i]!, first) || !this.isWord(this.peekAt(1), second) || !this.isWord(this.peekAt(2), third))
+      return false;
     this.i += 3;
     return true;
   }
@@ -116,9 +120,13 @@ export class TokenCursor {
 /** How a token is named in an error message. */
 export function describe(t: Token): string {
   switch (t.kind) {
-    case 'eof': return 'end of query';
-    case 'string': return 'a string';
-    case 'param': return `@${t.text}`;
-    default: return `"${t.text}"`;
+    case 'eof':
+      return 'end of query';
+    case 'string':
+      return 'a string';
+    case 'param':
+      return `@${t.text}`;
+    default:
+      return `"${t.text}"`;
   }
 }

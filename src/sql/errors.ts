@@ -36,7 +36,12 @@ export class SqlLimitError extends SqlError {}
 export class SqlNestingError extends SqlError {
   /** The message without its position, to raise it again at the outer reference. */
   readonly detail: string;
-  constructor(detail: string, source: string, offset: number, readonly chain: readonly string[] = []) {
+  constructor(
+    detail: string,
+    source: string,
+    offset: number,
+    readonly chain: readonly string[] = [],
+  ) {
     super(detail, source, offset);
     this.detail = detail;
   }

@@ -11,12 +11,19 @@ import { SqlUnsupportedError } from './errors.js';
 import type { Call } from './ast/expressions.js';
 import { pg, type PgExpr, type PgOrder } from './postgres/ast.js';
 import {
-  AGGREGATE, ORDER_SENSITIVE_AGGREGATE, PARTIAL, PARTIAL_STRICT, SCALAR, TOTAL, TOTAL_STRICT, WINDOW_FUNCTION,
-  aggregate, scalar as scalarFacts, type PgFunctionFacts,
+  AGGREGATE,
+  ORDER_SENSITIVE_AGGREGATE,
+  PARTIAL,
+  PARTIAL_STRICT,
+  SCALAR,
+  TOTAL,
+  TOTAL_STRICT,
+  WINDOW_FUNCTION,
+  aggregate,
+  scalar as scalarFacts,
+  type PgFunctionFacts,
 } from './postgres/facts.js';
-import {
-  BOOL, FLOAT64, INT64, STRING, TIMESTAMP, isScalar, scalar, typed, type BqType, type Typed,
-} from './types.js';
+import { BOOL, FLOAT64, INT64, STRING, TIMESTAMP, isScalar, scalar, typed, type BqType, type Typed } from './types.js';
 
 /** What a builder can ask of the call being translated. */
 export interface CallSite {
@@ -62,14 +69,18 @@ const windowed = (d: FunctionDef, window: FunctionDef['window']): FunctionDef =>
 
 /** A window function of no arguments (`row_number()`, `rank()`, …). */
 function numbering(name: string, type: BqType, orderBy?: 'required'): FunctionDef {
-  return windowed(def(0, 0, { [name]: WINDOW_FUNCTION }, () => fn(name, [], type)), { kind: 'function', orderBy, frame: false });
+  return windowed(
+    def(0, 0, { [name]: WINDOW_FUNCTION }, () => fn(name, [], type)),
+    { kind: 'function', orderBy, frame: false },
+  );
 }
 
 /** A non-negative integer argument of a window function, as a literal or a parameter. */
 function windowCount(s: CallSite, i: number, what: string, min: number): PgExpr {
   const n = s.integerLiteral(i);
   if (n !== undefined) {
-    if (n < min || n > 2_147_483_647) throw new SqlUnsupportedError(`${what} must be ${min === 0 ? 'non-negative' : 'positive'}`, s.text, s.call.args[i]!.pos);
+    if (n < min || n > 2_147_483_647)
+      throw new SqlUnsupportedError(`${what} must be ${min === 0 ? 'non-negative' : 'positive'}`, s.text, s.call.args[i]!.pos);
     return pg.number(String(n));
   }
   if (s.call.args[i]!.kind === 'param') return pg.cast(s.arg(i).sql, 'integer');
@@ -78,31 +89,65 @@ function windowCount(s: CallSite, i: number, what: string, min: number): PgExpr 
 
 /** lag / lead: `(x[, offset[, default]])`; the default takes the value's type. */
 function navigation(name: string): FunctionDef {
-  return windowed(def(1, 3, { [name]: WINDOW_FUNCTION }, (s) => {
-    const v = s.arg(0);
-    const args: PgExpr[] = [v.sql];
-    if (s.call.args.length > 1) args.push(windowCount(s, 1, `the offset of ${name.toUpperCase()}`, 0));
-    if (s.call.args.length > 2) {
-      const [value, otherwise] = unifyAll([v, s.arg(2)]);
-      args[0] = value!.sql;
-      args.push(otherwise!.sql);
-    }
-    return fn(name, args, v.type);
-  }), { kind: 'function', orderBy: 'required', frame: false });
+  return windowed(
+    def(1, 3, { [name]: WINDOW_FUNCTION }, (s) => {
+      const v = s.arg(0);
+      const args: PgExpr[] = [v.sql];
+      if (s.call.args.length > 1) args.push(windowCount(s, 1, `the offset of ${name.toUpperCase()}`, 0));
+      if (s.call.args.length > 2) {
+        const [value, otherwise] = unifyAll([v, s.arg(2)]);
+        args[0] = value!.sql;
+        args.push(otherwise!.sql);
+      }
+      return fn(name, args, v.type);
+    }),
+    { kind: 'function', orderBy: 'required', frame: false },
+  );
 }
 
 const REGEX_META = /[\\^$.|?*+()[\]{}]/;
 
 const TRUNC_PARTS: Readonly<Record<string, string>> = {
-  MICROSECOND: 'microseconds', MILLISECOND: 'milliseconds', SECOND: 'second', MINUTE: 'minute', HOUR: 'hour',
-  DAY: 'day', WEEK: 'week', MONTH: 'month', QUARTER: 'quarter', YEAR: 'year',
+  MICROSECOND: 'microseconds',
+  MILLISECOND: 'milliseconds',
+  SECOND: 'second',
+  MINUTE: 'minute',
+  HOUR: 'hour',
+  DAY: 'day',
+  WEEK: 'week',
+  MONTH: 'month',
+  QUARTER: 'quarter',
+  YEAR: 'year',
 };
 
 /** strftime elements of BigQuery's FORMAT/PARSE_TIMESTAMP and their to_char / to_timestamp equivalents. */
 const FORMAT_ELEMENTS: Readonly<Record<string, string>> = {
-  Y: 'YYYY', m: 'MM', d: 'DD', H: 'HH24', M: 'MI', S: 'SS', F: 'YYYY-MM-DD', T: 'HH24:MI:SS', D: 'MM/DD/YY',
-  y: 'YY', j: 'DDD', b: 'Mon', h: 'Mon', B: 'FMMonth', a: 'Dy', A: 'FMDay', p: 'AM', I: 'HH12', e: 'FMDD', Z: '"UTC"', '%': '%',
-  'E*S': 'SS.US', E6S: 'SS.US', E3S: 'SS.MS', R: 'HH24:MI', c: 'Dy Mon FMDD HH24:MI:SS YYYY',
+  Y: 'YYYY',
+  m: 'MM',
+  d: 'DD',
+  H: 'HH24',
+  M: 'MI',
+  S: 'SS',
+  F: 'YYYY-MM-DD',
+  T: 'HH24:MI:SS',
+  D: 'MM/DD/YY',
+  y: 'YY',
+  j: 'DDD',
+  b: 'Mon',
+  h: 'Mon',
+  B: 'FMMonth',
+  a: 'Dy',
+  A: 'FMDay',
+  p: 'AM',
+  I: 'HH12',
+  e: 'FMDD',
+  Z: '"UTC"',
+  '%': '%',
+  'E*S': 'SS.US',
+  E6S: 'SS.US',
+  E3S: 'SS.MS',
+  R: 'HH24:MI',
+  c: 'Dy Mon FMDD HH24:MI:SS YYYY',
 };
 
 const def = (min: number, max: number, emits: Emits, build: FunctionDef['build'], aggregate?: FunctionDef['aggregate']): FunctionDef =>
@@ -145,10 +190,14 @@ function toPgFormat(site: CallSite, i: number): string {
     literal = '';
   };
   for (let k = 0; k < format.length; k++) {
-    if (format[k] !== '%') { literal += format[k]; continue; }
+    if (format[k] !== '%') {
+      literal += format[k];
+      continue;
+    }
     const element = ['E*S', 'E6S', 'E3S'].find((e) => format.startsWith(e, k + 1)) ?? format[k + 1] ?? '';
     const mapped = FORMAT_ELEMENTS[element];
-    if (mapped === undefined) throw new SqlUnsupportedError(`format element %${element} is not supported`, site.text, site.call.args[i]!.pos);
+    if (mapped === undefined)
+      throw new SqlUnsupportedError(`format element %${element} is not supported`, site.text, site.call.args[i]!.pos);
     flush();
     out += mapped === '%' ? '"%"' : mapped;
     k += element.length;
@@ -211,25 +260,46 @@ function jsonExtract(scalarOnly: boolean): FunctionDef {
 /** JSON_VALUE answers NULL for objects and arrays; only scalars come out, as text. */
 function scalarValue(doc: PgExpr, path: PgExpr): PgExpr {
   const type = pg.func('jsonb_typeof', [pg.op('#>', doc, path)]);
-  return pg.case([{ when: pg.op('=', type, pg.literal('object')), then: pg.literal(null) }, { when: pg.op('=', type, pg.literal('array')), then: pg.literal(null) }], pg.op('#>>', doc, path));
+  return pg.case(
+    [
+      { when: pg.op('=', type, pg.literal('object')), then: pg.literal(null) },
+      { when: pg.op('=', type, pg.literal('array')), then: pg.literal(null) },
+    ],
+    pg.op('#>>', doc, path),
+  );
 }
 
 /** A Postgres function over arguments unified to one common type (coalesce, greatest, least). */
 function variadic(pgName: string, facts: PgFunctionFacts, min: number, max: number): FunctionDef {
   return def(min, max, { [pgName]: facts }, (s) => {
     const values = unifyAll(args(s));
-    return typed(pg.func(pgName, values.map((v) => v.sql)), commonType(values));
+    return typed(
+      pg.func(
+        pgName,
+        values.map((v) => v.sql),
+      ),
+      commonType(values),
+    );
   });
 }
 
 /** An order-free aggregate of one argument, optionally with DISTINCT, usable with OVER. */
 function aggregateOf(name: string, result: (t: BqType) => BqType, cast?: (t: BqType) => 'bigint' | 'float8' | undefined): FunctionDef {
-  return windowed(def(1, 1, { [name]: AGGREGATE }, (s) => {
-    const v = s.arg(0);
-    const call = pg.func(name, [v.sql], { distinct: s.call.distinct });
-    const to = cast?.(v.type);
-    return typed(to ? pg.cast(call, to) : call, result(v.type));
-  }, { distinct: true }), AGGREGATE_WINDOW);
+  return windowed(
+    def(
+      1,
+      1,
+      { [name]: AGGREGATE },
+      (s) => {
+        const v = s.arg(0);
+        const call = pg.func(name, [v.sql], { distinct: s.call.distinct });
+        const to = cast?.(v.type);
+        return typed(to ? pg.cast(call, to) : call, result(v.type));
+      },
+      { distinct: true },
+    ),
+    AGGREGATE_WINDOW,
+  );
 }
 
 /**
@@ -238,25 +308,47 @@ function aggregateOf(name: string, result: (t: BqType) => BqType, cast?: (t: BqT
  * as a number. DISTINCT as BigQuery allows it: for one argument only.
  */
 function statistic(name: string, arity: 1 | 2): FunctionDef {
-  return windowed(def(arity, arity, { [name]: AGGREGATE }, (s) => {
-    const values = arity === 1 ? [asNumber(s.arg(0))] : [asNumber(s.arg(0)), asNumber(s.arg(1))];
-    return typed(pg.cast(pg.func(name, values, { distinct: s.call.distinct }), 'float8'), FLOAT64);
-  }, arity === 1 ? { distinct: true } : undefined), AGGREGATE_WINDOW);
+  return windowed(
+    def(
+      arity,
+      arity,
+      { [name]: AGGREGATE },
+      (s) => {
+        const values = arity === 1 ? [asNumber(s.arg(0))] : [asNumber(s.arg(0)), asNumber(s.arg(1))];
+        return typed(pg.cast(pg.func(name, values, { distinct: s.call.distinct }), 'float8'), FLOAT64);
+      },
+      arity === 1 ? { distinct: true } : undefined,
+    ),
+    AGGREGATE_WINDOW,
+  );
 }
 
 /** LOGICAL_AND / LOGICAL_OR: Postgres' bool_and / bool_or, which skip NULLs as BigQuery does. */
 function logical(name: 'bool_and' | 'bool_or'): FunctionDef {
-  return windowed(def(1, 1, { [name]: AGGREGATE }, (s) => fn(name, [adapt(s.arg(0), BOOL).sql], BOOL)), AGGREGATE_WINDOW);
+  return windowed(
+    def(1, 1, { [name]: AGGREGATE }, (s) => fn(name, [adapt(s.arg(0), BOOL).sql], BOOL)),
+    AGGREGATE_WINDOW,
+  );
 }
 
 /** BIT_AND / BIT_OR of INT64 values; a parameter or an untyped leaf is read as one. */
 function bitwise(name: 'bit_and' | 'bit_or'): FunctionDef {
-  return windowed(def(1, 1, { [name]: AGGREGATE }, (s) => {
-    const v = s.arg(0);
-    const loose = v.param || (v.type.kind === 'scalar' && v.type.loose);
-    if (!loose && !isScalar(v.type, 'INT64')) throw new SqlUnsupportedError(`${name.toUpperCase()} takes INT64 values`, s.text, s.call.args[0]!.pos);
-    return typed(pg.func(name, [loose ? pg.cast(v.sql, 'bigint') : v.sql], { distinct: s.call.distinct }), INT64);
-  }, { distinct: true }), AGGREGATE_WINDOW);
+  return windowed(
+    def(
+      1,
+      1,
+      { [name]: AGGREGATE },
+      (s) => {
+        const v = s.arg(0);
+        const loose = v.param || (v.type.kind === 'scalar' && v.type.loose);
+        if (!loose && !isScalar(v.type, 'INT64'))
+          throw new SqlUnsupportedError(`${name.toUpperCase()} takes INT64 values`, s.text, s.call.args[0]!.pos);
+        return typed(pg.func(name, [loose ? pg.cast(v.sql, 'bigint') : v.sql], { distinct: s.call.distinct }), INT64);
+      },
+      { distinct: true },
+    ),
+    AGGREGATE_WINDOW,
+  );
 }
 
 export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
@@ -271,21 +363,41 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   }),
   // substring(text, pattern) returns the first capture group, or the whole match without one: BigQuery's rule.
   regexp_extract: def(2, 2, { substring: PARTIAL_STRICT }, (s) => fn('substring', [asText(s.arg(0)), s.arg(1).sql], STRING)),
-  regexp_replace: def(3, 3, { regexp_replace: PARTIAL }, (s) => fn('regexp_replace', [asText(s.arg(0)), s.arg(1).sql, s.arg(2).sql, pg.literal('g')], STRING)),
+  regexp_replace: def(3, 3, { regexp_replace: PARTIAL }, (s) =>
+    fn('regexp_replace', [asText(s.arg(0)), s.arg(1).sql, s.arg(2).sql, pg.literal('g')], STRING),
+  ),
   starts_with: def(2, 2, { starts_with: TOTAL_STRICT }, (s) => fn('starts_with', [asText(s.arg(0)), asText(s.arg(1))], BOOL)),
   ends_with: def(2, 2, { right: PARTIAL_STRICT, length: TOTAL_STRICT }, (s) => {
     const suffix = asText(s.arg(1));
     return typed(pg.op('=', pg.func('right', [asText(s.arg(0)), pg.func('length', [suffix])]), suffix), BOOL);
   }),
   // `||` is NULL when any operand is NULL, like BigQuery's CONCAT (Postgres' concat() skips NULLs).
-  concat: def(1, 100, {}, (s) => typed(args(s).map(asText).reduce((a, b) => pg.op('||', a, b)), STRING)),
+  concat: def(1, 100, {}, (s) =>
+    typed(
+      args(s)
+        .map(asText)
+        .reduce((a, b) => pg.op('||', a, b)),
+      STRING,
+    ),
+  ),
   lower: def(1, 1, { lower: TOTAL_STRICT }, (s) => fn('lower', [asText(s.arg(0))], STRING)),
   upper: def(1, 1, { upper: TOTAL_STRICT }, (s) => fn('upper', [asText(s.arg(0))], STRING)),
   length: def(1, 1, { length: TOTAL_STRICT }, (s) => fn('length', [asText(s.arg(0))], INT64)),
   trim: def(1, 1, { btrim: PARTIAL_STRICT }, (s) => fn('btrim', [asText(s.arg(0))], STRING)),
   replace: def(3, 3, { replace: PARTIAL_STRICT }, (s) => fn('replace', [asText(s.arg(0)), asText(s.arg(1)), asText(s.arg(2))], STRING)),
-  substr: def(2, 3, { substr: PARTIAL_STRICT }, (s) => fn('substr', args(s).map((a, i) => (i === 0 ? asText(a) : asNumber(a))), STRING)),
-  split: def(1, 2, { string_to_array: SCALAR }, (s) => typed(pg.func('string_to_array', [asText(s.arg(0)), s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',')]), { kind: 'array', element: STRING })),
+  substr: def(2, 3, { substr: PARTIAL_STRICT }, (s) =>
+    fn(
+      'substr',
+      args(s).map((a, i) => (i === 0 ? asText(a) : asNumber(a))),
+      STRING,
+    ),
+  ),
+  split: def(1, 2, { string_to_array: SCALAR }, (s) =>
+    typed(pg.func('string_to_array', [asText(s.arg(0)), s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',')]), {
+      kind: 'array',
+      element: STRING,
+    }),
+  ),
 
   // ── conditionals ──
   coalesce: variadic('coalesce', COALESCE, 1, 100),
@@ -298,17 +410,39 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     const [a, b] = compared(s.arg(0), s.arg(1), 'NULLIF', s.text, s.call.pos);
     return typed(pg.func('nullif', [a.sql, b.sql]), a.type);
   }),
-  safe_divide: def(2, 2, { nullif: NULLIF }, (s) => typed(pg.op('/', pg.cast(s.arg(0).sql, 'float8'), pg.func('nullif', [pg.cast(s.arg(1).sql, 'float8'), pg.number('0')])), FLOAT64)),
+  safe_divide: def(2, 2, { nullif: NULLIF }, (s) =>
+    typed(pg.op('/', pg.cast(s.arg(0).sql, 'float8'), pg.func('nullif', [pg.cast(s.arg(1).sql, 'float8'), pg.number('0')])), FLOAT64),
+  ),
 
   // ── aggregates ──
-  count: windowed(def(0, 1, { count: AGGREGATE }, (s) => {
-    if (s.call.star || s.call.args.length === 0) return typed(pg.func('count', [], { star: true }), INT64);
-    return typed(pg.func('count', [s.arg(0).sql], { distinct: s.call.distinct }), INT64);
-  }, { distinct: true }), AGGREGATE_WINDOW),
-  countif: windowed(def(1, 1, { count: AGGREGATE }, (s) => typed(pg.func('count', [], { star: true, filter: s.arg(0).sql }), INT64)), AGGREGATE_WINDOW),
+  count: windowed(
+    def(
+      0,
+      1,
+      { count: AGGREGATE },
+      (s) => {
+        if (s.call.star || s.call.args.length === 0) return typed(pg.func('count', [], { star: true }), INT64);
+        return typed(pg.func('count', [s.arg(0).sql], { distinct: s.call.distinct }), INT64);
+      },
+      { distinct: true },
+    ),
+    AGGREGATE_WINDOW,
+  ),
+  countif: windowed(
+    def(1, 1, { count: AGGREGATE }, (s) => typed(pg.func('count', [], { star: true, filter: s.arg(0).sql }), INT64)),
+    AGGREGATE_WINDOW,
+  ),
   // Postgres sums bigint into numeric; BigQuery keeps INT64.
-  sum: aggregateOf('sum', (t) => (isScalar(t, 'INT64') ? INT64 : isScalar(t, 'NUMERIC') ? t : FLOAT64), (t) => (isScalar(t, 'INT64') ? 'bigint' : undefined)),
-  avg: aggregateOf('avg', (t) => (isScalar(t, 'NUMERIC') ? t : FLOAT64), (t) => (isScalar(t, 'NUMERIC') ? undefined : 'float8')),
+  sum: aggregateOf(
+    'sum',
+    (t) => (isScalar(t, 'INT64') ? INT64 : isScalar(t, 'NUMERIC') ? t : FLOAT64),
+    (t) => (isScalar(t, 'INT64') ? 'bigint' : undefined),
+  ),
+  avg: aggregateOf(
+    'avg',
+    (t) => (isScalar(t, 'NUMERIC') ? t : FLOAT64),
+    (t) => (isScalar(t, 'NUMERIC') ? undefined : 'float8'),
+  ),
   min: aggregateOf('min', (t) => t),
   max: aggregateOf('max', (t) => t),
   // BigQuery's STDDEV and VARIANCE are the sample ones.
@@ -326,36 +460,63 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   bit_and: bitwise('bit_and'),
   bit_or: bitwise('bit_or'),
   // BigQuery's ANY_VALUE skips NULLs; Postgres 15 has no any_value.
-  any_value: windowed(def(1, 1, { array_agg: ORDER_SENSITIVE_AGGREGATE }, (s) => {
-    const v = s.arg(0);
-    const agg = pg.func('array_agg', [v.sql], { filter: pg.is(v.sql, 'NULL', true) });
-    return typed(pg.subscript(agg, pg.number('1')), v.type);
-  }), AGGREGATE_WINDOW),
-  array_agg: windowed(def(1, 1, { array_agg: ORDER_SENSITIVE_AGGREGATE, jsonb_agg: ORDER_SENSITIVE_AGGREGATE, to_jsonb: SCALAR }, (s) => {
-    const v = s.arg(0);
-    // Records and JSON arrays aggregate into jsonb, so they come back in the stored shape.
-    const json = v.type.kind !== 'scalar';
-    const type: BqType = json ? { kind: 'jsonArray', element: v.type, single: false } : { kind: 'array', element: v.type };
-    if (s.call.limit) {
-      // LIMIT n: the first n of the ordered array (a slice; Postgres aggregates take no LIMIT), back to jsonb for records.
-      const limit = s.call.limit;
-      const n = limit.kind === 'literal' && limit.type === 'INT64' ? Number(limit.value) : undefined;
-      if (n === undefined || !Number.isSafeInteger(n) || n > 2_147_483_647) throw new SqlUnsupportedError('ARRAY_AGG … LIMIT takes an integer literal', s.text, s.call.limit.pos);
-      const slice = pg.slice(pg.func('array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy() }), pg.number('1'), pg.number(String(n)));
-      return typed(json ? pg.func('to_jsonb', [slice]) : slice, type);
-    }
-    const agg = pg.func(json ? 'jsonb_agg' : 'array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy() });
-    return typed(agg, type);
-  }, { distinct: true, orderBy: true }), AGGREGATE_WINDOW),
-  string_agg: windowed(def(1, 2, { string_agg: ORDER_SENSITIVE_AGGREGATE }, (s) => {
-    if (s.call.limit) throw new SqlUnsupportedError('STRING_AGG … LIMIT is not supported', s.text, s.call.limit.pos);
-    const delimiter = s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',');
-    return typed(pg.func('string_agg', [asText(s.arg(0)), delimiter], { distinct: s.call.distinct, orderBy: s.orderBy() }), STRING);
-  }, { distinct: true, orderBy: true }), AGGREGATE_WINDOW),
+  any_value: windowed(
+    def(1, 1, { array_agg: ORDER_SENSITIVE_AGGREGATE }, (s) => {
+      const v = s.arg(0);
+      const agg = pg.func('array_agg', [v.sql], { filter: pg.is(v.sql, 'NULL', true) });
+      return typed(pg.subscript(agg, pg.number('1')), v.type);
+    }),
+    AGGREGATE_WINDOW,
+  ),
+  array_agg: windowed(
+    def(
+      1,
+      1,
+      { array_agg: ORDER_SENSITIVE_AGGREGATE, jsonb_agg: ORDER_SENSITIVE_AGGREGATE, to_jsonb: SCALAR },
+      (s) => {
+        const v = s.arg(0);
+        // Records and JSON arrays aggregate into jsonb, so they come back in the stored shape.
+        const json = v.type.kind !== 'scalar';
+        const type: BqType = json ? { kind: 'jsonArray', element: v.type, single: false } : { kind: 'array', element: v.type };
+        if (s.call.limit) {
+          // LIMIT n: the first n of the ordered array (a slice; Postgres aggregates take no LIMIT), back to jsonb for records.
+          const limit = s.call.limit;
+          const n = limit.kind === 'literal' && limit.type === 'INT64' ? Number(limit.value) : undefined;
+          if (n === undefined || !Number.isSafeInteger(n) || n > 2_147_483_647)
+            throw new SqlUnsupportedError('ARRAY_AGG … LIMIT takes an integer literal', s.text, s.call.limit.pos);
+          const slice = pg.slice(
+            pg.func('array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy() }),
+            pg.number('1'),
+            pg.number(String(n)),
+          );
+          return typed(json ? pg.func('to_jsonb', [slice]) : slice, type);
+        }
+        const agg = pg.func(json ? 'jsonb_agg' : 'array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy() });
+        return typed(agg, type);
+      },
+      { distinct: true, orderBy: true },
+    ),
+    AGGREGATE_WINDOW,
+  ),
+  string_agg: windowed(
+    def(
+      1,
+      2,
+      { string_agg: ORDER_SENSITIVE_AGGREGATE },
+      (s) => {
+        if (s.call.limit) throw new SqlUnsupportedError('STRING_AGG … LIMIT is not supported', s.text, s.call.limit.pos);
+        const delimiter = s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',');
+        return typed(pg.func('string_agg', [asText(s.arg(0)), delimiter], { distinct: s.call.distinct, orderBy: s.orderBy() }), STRING);
+      },
+      { distinct: true, orderBy: true },
+    ),
+    AGGREGATE_WINDOW,
+  ),
   // An ordered-set aggregate: its WITHIN GROUP orders the input, and it takes no OVER.
   approx_quantiles: def(2, 2, { percentile_disc: aggregate({ orderSensitive: false, window: false }) }, (s) => {
     const buckets = s.integerLiteral(1);
-    if (buckets === undefined || buckets < 1 || buckets > 1000) throw new SqlUnsupportedError('approx_quantiles needs a literal number of quantiles from 1 to 1000', s.text, s.call.args[1]!.pos);
+    if (buckets === undefined || buckets < 1 || buckets > 1000)
+      throw new SqlUnsupportedError('approx_quantiles needs a literal number of quantiles from 1 to 1000', s.text, s.call.args[1]!.pos);
     const fractions = Array.from({ length: buckets + 1 }, (_, k) => pg.number(String(k / buckets)));
     const v = s.arg(0);
     const agg = pg.func('percentile_disc', [pg.array(fractions)], { withinGroup: [{ expr: v.sql, desc: false }] });
@@ -368,12 +529,26 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   dense_rank: numbering('dense_rank', INT64, 'required'),
   percent_rank: numbering('percent_rank', FLOAT64, 'required'),
   cume_dist: numbering('cume_dist', FLOAT64, 'required'),
-  ntile: windowed(def(1, 1, { ntile: WINDOW_FUNCTION }, (s) => fn('ntile', [windowCount(s, 0, 'the number of NTILE buckets', 1)], INT64)), { kind: 'function', orderBy: 'required', frame: false }),
+  ntile: windowed(
+    def(1, 1, { ntile: WINDOW_FUNCTION }, (s) => fn('ntile', [windowCount(s, 0, 'the number of NTILE buckets', 1)], INT64)),
+    { kind: 'function', orderBy: 'required', frame: false },
+  ),
   lag: navigation('lag'),
   lead: navigation('lead'),
-  first_value: windowed(def(1, 1, { first_value: WINDOW_FUNCTION }, (s) => fn('first_value', [s.arg(0).sql], s.arg(0).type)), { kind: 'function', frame: true }),
-  last_value: windowed(def(1, 1, { last_value: WINDOW_FUNCTION }, (s) => fn('last_value', [s.arg(0).sql], s.arg(0).type)), { kind: 'function', frame: true }),
-  nth_value: windowed(def(2, 2, { nth_value: WINDOW_FUNCTION }, (s) => fn('nth_value', [s.arg(0).sql, windowCount(s, 1, 'the position of NTH_VALUE', 1)], s.arg(0).type)), { kind: 'function', frame: true }),
+  first_value: windowed(
+    def(1, 1, { first_value: WINDOW_FUNCTION }, (s) => fn('first_value', [s.arg(0).sql], s.arg(0).type)),
+    { kind: 'function', frame: true },
+  ),
+  last_value: windowed(
+    def(1, 1, { last_value: WINDOW_FUNCTION }, (s) => fn('last_value', [s.arg(0).sql], s.arg(0).type)),
+    { kind: 'function', frame: true },
+  ),
+  nth_value: windowed(
+    def(2, 2, { nth_value: WINDOW_FUNCTION }, (s) =>
+      fn('nth_value', [s.arg(0).sql, windowCount(s, 1, 'the position of NTH_VALUE', 1)], s.arg(0).type),
+    ),
+    { kind: 'function', frame: true },
+  ),
 
   // ── arrays ──
   // cardinality: 0 for an empty array (array_length gives NULL); a JSON value that is not an array counts as missing.
@@ -393,14 +568,19 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   current_datetime: def(0, 0, NOW, () => typed(pg.atUtc(pg.func('now', [])), scalar('DATETIME'))),
   current_date: def(0, 0, NOW, () => typed(pg.cast(pg.atUtc(pg.func('now', [])), 'date'), scalar('DATE'))),
   timestamp_trunc: def(2, 3, DATE_TRUNC, (s) => typed(truncTimestamp(asTimestamp(s.arg(0)), truncPart(s, 1)), TIMESTAMP)),
-  datetime_trunc: def(2, 2, DATE_TRUNC, (s) => typed(pg.func('date_trunc', [pg.literal(truncPart(s, 1)), s.arg(0).sql]), scalar('DATETIME'))),
-  date_trunc: def(2, 2, DATE_TRUNC, (s) => typed(pg.cast(pg.func('date_trunc', [pg.literal(truncPart(s, 1)), s.arg(0).sql]), 'date'), scalar('DATE'))),
+  datetime_trunc: def(2, 2, DATE_TRUNC, (s) =>
+    typed(pg.func('date_trunc', [pg.literal(truncPart(s, 1)), s.arg(0).sql]), scalar('DATETIME')),
+  ),
+  date_trunc: def(2, 2, DATE_TRUNC, (s) =>
+    typed(pg.cast(pg.func('date_trunc', [pg.literal(truncPart(s, 1)), s.arg(0).sql]), 'date'), scalar('DATE')),
+  ),
   timestamp_sub: def(2, 2, {}, (s) => typed(pg.op('-', asTimestamp(s.arg(0)), s.arg(1).sql), TIMESTAMP)),
   timestamp_add: def(2, 2, {}, (s) => typed(pg.op('+', asTimestamp(s.arg(0)), s.arg(1).sql), TIMESTAMP)),
   timestamp_diff: def(3, 3, { trunc: SCALAR }, (s) => {
     const part = truncPart(s, 2);
     const seconds = { microseconds: 1e-6, milliseconds: 1e-3, second: 1, minute: 60, hour: 3600, day: 86400 }[part];
-    if (seconds === undefined) throw new SqlUnsupportedError(`TIMESTAMP_DIFF by ${s.word(2)} is not supported`, s.text, s.call.args[2]!.pos);
+    if (seconds === undefined)
+      throw new SqlUnsupportedError(`TIMESTAMP_DIFF by ${s.word(2)} is not supported`, s.text, s.call.args[2]!.pos);
     const diff = pg.op('-', pg.extract('epoch', asTimestamp(s.arg(0))), pg.extract('epoch', asTimestamp(s.arg(1))));
     return typed(pg.cast(pg.func('trunc', [pg.op('/', diff, pg.number(String(seconds)))]), 'bigint'), INT64);
   }),
@@ -422,7 +602,9 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     return typed(isScalar(v.type, 'TIMESTAMP') ? pg.cast(pg.atUtc(v.sql), 'date') : pg.cast(v.sql, 'date'), scalar('DATE'));
   }),
   // to_timestamp reads the text as session-local wall clock; ::timestamp gives back that wall clock, read as UTC.
-  parse_timestamp: def(2, 2, { to_timestamp: SCALAR }, (s) => typed(pg.atUtc(pg.cast(pg.func('to_timestamp', [asText(s.arg(1)), pg.literal(toPgFormat(s, 0))]), 'timestamp')), TIMESTAMP)),
+  parse_timestamp: def(2, 2, { to_timestamp: SCALAR }, (s) =>
+    typed(pg.atUtc(pg.cast(pg.func('to_timestamp', [asText(s.arg(1)), pg.literal(toPgFormat(s, 0))]), 'timestamp')), TIMESTAMP),
+  ),
   format_timestamp: def(2, 3, { to_char: PARTIAL }, (s) => {
     const zone = s.call.args.length > 2 ? asText(s.arg(2)) : pg.literal('UTC');
     return fn('to_char', [pg.atZone(zone, asTimestamp(s.arg(1))), pg.literal(toPgFormat(s, 0))], STRING);

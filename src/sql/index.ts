@@ -87,7 +87,9 @@ export function translateQuery(input: TranslateInput): Translation {
  */
 export function translateWithoutValidation(input: TranslateInput): Translation {
   const { resolved, state } = input.sandboxSql === undefined ? resolveEndpoint(input) : resolveSandboxed(input, input.sandboxSql);
-  const { query: used, parameters } = state.optimise ? dropUnusedCtes(dropUnobservableCteOrder(resolved.query), state.parameters) : { query: resolved.query, parameters: state.parameters };
+  const { query: used, parameters } = state.optimise
+    ? dropUnusedCtes(dropUnobservableCteOrder(resolved.query), state.parameters)
+    : { query: resolved.query, parameters: state.parameters };
   const query = input.maxRows === undefined ? used : capRows(used, input.maxRows);
   const sql = printQuery(query);
   return {
@@ -98,7 +100,10 @@ export function translateWithoutValidation(input: TranslateInput): Translation {
   };
 }
 
-interface Resolution { readonly resolved: Resolved; readonly state: TranslationState }
+interface Resolution {
+  readonly resolved: Resolved;
+  readonly state: TranslationState;
+}
 
 function resolveEndpoint(input: TranslateInput): Resolution {
   const endpoint = parseQuery(input.query);
@@ -184,14 +189,22 @@ function resolveEndpointCtes(endpoint: Q.Query, input: TranslateInput): Endpoint
     return table;
   };
   const endpointLookups: [string, string | undefined][] = [];
-  const lookup = input.endpoints && ((name: string): EndpointTable | undefined => {
-    const found = input.endpoints!(name);
-    endpointLookups.push([name, found?.query]);
-    return found;
-  });
+  const lookup =
+    input.endpoints &&
+    ((name: string): EndpointTable | undefined => {
+      const found = input.endpoints!(name);
+      endpointLookups.push([name, found?.query]);
+      return found;
+    });
   const endpoints = nestedEndpoints(lookup, input.endpointName);
   const state = new TranslationState(input.optimise ?? true);
-  const { ctx, ctes } = resolveCtes(endpoint.ctes, { translation: state, text: input.query, sources, ctes: new Map(), ...(endpoints && { endpoints }) });
+  const { ctx, ctes } = resolveCtes(endpoint.ctes, {
+    translation: state,
+    text: input.query,
+    sources,
+    ctes: new Map(),
+    ...(endpoints && { endpoints }),
+  });
   const resolved: EndpointCtes = { ctes, visible: ctx.ctes, state, lookups, endpointLookups, endpointName: input.endpointName };
   if (!state.optimise) return resolved; // never reused by an optimised translation
   ENDPOINT_CTES.set(input.query, resolved);

@@ -25,7 +25,18 @@ export interface Token {
 export const MAX_QUERY_BYTES = 100 * 1024;
 
 const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
-  a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '?': '?', '"': '"', "'": "'", '`': '`',
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  '?': '?',
+  '"': '"',
+  "'": "'",
+  '`': '`',
 };
 
 // perf: the lexer reads the query's UTF-16 code units from a typed array, with a class table;
@@ -47,7 +58,8 @@ for (let c = 0; c < 128; c++) {
 
 /** One-character operators by char code (below 128); `<>`, `!=`, `<=`, `>=`, `||`, `<<`, `>>` are read first. */
 const ONE_CHAR_OPERATORS: (string | undefined)[] = new Array<string | undefined>(128).fill(undefined);
-for (const op of ['(', ')', ',', '.', ';', '[', ']', '*', '+', '-', '/', '=', '<', '>', '|', '&', '^', '~']) ONE_CHAR_OPERATORS[op.charCodeAt(0)] = op;
+for (const op of ['(', ')', ',', '.', ';', '[', ']', '*', '+', '-', '/', '=', '<', '>', '|', '&', '^', '~'])
+  ONE_CHAR_OPERATORS[op.charCodeAt(0)] = op;
 
 /**
  * The code units of the text being tokenized, then END three times (so looking two units ahead
@@ -178,7 +190,8 @@ export function tokenize(source: string): Token[] {
     if (code < 128 && (CLASS[code]! & WORD_START) !== 0) {
       const next = codes[i + 1]!;
       if (next === 39 || next === 34) {
-        if (code === 114 || code === 82) { // r'…', R"…"
+        if (code === 114 || code === 82) {
+          // r'…', R"…"
           const { value, end } = readQuoted(source, codes, i + 1, true);
           tokens.push(token('string', value, value, start, (i = end)));
           continue;
@@ -200,15 +213,18 @@ export function tokenize(source: string): Token[] {
       i = readNumber(source, codes, i);
       const text = source.slice(start, i);
       tokens.push(token('number', text, text, start, i));
-    } else if (code === 64) { // @
+    } else if (code === 64) {
+      // @
       const next = codes[i + 1]!;
       if (next === 64) throw new SqlUnsupportedError('system variables (@@) are not supported', source, i);
       if (!isWordStart(next)) throw new SqlSyntaxError('expected a parameter name after @', source, i);
       let hash = next;
-      for (code = codes[(i += 2)]!; code < 128 && (CLASS[code]! & WORD_PART) !== 0; code = codes[++i]!) hash = (Math.imul(hash, 31) + code) | 0;
+      for (code = codes[(i += 2)]!; code < 128 && (CLASS[code]! & WORD_PART) !== 0; code = codes[++i]!)
+        hash = (Math.imul(hash, 31) + code) | 0;
       const text = internWord(source, codes, start + 1, i, hash); // interned like a word: the resolver looks names up by it
       tokens.push(token('param', text, text, start, i));
-    } else if (code === 47 && codes[i + 1] === 42) { // /* … */
+    } else if (code === 47 && codes[i + 1] === 42) {
+      // /* … */
       const close = source.indexOf('*/', i + 2);
       if (close < 0) throw new SqlSyntaxError('unterminated /* comment', source, i);
       i = close + 2;
@@ -225,12 +241,18 @@ export function tokenize(source: string): Token[] {
 
 function twoCharOperator(a: number, b: number): string | undefined {
   switch (a) {
-    case 60: return b === 62 ? '<>' : b === 61 ? '<=' : b === 60 ? '<<' : undefined; // <
-    case 62: return b === 61 ? '>=' : b === 62 ? '>>' : undefined; // >
-    case 33: return b === 61 ? '!=' : undefined; // !
-    case 124: return b === 124 ? '||' : undefined; // |
-    case 58: return b === 58 ? '::' : undefined; // : (the Postgres-style cast `x::text`)
-    default: return undefined;
+    case 60:
+      return b === 62 ? '<>' : b === 61 ? '<=' : b === 60 ? '<<' : undefined; // <
+    case 62:
+      return b === 61 ? '>=' : b === 62 ? '>>' : undefined; // >
+    case 33:
+      return b === 61 ? '!=' : undefined; // !
+    case 124:
+      return b === 124 ? '||' : undefined; // |
+    case 58:
+      return b === 58 ? '::' : undefined; // : (the Postgres-style cast `x::text`)
+    default:
+      return undefined;
   }
 }
 
@@ -273,7 +295,8 @@ function readQuoted(source: string, codes: Uint16Array, start: number, raw: bool
     }
     if (!triple && (code === 10 || code === 13)) break;
     if (code === 0) throw new SqlSyntaxError('NUL characters are not allowed in literals', source, i);
-    if (code === 92) { // backslash
+    if (code === 92) {
+      // backslash
       value += source.slice(run, i);
       if (raw) {
         value += source.slice(i, i + 2);

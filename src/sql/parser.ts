@@ -17,9 +17,24 @@ import { OTHER_STATEMENTS, RESERVED, UNSUPPORTED_CLAUSES } from './keywords.js';
 import { tokenize, type Token } from './lexer.js';
 
 const CAST_TYPES: Readonly<Record<string, E.CastType>> = {
-  INT64: 'INT64', INT: 'INT64', INTEGER: 'INT64', BIGINT: 'INT64', SMALLINT: 'INT64', TINYINT: 'INT64', BYTEINT: 'INT64',
-  FLOAT64: 'FLOAT64', NUMERIC: 'NUMERIC', DECIMAL: 'NUMERIC', BIGNUMERIC: 'NUMERIC', BIGDECIMAL: 'NUMERIC',
-  BOOL: 'BOOL', BOOLEAN: 'BOOL', STRING: 'STRING', TIMESTAMP: 'TIMESTAMP', DATETIME: 'DATETIME', DATE: 'DATE',
+  INT64: 'INT64',
+  INT: 'INT64',
+  INTEGER: 'INT64',
+  BIGINT: 'INT64',
+  SMALLINT: 'INT64',
+  TINYINT: 'INT64',
+  BYTEINT: 'INT64',
+  FLOAT64: 'FLOAT64',
+  NUMERIC: 'NUMERIC',
+  DECIMAL: 'NUMERIC',
+  BIGNUMERIC: 'NUMERIC',
+  BIGDECIMAL: 'NUMERIC',
+  BOOL: 'BOOL',
+  BOOLEAN: 'BOOL',
+  STRING: 'STRING',
+  TIMESTAMP: 'TIMESTAMP',
+  DATETIME: 'DATETIME',
+  DATE: 'DATE',
 };
 
 /**
@@ -28,8 +43,17 @@ const CAST_TYPES: Readonly<Record<string, E.CastType>> = {
  */
 const COLON_CAST_TYPES: Readonly<Record<string, E.CastType>> = {
   ...CAST_TYPES,
-  TEXT: 'STRING', VARCHAR: 'STRING', CHAR: 'STRING', INT2: 'INT64', INT4: 'INT64', INT8: 'INT64',
-  FLOAT: 'FLOAT64', FLOAT4: 'FLOAT64', FLOAT8: 'FLOAT64', REAL: 'FLOAT64', TIMESTAMPTZ: 'TIMESTAMP',
+  TEXT: 'STRING',
+  VARCHAR: 'STRING',
+  CHAR: 'STRING',
+  INT2: 'INT64',
+  INT4: 'INT64',
+  INT8: 'INT64',
+  FLOAT: 'FLOAT64',
+  FLOAT4: 'FLOAT64',
+  FLOAT8: 'FLOAT64',
+  REAL: 'FLOAT64',
+  TIMESTAMPTZ: 'TIMESTAMP',
 };
 
 const COMPARISONS = new Set(['=', '!=', '<>', '<', '<=', '>', '>=']);
@@ -159,7 +183,8 @@ class Parser extends TokenCursor {
       if (this.isWord(t, 'ROLLUP') || this.isWord(t, 'CUBE') || this.isWord(t, 'GROUPING')) {
         throw this.unsupported(`GROUP BY ${t.upper} is not supported`, t);
       }
-      do groupBy.push(this.expr()); while (this.acceptOp(','));
+      do groupBy.push(this.expr());
+      while (this.acceptOp(','));
     }
     const having = this.acceptWord('HAVING') ? this.expr() : undefined;
     const qualify = this.acceptWord('QUALIFY') ? this.expr() : undefined;
@@ -205,7 +230,8 @@ class Parser extends TokenCursor {
     if (!this.acceptWord('EXCEPT')) return [];
     this.expectOp('(');
     const names: string[] = [];
-    do names.push(this.identifier('column name')); while (this.acceptOp(','));
+    do names.push(this.identifier('column name'));
+    while (this.acceptOp(','));
     this.expectOp(')');
     return names;
   }
@@ -230,7 +256,10 @@ class Parser extends TokenCursor {
       let nulls: Q.OrderItem['nulls'];
       if (this.acceptWord('NULLS')) {
         if (this.acceptWord('FIRST')) nulls = 'FIRST';
-        else { this.expectWord('LAST'); nulls = 'LAST'; }
+        else {
+          this.expectWord('LAST');
+          nulls = 'LAST';
+        }
       }
       items.push(make<Q.OrderItem>({ kind: 'orderItem', pos, expr, desc, nulls }));
     } while (this.acceptOp(','));
@@ -260,9 +289,11 @@ class Parser extends TokenCursor {
         else if (this.acceptWord('USING')) {
           this.expectOp('(');
           using = [];
-          do using.push(this.identifier('column name')); while (this.acceptOp(','));
+          do using.push(this.identifier('column name'));
+          while (this.acceptOp(','));
           this.expectOp(')');
-        } else if (right.kind !== 'unnest' || type === 'RIGHT' || type === 'FULL') throw this.syntax(`expected ON or USING after ${type} JOIN`, this.peek());
+        } else if (right.kind !== 'unnest' || type === 'RIGHT' || type === 'FULL')
+          throw this.syntax(`expected ON or USING after ${type} JOIN`, this.peek());
       }
       left = make<F.Join>({ kind: 'join', pos: t.start, type, left, right, on, using });
     }
@@ -332,7 +363,8 @@ class Parser extends TokenCursor {
       // steps in the same order; an operand with no operator after it (most of them: a name, a
       // literal or a call before `,`, `)`, AS, THEN …) skips the levels altogether.
       e = this.unary();
-      if (continuesExpression(this.peek())) e = this.orRest(this.andRest(this.comparisonRest(this.additiveRest(this.multiplicativeRest(e)))));
+      if (continuesExpression(this.peek()))
+        e = this.orRest(this.andRest(this.comparisonRest(this.additiveRest(this.multiplicativeRest(e)))));
     }
     this.depth = saved;
     return e;
@@ -419,7 +451,8 @@ class Parser extends TokenCursor {
         return make<E.InQuery>({ kind: 'inQuery', pos: left.pos, operand: left, query, negated });
       }
       const list: E.Expr[] = [];
-      do list.push(this.expr()); while (this.acceptOp(','));
+      do list.push(this.expr());
+      while (this.acceptOp(','));
       this.expectOp(')');
       return make<E.InList>({ kind: 'inList', pos: left.pos, operand: left, list, negated });
     }
@@ -489,9 +522,10 @@ class Parser extends TokenCursor {
       if (t.text === '.') {
         this.i++;
         const name = this.identifier('field name', true);
-        base = base.kind === 'path'
-          ? make<E.Path>({ kind: 'path', pos: base.pos, parts: [...base.parts, name] })
-          : make<E.FieldAccess>({ kind: 'field', pos: base.pos, base, name });
+        base =
+          base.kind === 'path'
+            ? make<E.Path>({ kind: 'path', pos: base.pos, parts: [...base.parts, name] })
+            : make<E.FieldAccess>({ kind: 'field', pos: base.pos, base, name });
       } else if (t.text === '[') {
         this.i++;
         base = this.subscript(base);
@@ -589,14 +623,22 @@ class Parser extends TokenCursor {
     const u = t.upper;
     const followedByParen = this.isOp(this.peekAt(1), '(');
     switch (u) {
-      case 'NULL': this.next(); return make<E.Literal>({ kind: 'literal', pos: t.start, type: 'NULL', value: null });
-      case 'TRUE': case 'FALSE':
+      case 'NULL':
+        this.next();
+        return make<E.Literal>({ kind: 'literal', pos: t.start, type: 'NULL', value: null });
+      case 'TRUE':
+      case 'FALSE':
         this.next();
         return make<E.Literal>({ kind: 'literal', pos: t.start, type: 'BOOL', value: u === 'TRUE' });
-      case 'CASE': return this.caseExpr();
-      case 'CAST': case 'SAFE_CAST': return this.cast(u === 'SAFE_CAST');
-      case 'EXTRACT': return this.extract();
-      case 'INTERVAL': return this.interval();
+      case 'CASE':
+        return this.caseExpr();
+      case 'CAST':
+      case 'SAFE_CAST':
+        return this.cast(u === 'SAFE_CAST');
+      case 'EXTRACT':
+        return this.extract();
+      case 'INTERVAL':
+        return this.interval();
       case 'EXISTS': {
         this.next();
         this.expectOp('(');
@@ -604,13 +646,25 @@ class Parser extends TokenCursor {
         this.expectOp(')');
         return make<E.Exists>({ kind: 'exists', pos: t.start, query });
       }
-      case 'CURRENT_TIMESTAMP': case 'CURRENT_DATE': case 'CURRENT_DATETIME':
+      case 'CURRENT_TIMESTAMP':
+      case 'CURRENT_DATE':
+      case 'CURRENT_DATETIME':
         if (!followedByParen) {
           this.next();
-          return make<E.Call>({ kind: 'call', pos: t.start, name: t.text.toLowerCase(), args: [], distinct: false, star: false, orderBy: [] });
+          return make<E.Call>({
+            kind: 'call',
+            pos: t.start,
+            name: t.text.toLowerCase(),
+            args: [],
+            distinct: false,
+            star: false,
+            orderBy: [],
+          });
         }
         break;
-      case 'TIMESTAMP': case 'DATE': case 'DATETIME':
+      case 'TIMESTAMP':
+      case 'DATE':
+      case 'DATETIME':
         if (this.peekAt(1).kind === 'string') {
           this.next();
           const value = this.next();
@@ -618,8 +672,10 @@ class Parser extends TokenCursor {
           return make<E.Cast>({ kind: 'cast', pos: t.start, operand, type: u, safe: false });
         }
         break;
-      case 'ARRAY': return this.arrayConstructor(t);
-      case 'STRUCT': return this.struct(t);
+      case 'ARRAY':
+        return this.arrayConstructor(t);
+      case 'STRUCT':
+        return this.struct(t);
     }
     if (followedByParen && (!RESERVED.has(u) || u === 'IF' || u === 'LEFT' || u === 'RIGHT')) return this.call();
     this.next();
@@ -642,7 +698,8 @@ class Parser extends TokenCursor {
       this.i++;
       star = true;
     } else if (!this.isOp(this.peek(), ')')) {
-      do args.push(this.expr()); while (this.acceptOp(','));
+      do args.push(this.expr());
+      while (this.acceptOp(','));
       if (this.isWord(this.peek(), 'IGNORE') || this.isWord(this.peek(), 'RESPECT')) {
         throw this.unsupported('IGNORE / RESPECT NULLS is not supported', this.peek());
       }
@@ -668,7 +725,8 @@ class Parser extends TokenCursor {
     this.next();
     const partitionBy: E.Expr[] = [];
     if (this.acceptWords('PARTITION', 'BY')) {
-      do partitionBy.push(this.expr()); while (this.acceptOp(','));
+      do partitionBy.push(this.expr());
+      while (this.acceptOp(','));
     }
     const orderBy: E.WindowOrder[] = [];
     if (this.acceptWords('ORDER', 'BY')) {
@@ -721,7 +779,8 @@ class Parser extends TokenCursor {
     }
     this.expectOp(')');
     this.depth = saved;
-    if (types && types.length !== fields.length) throw this.syntax(`STRUCT declares ${types.length} fields but has ${fields.length} values`, t);
+    if (types && types.length !== fields.length)
+      throw this.syntax(`STRUCT declares ${types.length} fields but has ${fields.length} values`, t);
     return make<E.Struct>({ kind: 'struct', pos: t.start, fields, types });
   }
 
@@ -750,7 +809,8 @@ class Parser extends TokenCursor {
     this.enter(this.peek());
     const items: E.Expr[] = [];
     if (!this.isOp(this.peek(), ']')) {
-      do items.push(this.expr()); while (this.acceptOp(','));
+      do items.push(this.expr());
+      while (this.acceptOp(','));
     }
     this.expectOp(']');
     this.depth = saved;

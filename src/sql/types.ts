@@ -8,7 +8,11 @@ import type { PgExpr } from './postgres/ast.js';
 export type ScalarName = 'STRING' | 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'TIMESTAMP' | 'DATETIME' | 'DATE' | 'INTERVAL' | 'NULL';
 
 export type BqType =
-  | { readonly kind: 'scalar'; readonly name: ScalarName; /** a JSON leaf whose type the schema does not know yet */ readonly loose?: boolean }
+  | {
+      readonly kind: 'scalar';
+      readonly name: ScalarName;
+      /** a JSON leaf whose type the schema does not know yet */ readonly loose?: boolean;
+    }
   /**
    * A jsonb object (one element of a repeated record); `fields` undefined when the schema knows none.
    * A STRUCT built by the query (`STRUCT(…)`, a table alias as a value) lists its fields in `struct`
@@ -20,7 +24,10 @@ export type BqType =
   /** A Postgres array (array_agg, approx_quantiles). */
   | { readonly kind: 'array'; readonly element: BqType };
 
-export interface StructFieldType { readonly name: string; readonly type: BqType }
+export interface StructFieldType {
+  readonly name: string;
+  readonly type: BqType;
+}
 
 const scalars = new Map<ScalarName, BqType>();
 export function scalar(name: ScalarName): BqType {
@@ -59,7 +66,8 @@ export function fieldType(field: FieldSchema): BqType {
  * array is read by path (`single`) only when it is single on both sides.
  */
 export function unionType(a: BqType, b: BqType): BqType {
-  if (a.kind === 'jsonArray' && b.kind === 'jsonArray') return { kind: 'jsonArray', element: unionType(a.element, b.element), single: a.single && b.single };
+  if (a.kind === 'jsonArray' && b.kind === 'jsonArray')
+    return { kind: 'jsonArray', element: unionType(a.element, b.element), single: a.single && b.single };
   // Fields unknown on either side (a source without events yet) stay unknown: any field reads loosely.
   if (a.kind === 'record' && b.kind === 'record') {
     if (a.struct || b.struct) return a.struct ? a : b;
@@ -71,9 +79,13 @@ export function unionType(a: BqType, b: BqType): BqType {
 /** How a type is named in `Translation.columns`, e.g. `ARRAY<STRUCT<path STRING>>`. */
 export function typeName(t: BqType): string {
   switch (t.kind) {
-    case 'scalar': return t.name === 'NULL' ? 'INT64' : t.name;
-    case 'record': return t.struct ? `STRUCT<${t.struct.map((f) => `${f.name} ${typeName(f.type)}`).join(', ')}>` : 'STRUCT';
-    case 'jsonArray': case 'array': return `ARRAY<${typeName(t.element)}>`;
+    case 'scalar':
+      return t.name === 'NULL' ? 'INT64' : t.name;
+    case 'record':
+      return t.struct ? `STRUCT<${t.struct.map((f) => `${f.name} ${typeName(f.type)}`).join(', ')}>` : 'STRUCT';
+    case 'jsonArray':
+    case 'array':
+      return `ARRAY<${typeName(t.element)}>`;
   }
 }
 

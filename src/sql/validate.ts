@@ -15,8 +15,38 @@ const LOG_SCHEMA = 'logs';
 /** FRAMEOPTION_EXCLUDE_CURRENT_ROW | _GROUP | _TIES (nodes/parsenodes.h): the printer never writes EXCLUDE. */
 const FRAME_EXCLUSIONS = 0x8000 | 0x10000 | 0x20000;
 
-const OPERATORS = new Set(['=', '<>', '<', '<=', '>', '>=', '+', '-', '*', '/', '||', '~', '~*', '->', '->>', '#>', '#>>', '~~', '!~~', 'BETWEEN', 'NOT BETWEEN']);
-const OPERATOR_KINDS = new Set(['AEXPR_OP', 'AEXPR_OP_ANY', 'AEXPR_IN', 'AEXPR_LIKE', 'AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_NULLIF']);
+const OPERATORS = new Set([
+  '=',
+  '<>',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  '+',
+  '-',
+  '*',
+  '/',
+  '||',
+  '~',
+  '~*',
+  '->',
+  '->>',
+  '#>',
+  '#>>',
+  '~~',
+  '!~~',
+  'BETWEEN',
+  'NOT BETWEEN',
+]);
+const OPERATOR_KINDS = new Set([
+  'AEXPR_OP',
+  'AEXPR_OP_ANY',
+  'AEXPR_IN',
+  'AEXPR_LIKE',
+  'AEXPR_BETWEEN',
+  'AEXPR_NOT_BETWEEN',
+  'AEXPR_NULLIF',
+]);
 
 /** Fields holding a node without the `{ Kind: … }` wrapper, and the kind they hold. */
 const UNWRAPPED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
@@ -34,10 +64,41 @@ const TYPES = new Set(['text', 'int4', 'int8', 'float8', 'numeric', 'bool', 'tim
 
 /** Parse-tree node kinds that a translated query may contain; anything else is refused. */
 const NODES = new Set([
-  'SelectStmt', 'ResTarget', 'ColumnRef', 'A_Const', 'ParamRef', 'A_Expr', 'BoolExpr', 'NullTest', 'BooleanTest', 'FuncCall',
-  'TypeCast', 'TypeName', 'CaseExpr', 'CaseWhen', 'CoalesceExpr', 'MinMaxExpr', 'SubLink', 'RangeVar', 'RangeSubselect',
-  'RangeFunction', 'JoinExpr', 'Alias', 'WithClause', 'CommonTableExpr', 'SortBy', 'A_Indirection', 'A_Indices', 'A_ArrayExpr',
-  'String', 'Integer', 'Float', 'Boolean', 'List', 'A_Star', 'WindowDef',
+  'SelectStmt',
+  'ResTarget',
+  'ColumnRef',
+  'A_Const',
+  'ParamRef',
+  'A_Expr',
+  'BoolExpr',
+  'NullTest',
+  'BooleanTest',
+  'FuncCall',
+  'TypeCast',
+  'TypeName',
+  'CaseExpr',
+  'CaseWhen',
+  'CoalesceExpr',
+  'MinMaxExpr',
+  'SubLink',
+  'RangeVar',
+  'RangeSubselect',
+  'RangeFunction',
+  'JoinExpr',
+  'Alias',
+  'WithClause',
+  'CommonTableExpr',
+  'SortBy',
+  'A_Indirection',
+  'A_Indices',
+  'A_ArrayExpr',
+  'String',
+  'Integer',
+  'Float',
+  'Boolean',
+  'List',
+  'A_Star',
+  'WindowDef',
 ]);
 
 let loaded: Promise<void> | undefined;
@@ -110,8 +171,8 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
     }
     case 'RangeVar': {
       const relation = String(node.relname);
-      const allowed = node.catalogname === undefined &&
-        (node.schemaname === undefined ? ctes.has(relation) : node.schemaname === LOG_SCHEMA);
+      const allowed =
+        node.catalogname === undefined && (node.schemaname === undefined ? ctes.has(relation) : node.schemaname === LOG_SCHEMA);
       if (!allowed) throw refuse(`relation ${node.schemaname ? `${String(node.schemaname)}.` : ''}${relation} is not allowed`, sql, at);
       return;
     }
@@ -123,7 +184,8 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
         // The printer writes every window inline: no named windows, no EXCLUDE.
         const over = node.over as Json;
         if (over.name || over.refname) throw refuse('named windows are not allowed', sql, at);
-        if (typeof over.frameOptions === 'number' && (over.frameOptions & FRAME_EXCLUSIONS) !== 0) throw refuse('window frame exclusions are not allowed', sql, at);
+        if (typeof over.frameOptions === 'number' && (over.frameOptions & FRAME_EXCLUSIONS) !== 0)
+          throw refuse('window frame exclusions are not allowed', sql, at);
       } else if (isWindowOnly(fn ?? '')) {
         throw refuse(`window function ${fn} needs OVER`, sql, at);
       }
@@ -142,7 +204,8 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
     }
     case 'A_Expr': {
       const op = names(node.name);
-      if (op.length !== 1 || !OPERATORS.has(op[0]!) || !OPERATOR_KINDS.has(String(node.kind))) throw refuse(`operator ${op.join('.')} is not allowed`, sql, at);
+      if (op.length !== 1 || !OPERATORS.has(op[0]!) || !OPERATOR_KINDS.has(String(node.kind)))
+        throw refuse(`operator ${op.join('.')} is not allowed`, sql, at);
       break;
     }
     case 'TypeName': {
@@ -152,7 +215,8 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
       return;
     }
     case 'SubLink': {
-      if (!['EXPR_SUBLINK', 'EXISTS_SUBLINK', 'ANY_SUBLINK'].includes(String(node.subLinkType))) throw refuse(`${String(node.subLinkType)} is not allowed`, sql, at);
+      if (!['EXPR_SUBLINK', 'EXISTS_SUBLINK', 'ANY_SUBLINK'].includes(String(node.subLinkType)))
+        throw refuse(`${String(node.subLinkType)} is not allowed`, sql, at);
       // security: `x op ANY (subquery)` names its operator here, not in an A_Expr; an operator is a
       // function call, so it must be on the list too (test/security/walls.test.ts, wall 2).
       const op = names(node.operName);

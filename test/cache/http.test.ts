@@ -38,7 +38,10 @@ describe('result cache over HTTP (Redis)', function () {
   }
 
   const usage = (extra: Record<string, string> = {}) =>
-    request(app).get('/api/endpoints/query/usage.api-counts').query({ ...query, ...extra }).set('X-API-KEY', keys.query);
+    request(app)
+      .get('/api/endpoints/query/usage.api-counts')
+      .query({ ...query, ...extra })
+      .set('X-API-KEY', keys.query);
 
   before(async () => {
     redis = await OwnRedis.start();

@@ -60,7 +60,10 @@ describe('result cache when Redis is down or slow', function () {
       assert.ok(s.ms < 1000, `${s.ms.toFixed(1)} ms`);
     }
     // Only the first call pays the time budget; the breaker skips Redis for the others.
-    assert.ok(stalled.slice(1).every((s) => s.ms < 50), stalled.map((s) => s.ms.toFixed(1)).join(' '));
+    assert.ok(
+      stalled.slice(1).every((s) => s.ms < 50),
+      stalled.map((s) => s.ms.toFixed(1)).join(' '),
+    );
     redis.thaw();
     assert.ok(await eventually(async () => (await timedFetch('ep:p:1:x', counter)).status === 'HIT', 5000), 'HITs resume');
   });
@@ -92,9 +95,12 @@ describe('result cache when Redis is down or slow', function () {
     assert.equal(runs.length, 0, 'nothing to read the live keys from');
     await redis.restart();
     // The restarted Redis is empty: the next request registers the key again.
-    assert.ok(await eventually(async () => {
-      await c.cache.fetch(request('ep:r:1:x', { warmPeriodSeconds: 1 }), countingCompute().compute);
-      return runs.length > 0;
-    }, 8000), 'warming resumes');
+    assert.ok(
+      await eventually(async () => {
+        await c.cache.fetch(request('ep:r:1:x', { warmPeriodSeconds: 1 }), countingCompute().compute);
+        return runs.length > 0;
+      }, 8000),
+      'warming resumes',
+    );
   });
 });

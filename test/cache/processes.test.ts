@@ -36,7 +36,14 @@ describe('two service processes on one Redis', function () {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     children.push(child);
-    const up = await eventually(async () => (await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)), 30_000);
+    const up = await eventually(
+      async () =>
+        await fetch(`http://127.0.0.1:${port}/ready`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      30_000,
+    );
     assert.ok(up, `service on port ${port} did not start`);
     return port;
   }
@@ -54,15 +61,20 @@ describe('two service processes on one Redis', function () {
     ports.push(await startService(url));
   });
   after(async () => {
-    await Promise.all(children.map((child) => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      child.once('exit', () => {
-        clearTimeout(kill);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    })));
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+            child.once('exit', () => {
+              clearTimeout(kill);
+              resolve();
+            });
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
     await redis?.kill();
   });
 

@@ -120,7 +120,10 @@ describe('result cache shared by two replicas (one Redis)', () => {
         throw new Error('boom');
       };
       const counter = countingCompute();
-      const first = a.cache.fetch(request('ep:h:1:x'), failing).then(() => undefined, (err: Error) => err);
+      const first = a.cache.fetch(request('ep:h:1:x'), failing).then(
+        () => undefined,
+        (err: Error) => err,
+      );
       await sleep(20);
       const started = Date.now();
       const second = await b.cache.fetch(request('ep:h:1:x'), counter.compute);

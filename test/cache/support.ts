@@ -29,8 +29,17 @@ export interface TestCache {
 }
 
 /** A result cache as the service builds it; `redisUrl` undefined gives the in-process store. */
-export async function testCache(redisUrl: string | undefined, env: Record<string, string> = {}, options: ResultCacheOptions = {}): Promise<TestCache> {
-  const config = loadConfig({ DATABASE_URL: 'postgresql://unused@127.0.0.1/unused', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), QUERY_TIMEOUT_MS: '5000', ...env });
+export async function testCache(
+  redisUrl: string | undefined,
+  env: Record<string, string> = {},
+  options: ResultCacheOptions = {},
+): Promise<TestCache> {
+  const config = loadConfig({
+    DATABASE_URL: 'postgresql://unused@127.0.0.1/unused',
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    QUERY_TIMEOUT_MS: '5000',
+    ...env,
+  });
   const metrics = createMetrics();
   const cache = await createResultCache(config, metrics, createLogger('silent'), options);
   return { cache, metrics, events: (event) => cacheEvents(metrics, event) };
@@ -103,7 +112,11 @@ export class OwnRedis {
   /** Starts the server (again) on the same port and waits until it answers PING. */
   async restart(): Promise<void> {
     if (this.child) throw new Error('already running');
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+      { stdio: 'ignore' },
+    );
     this.child = child;
     child.once('exit', () => {
       if (this.child === child) this.child = undefined;

@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import type { WarmSpec } from '../../src/cache/types.js';
-import { SHARED_REDIS_URL, countingCompute, eventually, rawRedis, request, sleep, spec, testCache, uniqueNamespace, type TestCache } from './support.js';
+import {
+  SHARED_REDIS_URL,
+  countingCompute,
+  eventually,
+  rawRedis,
+  request,
+  sleep,
+  spec,
+  testCache,
+  uniqueNamespace,
+  type TestCache,
+} from './support.js';
 
 /** Warming on a one-second tick with periods of 1–2 s (WARMING_SCALE shortens the endpoint's period). */
 const EVERY_SECOND = { WARMING_TICK: '* * * * * *' };
@@ -41,7 +52,7 @@ describe('cache warming', function () {
     const periods = (Date.now() - started) / 2000;
     assert.ok(Math.abs(runs.length - Math.floor(periods)) <= 1, `${runs.length} runs in ${periods.toFixed(2)} periods (${runs.join('')})`);
     assert.ok(runs.length >= 3);
-    if (process.env.CACHE_TEST_VERBOSE) console.log(`    ${runs.length} runs in ${periods.toFixed(2)} periods: ${runs.join("")}`);
+    if (process.env.CACHE_TEST_VERBOSE) console.log(`    ${runs.length} runs in ${periods.toFixed(2)} periods: ${runs.join('')}`);
     assert.equal((await a.events('warm_run')) + (await b.events('warm_run')), runs.length);
 
     // The warmed body is what a request gets, without computing.
@@ -81,7 +92,10 @@ describe('cache warming', function () {
     const raw = await rawRedis();
     try {
       await a.cache.fetch(request('ep:s:1:x', { ttlSeconds: 2, warmPeriodSeconds: 1, spec: spec('s') }), countingCompute().compute);
-      assert.ok(await eventually(async () => (await raw.zScore(`${namespace}warm:due`, 'ep:s:1:x')) === null, 6000), 'dropped from the live set');
+      assert.ok(
+        await eventually(async () => (await raw.zScore(`${namespace}warm:due`, 'ep:s:1:x')) === null, 6000),
+        'dropped from the live set',
+      );
       const after = runs.length;
       assert.ok(after >= 1 && after <= 3, `${after} runs during a 2 s lifetime with a 1 s period`);
       await sleep(2500);

@@ -31,7 +31,8 @@ interface Case {
 const CASES: Case[] = JSON.parse(readFileSync(new URL('./original/cases.json', import.meta.url), 'utf8'));
 
 /** Where we answer differently from the original on purpose; docs/COMPATIBILITY.md gives the reasons. */
-const BIGQUERY_REFUSES_TOO = 'names a column that the CTE or subquery it reads does not select: BigQuery refuses it too (the original only rewrote the text)';
+const BIGQUERY_REFUSES_TOO =
+  'names a column that the CTE or subquery it reads does not select: BigQuery refuses it too (the original only rewrote the text)';
 const DIFFERENCES: Record<string, { accept: boolean; rows?: Record<string, unknown>[]; why: string }> = {
   // We allow SELECT *: on Postgres it costs no more than naming the columns.
   'sql_test/pg/wildcard': { accept: true, why: 'SELECT * is allowed' },
@@ -61,27 +62,52 @@ const DIFFERENCES: Record<string, { accept: boolean; rows?: Record<string, unkno
   'sql_test/bq/struct-column-ref': { accept: false, why: 't is not defined anywhere (no FROM)' },
   'sql_test/bq/struct-named-field': { accept: false, why: 'str_col is not defined anywhere (no FROM)' },
   'sql_test/bq/array-offset': { accept: false, why: 'd is not defined anywhere (no FROM)' },
-  'sql_test/transform/recursive-cte-without-recursive-keyword': { accept: false, why: 'a CTE reading itself needs WITH RECURSIVE in BigQuery, which is refused' },
+  'sql_test/transform/recursive-cte-without-recursive-keyword': {
+    accept: false,
+    why: 'a CTE reading itself needs WITH RECURSIVE in BigQuery, which is refused',
+  },
   'sql_test/transform/having': { accept: false, why: 'val is neither grouped nor aggregated' },
   'dialect_translation/nested-ctes-metadata': { accept: false, why: 'UNION ALL of 4 and 3 columns' },
   'sql_test/translate/cte-alias-not-json': { accept: false, why: 'field access on an ARRAY (metadata) without UNNEST' },
   'dialect_translation/three-part-cte-column': { accept: false, why: 'field access on an ARRAY (metadata) without UNNEST' },
   'dialect_translation/deep-cte-column': { accept: false, why: 'field access on an ARRAY (metadata) without UNNEST' },
   'dialect_translation/cast-bigint-cte-field': { accept: false, why: 'CAST(TIMESTAMP AS INT64) does not exist in BigQuery' },
-  'sql_test/translate/date-trunc-field': { accept: false, why: 'DATE_TRUNC(\'day\', col) is the Postgres argument order; BigQuery takes DATE_TRUNC(col, DAY)' },
+  'sql_test/translate/date-trunc-field': {
+    accept: false,
+    why: "DATE_TRUNC('day', col) is the Postgres argument order; BigQuery takes DATE_TRUNC(col, DAY)",
+  },
   // Two source tables, neither of which has seen the unqualified name: which one it means is a guess.
   'sql_test/transform/join-alias': { accept: false, why: 'an unqualified name unknown to both joined tables is ambiguous; qualify it' },
   'sql_test/transform/left-join': { accept: false, why: 'an unqualified name unknown to both joined tables is ambiguous; qualify it' },
   // We check a definition when it is saved: text that is not SQL is refused with 422.
   'endpoints_test/changeset-select-1': { accept: false, why: 'the query "query" is not SQL; definitions are checked when saved' },
   // BigQuery job labels have no counterpart here, and `sql` on an endpoint without sandboxing is a 400, not ignored.
-  'endpoints_controller/labels-with-sql-param': { accept: false, why: 'labels are BigQuery job labels; sql on an endpoint without sandboxing is refused' },
+  'endpoints_controller/labels-with-sql-param': {
+    accept: false,
+    why: 'labels are BigQuery job labels; sql on an endpoint without sandboxing is refused',
+  },
   // BigQuery semantics: CROSS JOIN UNNEST(metadata) drops an event without metadata. The original's
   // Postgres translation drops the UNNEST instead, so these (skipped, "flaky") tests expect the row.
-  'endpoints_controller/supabase-edge-logs': { accept: true, rows: [], why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery' },
-  'endpoints_controller/supabase-edge-logs-unnest': { accept: true, rows: [], why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery' },
-  'endpoints_controller/supabase-event-chart': { accept: true, rows: [], why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery' },
-  'endpoints_controller/supabase-by-id': { accept: true, rows: [], why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery' },
+  'endpoints_controller/supabase-edge-logs': {
+    accept: true,
+    rows: [],
+    why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery',
+  },
+  'endpoints_controller/supabase-edge-logs-unnest': {
+    accept: true,
+    rows: [],
+    why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery',
+  },
+  'endpoints_controller/supabase-event-chart': {
+    accept: true,
+    rows: [],
+    why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery',
+  },
+  'endpoints_controller/supabase-by-id': {
+    accept: true,
+    rows: [],
+    why: 'CROSS JOIN UNNEST of a missing record drops the row, as in BigQuery',
+  },
 };
 
 const DEFAULT_NAMES = new Set<string>(DEFAULT_SOURCES.map((s) => s.name));
@@ -93,7 +119,7 @@ const PLACEHOLDERS: Record<string, () => string> = {
 /** Values the original's test does not know in advance (a generated id): any value passes. */
 const ANY_VALUE = new Set(['<log_id>']);
 
-describe('compatibility: the original service\'s SQL tests', function () {
+describe("compatibility: the original service's SQL tests", function () {
   this.timeout(60_000);
   let t: TestApp;
   before(async () => {
@@ -101,7 +127,11 @@ describe('compatibility: the original service\'s SQL tests', function () {
   });
   const admin = () => ({
     get: (path: string) => request(t.app).get(path).set('X-API-KEY', t.keys.admin),
-    post: (path: string, body: unknown) => request(t.app).post(path).set('X-API-KEY', t.keys.admin).send(body as object),
+    post: (path: string, body: unknown) =>
+      request(t.app)
+        .post(path)
+        .set('X-API-KEY', t.keys.admin)
+        .send(body as object),
     delete: (path: string) => request(t.app).delete(path).set('X-API-KEY', t.keys.admin),
   });
 
@@ -124,7 +154,11 @@ describe('compatibility: the original service\'s SQL tests', function () {
         for (const [source, events] of Object.entries(c.events ?? {})) {
           if (!c.sources.includes(source) && !DEFAULT_NAMES.has(source)) continue;
           const body = events.map((e) => reproject(e, own));
-          await request(t.app).post(`/api/logs?source_name=${encodeURIComponent(source)}`).set('X-API-KEY', t.keys.ingest).send(body).expect(200);
+          await request(t.app)
+            .post(`/api/logs?source_name=${encodeURIComponent(source)}`)
+            .set('X-API-KEY', t.keys.ingest)
+            .send(body)
+            .expect(200);
         }
         for (const [name, query] of Object.entries(c.nested_endpoints ?? {})) {
           const res = await admin().post('/api/endpoints', { name, query });
@@ -132,7 +166,12 @@ describe('compatibility: the original service\'s SQL tests', function () {
           endpoints.push(name);
         }
         const name = `compat.original.${index}`;
-        const definition = { name, query: c.query, sandboxable: c.kind === 'sandboxed' || c.params?.sql !== undefined, ...c.endpoint_settings };
+        const definition = {
+          name,
+          query: c.query,
+          sandboxable: c.kind === 'sandboxed' || c.params?.sql !== undefined,
+          ...c.endpoint_settings,
+        };
         const saved = await admin().post('/api/endpoints', definition);
         assertNoServerError(saved, 'create');
         if (saved.status === 201) endpoints.push(name);
@@ -141,18 +180,25 @@ describe('compatibility: the original service\'s SQL tests', function () {
           return;
         }
         assert.equal(saved.status, 201, `create: ${saved.text}`);
-        if (c.expect.parameters) assert.deepEqual(saved.body.parameters.map((p: { name: string }) => p.name), c.expect.parameters);
+        if (c.expect.parameters)
+          assert.deepEqual(
+            saved.body.parameters.map((p: { name: string }) => p.name),
+            c.expect.parameters,
+          );
         const query: Record<string, string> = {};
         for (const [k, v] of Object.entries(c.params ?? {})) query[k] = String(own(PLACEHOLDERS[v]?.() ?? v));
         if (c.sandbox_sql !== undefined) query.sql = c.sandbox_sql;
-        const run = await request(t.app).get(`/api/endpoints/query/${encodeURIComponent(name)}`).query(query).set('X-API-KEY', t.keys.query);
+        const run = await request(t.app)
+          .get(`/api/endpoints/query/${encodeURIComponent(name)}`)
+          .query(query)
+          .set('X-API-KEY', t.keys.query);
         assertNoServerError(run, 'run');
         if (!expected.accept) {
           assert.ok(run.status >= 400 && run.status < 500, `expected a 4xx, got ${run.status}: ${run.text}`);
           return;
         }
         assert.equal(run.status, 200, run.text);
-        if (expected.rows) assertRows(run.body.result, expected.rows, DIFFERENCES[c.id] ? 'exact' : c.expect.match ?? 'exact');
+        if (expected.rows) assertRows(run.body.result, expected.rows, DIFFERENCES[c.id] ? 'exact' : (c.expect.match ?? 'exact'));
       } finally {
         for (const name of endpoints.reverse()) await admin().delete(`/api/endpoints/${encodeURIComponent(name)}`);
         for (const name of created) await admin().delete(`/api/sources/${encodeURIComponent(name)}`);

@@ -27,7 +27,7 @@ const read = (file: string) => JSON.parse(readFileSync(new URL(`./studio/${file}
 const QUERIES: StudioQuery[] = read('queries.json');
 const EVENTS: Record<string, Array<Record<string, unknown> & { timestamp_offset_seconds: number }>> = read('events.json');
 
-describe('compatibility: the dashboard\'s queries through logs.all', function () {
+describe("compatibility: the dashboard's queries through logs.all", function () {
   this.timeout(30_000);
   // The fixtures' project "default" becomes this run's own, so other tests' rows never mix in.
   const project = `studio-${Date.now().toString(36)}`;
@@ -38,9 +38,17 @@ describe('compatibility: the dashboard\'s queries through logs.all', function ()
   before(async () => {
     t = await testApp();
     for (const { cte, name } of DEFAULT_SOURCES) {
-      const events = (EVENTS[cte] ?? []).map(({ timestamp_offset_seconds, ...event }) => reproject({ ...event, timestamp: new Date(now + timestamp_offset_seconds * 1000).toISOString() }, (p) => (p === 'default' ? project : p)));
+      const events = (EVENTS[cte] ?? []).map(({ timestamp_offset_seconds, ...event }) =>
+        reproject({ ...event, timestamp: new Date(now + timestamp_offset_seconds * 1000).toISOString() }, (p) =>
+          p === 'default' ? project : p,
+        ),
+      );
       assert.ok(events.length > 0, `events for ${cte}`);
-      await request(t.app).post(`/api/logs?source_name=${encodeURIComponent(name)}`).set('X-API-KEY', t.keys.ingest).send(events).expect(200);
+      await request(t.app)
+        .post(`/api/logs?source_name=${encodeURIComponent(name)}`)
+        .set('X-API-KEY', t.keys.ingest)
+        .send(events)
+        .expect(200);
     }
   });
 
@@ -64,8 +72,10 @@ describe('compatibility: the dashboard\'s queries through logs.all', function ()
     });
   }
 
-  it('when the default page of every log table is opened, then it shows that table\'s events', () => {
-    const empty = QUERIES.filter((q) => q.self_hosted && /^preview\/[a-z_]+\/default$/.test(q.id) && rowCounts.get(q.id) === 0).map((q) => q.id);
+  it("when the default page of every log table is opened, then it shows that table's events", () => {
+    const empty = QUERIES.filter((q) => q.self_hosted && /^preview\/[a-z_]+\/default$/.test(q.id) && rowCounts.get(q.id) === 0).map(
+      (q) => q.id,
+    );
     assert.ok(QUERIES.some((q) => /^preview\/[a-z_]+\/default$/.test(q.id)));
     assert.deepEqual(empty, []);
   });
@@ -73,7 +83,13 @@ describe('compatibility: the dashboard\'s queries through logs.all', function ()
   it('when all the self-hosted queries have run, then most of them found rows (the events carry the fields they read)', () => {
     const ran = QUERIES.filter((q) => q.self_hosted && rowCounts.has(q.id));
     const withRows = ran.filter((q) => rowCounts.get(q.id)! > 0);
-    assert.ok(withRows.length >= 0.7 * ran.length, `${withRows.length} of ${ran.length} found rows; empty: ${ran.filter((q) => rowCounts.get(q.id) === 0).map((q) => q.id).join(', ')}`);
+    assert.ok(
+      withRows.length >= 0.7 * ran.length,
+      `${withRows.length} of ${ran.length} found rows; empty: ${ran
+        .filter((q) => rowCounts.get(q.id) === 0)
+        .map((q) => q.id)
+        .join(', ')}`,
+    );
   });
 });
 

@@ -32,7 +32,7 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
 
   it('serves a loopback postgres:// url that pg connects to', async () => {
     assert.match(embedded!.url, /^postgresql:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/);
-    const { rows } = await db().query<{ v: string; one: number }>("SELECT version() AS v, 1::int AS one");
+    const { rows } = await db().query<{ v: string; one: number }>('SELECT version() AS v, 1::int AS one');
     assert.match(rows[0].v, /PGlite/);
     assert.equal(rows[0].one, 1);
   });
@@ -98,9 +98,13 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
   it('lets two clients prepare statements with the same name', async () => {
     const [c1, c2] = [await db().connect(), await db().connect()];
     try {
-      const run = (c: pg.PoolClient, v: number) => c.query<{ v: number }>({ name: 'same_name', text: 'SELECT $1::int + 0 AS v', values: [v] });
+      const run = (c: pg.PoolClient, v: number) =>
+        c.query<{ v: number }>({ name: 'same_name', text: 'SELECT $1::int + 0 AS v', values: [v] });
       const results = await Promise.all([run(c1, 1), run(c2, 2), run(c1, 3), run(c2, 4)]);
-      assert.deepEqual(results.map((r) => r.rows[0].v), [1, 2, 3, 4]);
+      assert.deepEqual(
+        results.map((r) => r.rows[0].v),
+        [1, 2, 3, 4],
+      );
     } finally {
       c1.release(true); // close both connections: their statements must be deallocated
       c2.release(true);
@@ -193,7 +197,10 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
     const { spawnSync } = await import('node:child_process');
     const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.resolve('src/db/embedded.ts'))};
       startEmbeddedPostgres({ dataDir: ${JSON.stringify(path.join(dataDir, 'data'))} }).then(() => process.exit(0), (e) => { console.error(e.message); process.exit(3); });`;
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(child.status, 3, child.stderr);
     assert.match(child.stderr, new RegExp(`in use by process ${process.pid}`));
   });

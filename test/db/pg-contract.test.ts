@@ -6,7 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { connectionProblems, PG_VERSION, runPipelined, toWireValue, watchReceivedBytes, type PipelinedBatch } from '../../src/db/pipelined.js';
+import {
+  connectionProblems,
+  PG_VERSION,
+  runPipelined,
+  toWireValue,
+  watchReceivedBytes,
+  type PipelinedBatch,
+} from '../../src/db/pipelined.js';
 import { RAW_TYPES } from '../../src/query/encode.js';
 import { ADMIN_URL } from '../support/db.js';
 
@@ -49,7 +56,19 @@ describe('the pg internals behind src/db/pipelined.ts', function () {
   });
 
   relied('pg/lib/utils prepareValue maps values to the same wire text as Client#query sends', async () => {
-    const values: unknown[] = ['text', 42, 1.5, true, null, undefined, new Date('2026-01-02T03:04:05.678Z'), Buffer.from('bytes'), [1, 'two', null], { a: [1, { b: 'c' }] }, 10n];
+    const values: unknown[] = [
+      'text',
+      42,
+      1.5,
+      true,
+      null,
+      undefined,
+      new Date('2026-01-02T03:04:05.678Z'),
+      Buffer.from('bytes'),
+      [1, 'two', null],
+      { a: [1, { b: 'c' }] },
+      10n,
+    ];
     const sql = values.map((_, i) => `$${i + 1}::text`).join(', ');
     const viaPg = await client.query({ text: `SELECT ${sql}`, values, rowMode: 'array', types: RAW_TYPES });
     const viaBatch = await runPipelined(client, batch(`SELECT ${sql}`, values), 10_000);
@@ -62,14 +81,34 @@ describe('the pg internals behind src/db/pipelined.ts', function () {
     const text = "SELECT 1::int4 AS a, 'x'::text AS b, NULL::jsonb AS c, '{\"k\":[1]}'::jsonb AS d FROM generate_series(1, 3)";
     const viaPg = await client.query({ text, rowMode: 'array', types: RAW_TYPES, queryMode: 'extended' } as pg.QueryArrayConfig);
     const run = await runPipelined(client, batch(text), 10_000);
-    assert.deepEqual(run.fields.map((f) => [f.name, f.dataTypeID]), [['a', 23], ['b', 25], ['c', 3802], ['d', 3802]]);
-    assert.deepEqual(run.fields.map((f) => [f.name, f.dataTypeID]), viaPg.fields.map((f) => [f.name, f.dataTypeID]));
+    assert.deepEqual(
+      run.fields.map((f) => [f.name, f.dataTypeID]),
+      [
+        ['a', 23],
+        ['b', 25],
+        ['c', 3802],
+        ['d', 3802],
+      ],
+    );
+    assert.deepEqual(
+      run.fields.map((f) => [f.name, f.dataTypeID]),
+      viaPg.fields.map((f) => [f.name, f.dataTypeID]),
+    );
     assert.deepEqual(run.rows, viaPg.rows);
     assert.deepEqual(run.rows[0], ['1', 'x', null, '{"k": [1]}']);
   });
 
   relied('statements, the query and more statements behind one Sync are one round trip, each completing in order', async () => {
-    const run = await runPipelined(client, batch("SELECT current_setting('statement_timeout'), current_setting('transaction_read_only')", [], ['BEGIN READ ONLY', 'SET LOCAL statement_timeout = 1234'], ['ROLLBACK']), 10_000);
+    const run = await runPipelined(
+      client,
+      batch(
+        "SELECT current_setting('statement_timeout'), current_setting('transaction_read_only')",
+        [],
+        ['BEGIN READ ONLY', 'SET LOCAL statement_timeout = 1234'],
+        ['ROLLBACK'],
+      ),
+      10_000,
+    );
     assert.equal(readies, 1, 'ReadyForQuery messages for one batch');
     assert.deepEqual(run.rows, [['1234ms', 'on']]);
     assert.equal(client.getTransactionStatus(), 'I');
@@ -79,12 +118,22 @@ describe('the pg internals behind src/db/pipelined.ts', function () {
   relied('after a failed statement nothing up to the Sync runs (the query never runs outside its transaction)', async () => {
     await client.query('CREATE TEMP TABLE contract_probe (n int)');
     readies = 0;
-    await assert.rejects(runPipelined(client, batch('INSERT INTO contract_probe VALUES (1)', [], ['BEGIN', 'SELECT 1 / 0'], ['COMMIT']), 10_000), (e: { code?: string }) => e.code === '22012');
+    await assert.rejects(
+      runPipelined(client, batch('INSERT INTO contract_probe VALUES (1)', [], ['BEGIN', 'SELECT 1 / 0'], ['COMMIT']), 10_000),
+      (e: { code?: string }) => e.code === '22012',
+    );
     await client.query('ROLLBACK'); // sent once the batch's ReadyForQuery has arrived
     assert.equal(readies, 2, 'ReadyForQuery messages: the batch and the ROLLBACK');
-    assert.equal((await client.query('SELECT count(*)::int AS n FROM contract_probe')).rows[0].n, 0, 'the INSERT after the failed statement did not run');
+    assert.equal(
+      (await client.query('SELECT count(*)::int AS n FROM contract_probe')).rows[0].n,
+      0,
+      'the INSERT after the failed statement did not run',
+    );
     // A failed query skips what follows it: the transaction stays open (aborted) for the caller.
-    await assert.rejects(runPipelined(client, batch('SELECT 1 / 0', [], ['BEGIN'], ['ROLLBACK']), 10_000), (e: { code?: string }) => e.code === '22012');
+    await assert.rejects(
+      runPipelined(client, batch('SELECT 1 / 0', [], ['BEGIN'], ['ROLLBACK']), 10_000),
+      (e: { code?: string }) => e.code === '22012',
+    );
     await client.query('SELECT 1').catch(() => undefined); // queued behind the batch's ReadyForQuery
     assert.equal(client.getTransactionStatus(), 'E');
     await client.query('ROLLBACK');
@@ -106,7 +155,10 @@ describe('the pg internals behind src/db/pipelined.ts', function () {
     assert.deepEqual((await runPipelined(client, batch('SELECT count(*) FROM contract_copy'), 10_000)).rows, [['0']]);
     // With statements after it (the executor's shape) the next Parse is a protocol violation: the
     // backend ends the connection, nothing after the COPY runs, and the caller drops the client.
-    await assert.rejects(runPipelined(client, batch('COPY contract_copy FROM STDIN', [], ['BEGIN'], ['ROLLBACK']), 10_000), (e: { code?: string }) => e.code === '08P01');
+    await assert.rejects(
+      runPipelined(client, batch('COPY contract_copy FROM STDIN', [], ['BEGIN'], ['ROLLBACK']), 10_000),
+      (e: { code?: string }) => e.code === '08P01',
+    );
     await assert.rejects(client.query('SELECT 1'), /not queryable|terminat/);
   });
 

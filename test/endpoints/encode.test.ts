@@ -26,14 +26,26 @@ describe('row encoding', () => {
 
   it('when rows are encoded, then TIMESTAMP is integer microseconds, DATETIME zone-less ISO, numbers numbers, records JSON', async () => {
     const { fields, rows } = await run();
-    const [row] = encodeRows(fields, fields.map((f) => f.name), rows);
+    const [row] = encodeRows(
+      fields,
+      fields.map((f) => f.name),
+      rows,
+    );
     assert.deepEqual(row, {
       ts: Date.UTC(2026, 10, 22, 13) * 1000 + 123456,
       dt: '2026-11-22T13:00:00.25',
       dt_whole: '2026-11-22T13:00:00',
-      i: 42, f: 1.5, nan: 'NaN', n: 2.5, b: true, s: 'a "quoted"\\ \u00e9 line\nbreak', nothing: null,
+      i: 42,
+      f: 1.5,
+      nan: 'NaN',
+      n: 2.5,
+      b: true,
+      s: 'a "quoted"\\ \u00e9 line\nbreak',
+      nothing: null,
       metadata: [{ request: [{ path: '/rest', n: 1, big: 12345678901234567890 }] }],
-      tss: [Date.UTC(2026, 10, 22) * 1000], ints: [1, 2], dup: 'y',
+      tss: [Date.UTC(2026, 10, 22) * 1000],
+      ints: [1, 2],
+      dup: 'y',
     });
   });
 

@@ -40,7 +40,12 @@ describe('the GET fast path of endpoint queries', function () {
       socket.on('data', (chunk) => (data += chunk));
       socket.on('end', () => resolve(data.replace(/\r\nDate: [^\r]*/, '')));
       socket.on('error', reject);
-      const lines = [`GET ${path} HTTP/1.1`, 'Host: localhost', 'Connection: close', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+      const lines = [
+        `GET ${path} HTTP/1.1`,
+        'Host: localhost',
+        'Connection: close',
+        ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      ];
       socket.write(lines.join('\r\n') + '\r\n\r\n');
     });
   }
@@ -57,8 +62,13 @@ describe('the GET fast path of endpoint queries', function () {
       { project: tag, event_message: 'GET | 200 | 10.1.2.3 | /a' },
       { project: tag, event_message: 'GET | 200 | 10.1.2.4 | /b' },
     ]);
-    await admin().post('/api/endpoints', { name, query: QUERY, parameters: [{ name: 'project', required: true }], cache_duration_seconds: 600 }).expect(201);
-    for (const [via, server] of [['served', createHttpServer(t.app)], ['app', http.createServer(t.app)]] as const) {
+    await admin()
+      .post('/api/endpoints', { name, query: QUERY, parameters: [{ name: 'project', required: true }], cache_duration_seconds: 600 })
+      .expect(201);
+    for (const [via, server] of [
+      ['served', createHttpServer(t.app)],
+      ['app', http.createServer(t.app)],
+    ] as const) {
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       servers[via] = { server, port: (server.address() as AddressInfo).port };
     }
@@ -90,7 +100,7 @@ describe('the GET fast path of endpoint queries', function () {
     assert.doesNotMatch(fastRedacted, /10\.1\.2\.4/);
   });
 
-  it('when a conditional request (If-None-Match: *) is a hit, then the answer is the ordinary route\'s', async () => {
+  it("when a conditional request (If-None-Match: *) is a hit, then the answer is the ordinary route's", async () => {
     const headers = { 'X-API-KEY': t.keys.query, 'If-None-Match': '*' };
     const fast = await raw(`/api/endpoints/query/${name}?project=${tag}`, headers);
     const ordinary = await raw(`/api/endpoints/query/${ordinaryName}?project=${tag}`, headers);
@@ -98,12 +108,16 @@ describe('the GET fast path of endpoint queries', function () {
     assert.equal(fast, ordinary);
   });
 
-  it('when the query of a prepared run fails, then the answer and its metrics are the ordinary route\'s', async () => {
+  it("when the query of a prepared run fails, then the answer and its metrics are the ordinary route's", async () => {
     const regex = `${name}.regex`;
-    await admin().post('/api/endpoints', {
-      name: regex, query: 'select count(*) as n from `cloudflare.logs.prod` where regexp_contains(event_message, @pattern)',
-      parameters: [{ name: 'pattern', required: true }], cache_duration_seconds: 600,
-    }).expect(201);
+    await admin()
+      .post('/api/endpoints', {
+        name: regex,
+        query: 'select count(*) as n from `cloudflare.logs.prod` where regexp_contains(event_message, @pattern)',
+        parameters: [{ name: 'pattern', required: true }],
+        cache_duration_seconds: 600,
+      })
+      .expect(201);
     const headers = { 'X-API-KEY': t.keys.query };
     await raw(`/api/endpoints/query/${regex}?pattern=GET`, headers); // the endpoint is now looked up in this process
     const ordinary = await raw(`/api/endpoints/query/%${regex.charCodeAt(0).toString(16)}${regex.slice(1)}?pattern=(`, headers);
@@ -147,18 +161,26 @@ describe('the GET fast path of endpoint queries', function () {
     const path = `/api/endpoints/query/${name}?project=${tag}`;
     await query(path, t.keys.query).expect(200);
     assert.equal((await query(path, t.keys.query).expect(200)).headers['x-cache'], 'HIT');
-    await admin().patch(`/api/endpoints/${name}`, { query: 'select count(*) as total from `cloudflare.logs.prod` where project = @project' }).expect(200);
+    await admin()
+      .patch(`/api/endpoints/${name}`, { query: 'select count(*) as total from `cloudflare.logs.prod` where project = @project' })
+      .expect(200);
     const changed = await query(path, t.keys.query).expect(200);
     assert.equal(changed.headers['x-cache'], 'MISS');
     assert.deepEqual(changed.body.result, [{ total: 2 }]);
-    await admin().patch(`/api/endpoints/${name}`, { parameters: [{ name: 'project', required: true, allowed_values: ['only-this'] }] }).expect(200);
+    await admin()
+      .patch(`/api/endpoints/${name}`, { parameters: [{ name: 'project', required: true, allowed_values: ['only-this'] }] })
+      .expect(200);
     const refused = await query(path, t.keys.query).expect(400);
     assert.equal(refused.body.error.errors[0].location, 'project');
-    await admin().patch(`/api/endpoints/${name}`, { query: QUERY, parameters: [{ name: 'project', required: true }] }).expect(200);
+    await admin()
+      .patch(`/api/endpoints/${name}`, { query: QUERY, parameters: [{ name: 'project', required: true }] })
+      .expect(200);
   });
 
   it('when a key used a moment ago is deleted on this replica, then it stops working at once', async () => {
-    const created = await admin().post('/api/keys', { name: `fast-${tag}`, scopes: ['query'] }).expect(201);
+    const created = await admin()
+      .post('/api/keys', { name: `fast-${tag}`, scopes: ['query'] })
+      .expect(201);
     const path = `/api/endpoints/query/${name}?project=${tag}`;
     await query(path, created.body.key).expect(200);
     await query(path, created.body.key).expect(200);
@@ -176,7 +198,9 @@ describe('the GET fast path of endpoint queries', function () {
     await admin().patch(`/api/endpoints/${name}`, { description: 'forget the cached lookups' }).expect(200);
     knex.on('query', count);
     try {
-      const answers = await Promise.all(Array.from({ length: 20 }, () => query(`/api/endpoints/query/${name}?project=${tag}`, t.keys.query)));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => query(`/api/endpoints/query/${name}?project=${tag}`, t.keys.query)),
+      );
       assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([200]));
     } finally {
       knex.removeListener('query', count);
@@ -200,9 +224,12 @@ describe('Authenticator lookups', () => {
     return { keys, calls };
   }
   const reqWith = (key: string) => ({ get: (h: string) => (h.toLowerCase() === 'x-api-key' ? key : undefined) }) as never;
-  const pass = (auth: Authenticator, key: string) => new Promise<unknown>((resolve, reject) => {
-    auth.require('query')(reqWith(key), {} as never, (err?: unknown) => (err ? reject(err) : resolve(undefined))).catch(reject);
-  });
+  const pass = (auth: Authenticator, key: string) =>
+    new Promise<unknown>((resolve, reject) => {
+      auth
+        .require('query')(reqWith(key), {} as never, (err?: unknown) => (err ? reject(err) : resolve(undefined)))
+        .catch(reject);
+    });
 
   it('when a key is checked by many requests at once, then it is looked up once', async () => {
     const { keys, calls } = fakeKeys(() => record);

@@ -32,7 +32,10 @@ describe('logs.all', () => {
 
   before(async () => {
     for (const { name } of DEFAULT_SOURCES) {
-      await insertEvents(name, [eventFor(name, tag, `${tag}-${name}-mine`, t0), eventFor(name, `${tag}-other`, `${tag}-${name}-other`, t0)]);
+      await insertEvents(name, [
+        eventFor(name, tag, `${tag}-${name}-mine`, t0),
+        eventFor(name, `${tag}-other`, `${tag}-${name}-other`, t0),
+      ]);
     }
   });
 
@@ -48,23 +51,37 @@ describe('logs.all', () => {
     const w = `${tag}w`;
     const at = [0, 1, 2, 3].map((i) => Date.now() - 20 * MINUTE + i * MINUTE);
     const iso = (ms: number) => new Date(ms).toISOString();
-    before(() => insertEvents('cloudflare.logs.prod', at.map((ms, i) => ({ id: `${w}-${i}`, project: w, timestamp: iso(ms), event_message: `e${i}` }))));
+    before(() =>
+      insertEvents(
+        'cloudflare.logs.prod',
+        at.map((ms, i) => ({ id: `${w}-${i}`, project: w, timestamp: iso(ms), event_message: `e${i}` })),
+      ),
+    );
 
     it('when both bounds are given, then the start is exclusive and the end inclusive', async () => {
       const res = await query({ project: w, iso_timestamp_start: iso(at[0]!), iso_timestamp_end: iso(at[2]!) });
-      assert.deepEqual(res.body.result.map((r: { id: string }) => r.id), [`${w}-2`, `${w}-1`]);
+      assert.deepEqual(
+        res.body.result.map((r: { id: string }) => r.id),
+        [`${w}-2`, `${w}-1`],
+      );
     });
 
     it('when the bounds are missing or empty, then there is no bound', async () => {
       const missing = await query({ project: w });
       const empty = await query({ project: w, iso_timestamp_start: '', iso_timestamp_end: '' });
-      assert.deepEqual(missing.body.result.map((r: { id: string }) => r.id), [`${w}-3`, `${w}-2`, `${w}-1`, `${w}-0`]);
+      assert.deepEqual(
+        missing.body.result.map((r: { id: string }) => r.id),
+        [`${w}-3`, `${w}-2`, `${w}-1`, `${w}-0`],
+      );
       assert.deepEqual(empty.body, missing.body);
     });
 
     it('when only the start is given, then everything after it comes back', async () => {
       const res = await query({ project: w, iso_timestamp_start: iso(at[1]!) });
-      assert.deepEqual(res.body.result.map((r: { id: string }) => r.id), [`${w}-3`, `${w}-2`]);
+      assert.deepEqual(
+        res.body.result.map((r: { id: string }) => r.id),
+        [`${w}-3`, `${w}-2`],
+      );
     });
 
     it('when a bound is not an ISO timestamp, then 400', async () => {
@@ -83,13 +100,18 @@ describe('logs.all', () => {
   describe('default selection and encoding', () => {
     const d = `${tag}d`;
     const base = Date.now() - 60 * MINUTE;
-    before(() => insertEvents('cloudflare.logs.prod', Array.from({ length: 120 }, (_, i) => ({
-      id: `${d}-${String(i).padStart(3, '0')}`,
-      project: d,
-      timestamp: new Date(base + i * 1000).toISOString().replace('Z', '') + '123Z', // microseconds: .xxx123
-      event_message: `m${i}`,
-      metadata: { request: { path: `/rest/v1/t${i}`, headers: { host: 'h' } }, response: { status_code: 200 } },
-    }))));
+    before(() =>
+      insertEvents(
+        'cloudflare.logs.prod',
+        Array.from({ length: 120 }, (_, i) => ({
+          id: `${d}-${String(i).padStart(3, '0')}`,
+          project: d,
+          timestamp: new Date(base + i * 1000).toISOString().replace('Z', '') + '123Z', // microseconds: .xxx123
+          event_message: `m${i}`,
+          metadata: { request: { path: `/rest/v1/t${i}`, headers: { host: 'h' } }, response: { status_code: 200 } },
+        })),
+      ),
+    );
 
     it('when called without sql, then the 100 newest edge entries come back, newest first', async () => {
       const res = await query({ project: d });
@@ -97,7 +119,10 @@ describe('logs.all', () => {
       assert.equal(res.headers['x-cache'], 'BYPASS', 'logs.all does not cache');
       const ids = res.body.result.map((r: { id: string }) => r.id);
       assert.equal(ids.length, 100);
-      assert.deepEqual(ids, Array.from({ length: 100 }, (_, i) => `${d}-${String(119 - i).padStart(3, '0')}`));
+      assert.deepEqual(
+        ids,
+        Array.from({ length: 100 }, (_, i) => `${d}-${String(119 - i).padStart(3, '0')}`),
+      );
       assert.deepEqual(Object.keys(res.body.result[0]), ['id', 'timestamp', 'event_message', 'metadata']);
     });
 
@@ -110,7 +135,10 @@ describe('logs.all', () => {
 
     it('when a sandboxed query asks for more rows than max rows, then it is capped at 1000', async () => {
       const many = `${tag}many`;
-      await insertEvents('cloudflare.logs.prod', Array.from({ length: 1100 }, (_, i) => ({ id: `${many}-${i}`, project: many, event_message: 'x' })));
+      await insertEvents(
+        'cloudflare.logs.prod',
+        Array.from({ length: 1100 }, (_, i) => ({ id: `${many}-${i}`, project: many, event_message: 'x' })),
+      );
       const res = await query({ project: many, sql: 'select id from edge_logs limit 5000' });
       assert.equal(res.status, 200);
       assert.equal(res.body.result.length, 1000);
@@ -125,7 +153,9 @@ describe('logs.all', () => {
 
     it('when POST carries the parameters in a JSON body, then it answers as GET does', async () => {
       const { app, keys } = await testApp();
-      const res = await request(app).post('/api/endpoints/query/logs.all').set('X-API-KEY', keys.query)
+      const res = await request(app)
+        .post('/api/endpoints/query/logs.all')
+        .set('X-API-KEY', keys.query)
         .send({ project: d, sql: `select count(*) as n from edge_logs` });
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(res.body, { result: [{ n: 120 }] });

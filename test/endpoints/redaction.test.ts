@@ -35,20 +35,32 @@ describe('PII redaction', () => {
 
   describe('over HTTP', () => {
     const tag = `pii${Date.now().toString(36)}`;
-    before(() => insertEvents('cloudflare.logs.prod', [{
-      id: `${tag}-1`, project: tag, event_message: 'GET | 200 | 37.5.20.48 | from 2001:db8::7',
-      metadata: { request: { headers: { x_real_ip: '31.4.240.48', cf_connecting_ip: '::ffff:10.1.2.3' } } },
-    }]));
+    before(() =>
+      insertEvents('cloudflare.logs.prod', [
+        {
+          id: `${tag}-1`,
+          project: tag,
+          event_message: 'GET | 200 | 37.5.20.48 | from 2001:db8::7',
+          metadata: { request: { headers: { x_real_ip: '31.4.240.48', cf_connecting_ip: '::ffff:10.1.2.3' } } },
+        },
+      ]),
+    );
     const sql = `select event_message, metadata from edge_logs`;
 
     it('when the header LF-ENDPOINT-REDACT-PII is true, then addresses in every string are redacted', async () => {
       const { app, keys } = await testApp();
-      const res = await request(app).get('/api/endpoints/query/logs.all').query({ project: tag, sql }).set('X-API-KEY', keys.query).set('LF-ENDPOINT-REDACT-PII', 'true');
+      const res = await request(app)
+        .get('/api/endpoints/query/logs.all')
+        .query({ project: tag, sql })
+        .set('X-API-KEY', keys.query)
+        .set('LF-ENDPOINT-REDACT-PII', 'true');
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body.result, [{
-        event_message: 'GET | 200 | REDACTED | from REDACTED',
-        metadata: [{ request: [{ headers: [{ x_real_ip: 'REDACTED', cf_connecting_ip: 'REDACTED' }] }] }],
-      }]);
+      assert.deepEqual(res.body.result, [
+        {
+          event_message: 'GET | 200 | REDACTED | from REDACTED',
+          metadata: [{ request: [{ headers: [{ x_real_ip: 'REDACTED', cf_connecting_ip: 'REDACTED' }] }] }],
+        },
+      ]);
     });
 
     it('when the header is absent or false, then rows are not redacted', async () => {
@@ -65,15 +77,33 @@ describe('PII redaction', () => {
       const repo = new EndpointRepository(context.db.knex);
       const base = (await repo.find('logs.all'))!;
       const endpoint = await repo.insert({
-        name: `${tag}.redacting`, description: '', query: base.query, parameters: base.parameters, max_rows: 1000,
-        cache_duration_seconds: 60, cache_warming_seconds: null, sandboxable: true, redact_pii: true,
+        name: `${tag}.redacting`,
+        description: '',
+        query: base.query,
+        parameters: base.parameters,
+        max_rows: 1000,
+        cache_duration_seconds: 60,
+        cache_warming_seconds: null,
+        sandboxable: true,
+        redact_pii: true,
       });
-      const res = await request(app).get(`/api/endpoints/query/${endpoint.name}`).query({ project: tag, sql }).set('X-API-KEY', keys.query).set('LF-ENDPOINT-REDACT-PII', 'false');
+      const res = await request(app)
+        .get(`/api/endpoints/query/${endpoint.name}`)
+        .query({ project: tag, sql })
+        .set('X-API-KEY', keys.query)
+        .set('LF-ENDPOINT-REDACT-PII', 'false');
       assert.equal(res.body.result[0].event_message, 'GET | 200 | REDACTED | from REDACTED');
 
       const cached = await repo.insert({
-        name: `${tag}.cached`, description: '', query: base.query, parameters: base.parameters, max_rows: 1000,
-        cache_duration_seconds: 60, cache_warming_seconds: null, sandboxable: true, redact_pii: false,
+        name: `${tag}.cached`,
+        description: '',
+        query: base.query,
+        parameters: base.parameters,
+        max_rows: 1000,
+        cache_duration_seconds: 60,
+        cache_warming_seconds: null,
+        sandboxable: true,
+        redact_pii: false,
       });
       const call = () => request(app).get(`/api/endpoints/query/${cached.name}`).query({ project: tag, sql }).set('X-API-KEY', keys.query);
       const plainFirst = await call();

@@ -20,22 +20,31 @@ describe('query time limit', () => {
     ctx = await createContext(testConfig(url, { QUERY_TIMEOUT_MS: '300', DB_POOL_SIZE: '3' }), createLogger('silent'));
     app = await createApp(ctx);
     await ctx.keys.create('timeout-test', key, ['query']);
-    await insertEvents('cloudflare.logs.prod', Array.from({ length: 400 }, (_, i) => ({ id: `${tag}-${i}`, project: tag, event_message: 'x' })));
+    await insertEvents(
+      'cloudflare.logs.prod',
+      Array.from({ length: 400 }, (_, i) => ({ id: `${tag}-${i}`, project: tag, event_message: 'x' })),
+    );
   });
   after(() => ctx.close());
 
   it('when a query runs past QUERY_TIMEOUT_MS, then 504 with the envelope, its backend is cancelled, and the pool is not exhausted', async () => {
     const started = Date.now();
-    for (let i = 0; i < 6; i++) { // twice the pool size: a leaked connection would make later calls wait, then 503
+    for (let i = 0; i < 6; i++) {
+      // twice the pool size: a leaked connection would make later calls wait, then 503
       const res = await request(app).get('/api/endpoints/query/logs.all').query({ project: tag, sql: slowSql }).set('X-API-KEY', key);
       assert.equal(res.status, 504, res.text);
       assert.equal(res.body.error.status, 'DEADLINE_EXCEEDED');
       assert.ok(!res.text.includes('cross join'), 'no SQL in the error');
     }
     assert.ok(Date.now() - started < 20_000);
-    const { rows } = await ctx.db.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query ILIKE '%cross join%' AND pid <> pg_backend_pid()`);
+    const { rows } = await ctx.db.pool.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query ILIKE '%cross join%' AND pid <> pg_backend_pid()`,
+    );
     assert.equal(rows[0].n, 0, 'no cancelled query is still running');
-    const ok = await request(app).get('/api/endpoints/query/logs.all').query({ project: tag, sql: 'select count(*) as n from edge_logs' }).set('X-API-KEY', key);
+    const ok = await request(app)
+      .get('/api/endpoints/query/logs.all')
+      .query({ project: tag, sql: 'select count(*) as n from edge_logs' })
+      .set('X-API-KEY', key);
     assert.equal(ok.status, 200);
     assert.deepEqual(ok.body, { result: [{ n: 400 }] });
   });

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import type { Translation } from '../../src/sql/index.js';
-import { TRANSLATION_MAX_KEY_BYTES, TRANSLATION_MAX_VALUE_BYTES, TranslationCache, translationKey } from '../../src/endpoints/translationCache.js';
+import {
+  TRANSLATION_MAX_KEY_BYTES,
+  TRANSLATION_MAX_VALUE_BYTES,
+  TranslationCache,
+  translationKey,
+} from '../../src/endpoints/translationCache.js';
 
 /** A translation as the service caches it, its text growing with the caller `sql`. */
 function translationOf(sql: string): Translation {

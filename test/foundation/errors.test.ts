@@ -26,14 +26,21 @@ describe('error envelope', () => {
 
   it('when a POST body is not valid JSON, then 400 with the envelope', async () => {
     const { app, keys } = await testApp();
-    const res = await request(app).post('/api/endpoints/query/logs.all').set('X-API-KEY', keys.query).set('Content-Type', 'application/json').send('{"project": ');
+    const res = await request(app)
+      .post('/api/endpoints/query/logs.all')
+      .set('X-API-KEY', keys.query)
+      .set('Content-Type', 'application/json')
+      .send('{"project": ');
     assert.equal(res.status, 400);
     assertEnvelope(res.body, 400, 'INVALID_ARGUMENT');
   });
 
   it('when a POST body is larger than 1 MB, then 413 with the envelope', async () => {
     const { app, keys } = await testApp();
-    const res = await request(app).post('/api/endpoints/query/logs.all').set('X-API-KEY', keys.query).set('Content-Type', 'application/json')
+    const res = await request(app)
+      .post('/api/endpoints/query/logs.all')
+      .set('X-API-KEY', keys.query)
+      .set('Content-Type', 'application/json')
       .send(JSON.stringify({ project: 'x', pad: 'a'.repeat(1_100_000) }));
     assert.equal(res.status, 413);
     assertEnvelope(res.body, 413, 'PAYLOAD_TOO_LARGE');
@@ -51,7 +58,10 @@ describe('error envelope', () => {
 
   it('when the sandboxed sql does not parse, then 400 gives line and column', async () => {
     const { app, keys } = await testApp();
-    const res = await request(app).get('/api/endpoints/query/logs.all').query({ project: 'a', sql: 'select id\nfrom edge_logs where (' }).set('X-API-KEY', keys.query);
+    const res = await request(app)
+      .get('/api/endpoints/query/logs.all')
+      .query({ project: 'a', sql: 'select id\nfrom edge_logs where (' })
+      .set('X-API-KEY', keys.query);
     assert.equal(res.status, 400);
     assertEnvelope(res.body, 400, 'INVALID_ARGUMENT');
     assert.match(res.body.error.errors[0].location, /^sql:2:\d+$/);

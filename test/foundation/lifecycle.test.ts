@@ -24,7 +24,9 @@ async function connectionsTo(name: string): Promise<number> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   try {
-    const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+    const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
+      name,
+    ]);
     return rows[0].n;
   } finally {
     await admin.end();
@@ -53,7 +55,10 @@ describe('start and stop', function () {
     it('when the migrations fail, then createContext rejects and leaves no connection to the database', async () => {
       const { url, name } = await createEmptyDatabase('lq_life_migrate');
       // A migration recorded as run that this version does not have: node-pg-migrate refuses to go on.
-      await onDatabase(url, "CREATE TABLE pgmigrations (id serial PRIMARY KEY, name varchar(255) NOT NULL, run_on timestamp NOT NULL); INSERT INTO pgmigrations (name, run_on) VALUES ('0000000000000_from_the_future', now())");
+      await onDatabase(
+        url,
+        "CREATE TABLE pgmigrations (id serial PRIMARY KEY, name varchar(255) NOT NULL, run_on timestamp NOT NULL); INSERT INTO pgmigrations (name, run_on) VALUES ('0000000000000_from_the_future', now())",
+      );
       await assert.rejects(createContext(testConfig(url), createLogger('silent')));
       assert.ok(await eventually(async () => (await connectionsTo(name)) === 0, 5_000), `connections left: ${await connectionsTo(name)}`);
     });
@@ -111,7 +116,13 @@ describe('start and stop', function () {
     it('when every step finishes, then it resolves 0 after running them in order', async () => {
       const { logger, lines } = capturingLogger();
       const ran: string[] = [];
-      assert.equal(await stopWithin(1_000, logger, [{ name: 'a', run: () => void ran.push('a') }, { name: 'b', run: async () => void ran.push('b') }]), 0);
+      assert.equal(
+        await stopWithin(1_000, logger, [
+          { name: 'a', run: () => void ran.push('a') },
+          { name: 'b', run: async () => void ran.push('b') },
+        ]),
+        0,
+      );
       assert.deepEqual(ran, ['a', 'b']);
       assert.deepEqual(lines, []);
     });
@@ -134,7 +145,9 @@ describe('start and stop', function () {
     it('when a step is still running at the deadline, then it resolves 1 and logs the step; a later rejection of that step stays handled', async () => {
       const { logger, lines } = capturingLogger();
       let fail!: (err: Error) => void;
-      const code = await stopWithin(100, logger, [{ name: 'in-flight requests', run: () => new Promise<void>((_, reject) => (fail = reject)) }]);
+      const code = await stopWithin(100, logger, [
+        { name: 'in-flight requests', run: () => new Promise<void>((_, reject) => (fail = reject)) },
+      ]);
       assert.equal(code, 1);
       assert.equal(lines.length, 1);
       assert.match(lines[0]!.msg, /not done within 100 ms \(SHUTDOWN_TIMEOUT_MS\)/);

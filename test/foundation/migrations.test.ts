@@ -18,11 +18,16 @@ describe('migrations', () => {
         const { rows: tables } = await client.query(
           `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN ('endpoints','sources','api_keys') ORDER BY 1`,
         );
-        assert.deepEqual(tables.map((r) => r.table_name), ['api_keys', 'endpoints', 'sources']);
+        assert.deepEqual(
+          tables.map((r) => r.table_name),
+          ['api_keys', 'endpoints', 'sources'],
+        );
         const { rows: schema } = await client.query(`SELECT 1 FROM pg_namespace WHERE nspname = 'logs'`);
         assert.equal(schema.length, 1);
         // (LOGIN is given by the service at start, not by the migration: src/db/readerPool.ts.)
-        const { rows: role } = await client.query(`SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = 'logquery_reader'`);
+        const { rows: role } = await client.query(
+          `SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = 'logquery_reader'`,
+        );
         assert.deepEqual(role, [{ rolsuper: false, rolcreaterole: false, rolcreatedb: false }]);
       } finally {
         await client.end();

@@ -24,7 +24,9 @@ describe('log table partitions', () => {
     const day = Math.floor((Date.now() - 5 * DAY) / DAY) * DAY;
     const name = partitionName(source.table_name, day);
     assert.ok(!(await listPartitions(pool, source.table_name)).some((p) => p.name === name), 'precondition: no partition yet');
-    await insertEvents('pgbouncer.logs.prod', [{ event_message: 'on demand', project: 'partitions-test', timestamp: new Date(day + 3_600_000).toISOString() }]);
+    await insertEvents('pgbouncer.logs.prod', [
+      { event_message: 'on demand', project: 'partitions-test', timestamp: new Date(day + 3_600_000).toISOString() },
+    ]);
     const { rows } = await pool.query(`SELECT event_message FROM logs."${name}" WHERE project = 'partitions-test'`);
     assert.deepEqual(rows, [{ event_message: 'on demand' }]);
   });
@@ -36,10 +38,7 @@ describe('log table partitions', () => {
     await ensurePartitions(pool, source.table_name, now - 6 * DAY, now);
     const dropped = await dropExpiredPartitions(pool, source.table_name, 3, now);
     const today = Math.floor(now / DAY) * DAY;
-    assert.deepEqual(
-      dropped.sort(),
-      [6, 5, 4].map((d) => partitionName(source.table_name, today - d * DAY)).sort(),
-    );
+    assert.deepEqual(dropped.sort(), [6, 5, 4].map((d) => partitionName(source.table_name, today - d * DAY)).sort());
     const left = (await listPartitions(pool, source.table_name)).map((p) => p.name);
     assert.ok(left.includes(partitionName(source.table_name, today - 3 * DAY)), 'the partition inside the retention stays');
     assert.ok(left.includes(partitionName(source.table_name, today)));
@@ -52,7 +51,17 @@ describe('log table partitions', () => {
       `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'logs' AND c.relkind = 'p' ORDER BY 1`,
     );
     const names = rows.map((r) => r.relname);
-    for (const t of ['cloudflare_logs_prod', 'postgres_logs', 'deno_relay_logs', 'deno_subhosting_events', 'gotrue_logs_prod', 'realtime_logs_prod', 'storage_logs_prod_2', 'postgrest_logs_prod', 'pgbouncer_logs_prod']) {
+    for (const t of [
+      'cloudflare_logs_prod',
+      'postgres_logs',
+      'deno_relay_logs',
+      'deno_subhosting_events',
+      'gotrue_logs_prod',
+      'realtime_logs_prod',
+      'storage_logs_prod_2',
+      'postgrest_logs_prod',
+      'pgbouncer_logs_prod',
+    ]) {
       assert.ok(names.includes(t), `missing logs.${t} in ${names.join(', ')}`);
     }
   });

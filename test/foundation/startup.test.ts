@@ -58,7 +58,10 @@ describe('start-up configuration', () => {
   });
 
   it('when values are invalid, then loadConfig names the variable', () => {
-    assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), (e: Error) => e instanceof ConfigError && /DATABASE_URL must start with postgres/.test(e.message));
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: 'mysql://x' }),
+      (e: Error) => e instanceof ConfigError && /DATABASE_URL must start with postgres/.test(e.message),
+    );
     assert.throws(() => loadConfig({ REDIS_URL: 'not a url' }), /REDIS_URL is not a valid URL/);
     assert.throws(() => loadConfig({ QUERY_TIMEOUT_MS: '-5' }), /QUERY_TIMEOUT_MS/);
     assert.throws(() => loadConfig({ ADMIN_API_KEY: 'short' }), /ADMIN_API_KEY must be at least 16 characters/);

@@ -17,15 +17,21 @@ import { testApp } from '../support/http.js';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const usage = SEEDED_ENDPOINTS.find((e) => e.name === 'usage.api-counts')!;
 /** The query the first release seeded: today's without the dashboard's three intervals. */
-const firstUsageQuery = usage.query.split('\n').filter((line) => !/@interval = '(1hr|1day|7day)'/.test(line)).join('\n');
+const firstUsageQuery = usage.query
+  .split('\n')
+  .filter((line) => !/@interval = '(1hr|1day|7day)'/.test(line))
+  .join('\n');
 
 describe('upgrading an install', () => {
   it('when a seeded endpoint still has a query an earlier release seeded, then start brings it to the current definition', async () => {
-    assert.ok(SUPERSEDED_SEEDED_QUERIES['usage.api-counts']!.includes(sha256(firstUsageQuery)), 'the first release\'s query is listed');
+    assert.ok(SUPERSEDED_SEEDED_QUERIES['usage.api-counts']!.includes(sha256(firstUsageQuery)), "the first release's query is listed");
     const ctx = await testContext();
     const endpoints = new EndpointRepository(ctx.db.knex);
     const current = (await endpoints.find('usage.api-counts'))!;
-    await endpoints.update(current.id, { query: firstUsageQuery, parameters: [{ ...usage.parameters[0]!, allowed_values: ['hourly', 'daily', 'minutely'] }, usage.parameters[1]!] });
+    await endpoints.update(current.id, {
+      query: firstUsageQuery,
+      parameters: [{ ...usage.parameters[0]!, allowed_values: ['hourly', 'daily', 'minutely'] }, usage.parameters[1]!],
+    });
     await ensureSeededEndpoints(ctx.db.knex, ctx.sources.lookup);
     const upgraded = (await endpoints.find('usage.api-counts'))!;
     assert.equal(upgraded.query, usage.query);
@@ -35,7 +41,10 @@ describe('upgrading an install', () => {
 
   it('when a seeded endpoint is upgraded, then the endpoints that read it get a new version too (no stale cached result)', async () => {
     const { app, keys, context: ctx } = await testApp();
-    const reader = await request(app).post('/api/endpoints').set('X-API-KEY', keys.admin).send({ name: 'upgrade.reader', query: 'select count(*) as n from `usage.api-counts`' });
+    const reader = await request(app)
+      .post('/api/endpoints')
+      .set('X-API-KEY', keys.admin)
+      .send({ name: 'upgrade.reader', query: 'select count(*) as n from `usage.api-counts`' });
     assert.equal(reader.status, 201, reader.text);
     const endpoints = new EndpointRepository(ctx.db.knex);
     try {
@@ -68,7 +77,10 @@ describe('upgrading an install', () => {
     const ctx = await testContext();
     const source = await ctx.sources.get('pgbouncer.logs.prod');
     const ingested = { seen_only_here: { type: 'STRING', repeated: false } } as const;
-    await ctx.db.knex('sources').where({ id: source.id }).update({ schema: JSON.stringify(ingested), updated_at: ctx.db.knex.fn.now() });
+    await ctx.db
+      .knex('sources')
+      .where({ id: source.id })
+      .update({ schema: JSON.stringify(ingested), updated_at: ctx.db.knex.fn.now() });
     await ctx.sources.ensureDefaults();
     const widened = (await ctx.sources.get('pgbouncer.logs.prod')).schema;
     assert.ok(fieldMapCovers(widened, defaultSourceSchema('pgbouncer.logs.prod')));

@@ -54,7 +54,11 @@ describe('hardening: bad input', function () {
   });
 
   /** Writes `head` (and `body`) as is and reads the first response until the socket closes. */
-  function raw(head: string | Buffer, body: Buffer | string = '', options: { endAfterWrite?: boolean; timeoutMs?: number } = {}): Promise<RawResponse> {
+  function raw(
+    head: string | Buffer,
+    body: Buffer | string = '',
+    options: { endAfterWrite?: boolean; timeoutMs?: number } = {},
+  ): Promise<RawResponse> {
     const started = performance.now();
     return new Promise((resolve, reject) => {
       const socket = net.connect(port, '127.0.0.1');
@@ -87,13 +91,19 @@ describe('hardening: bad input', function () {
   }
 
   /** A request with `Connection: close`, the key of `scope`, and a body with a correct Content-Length unless given. */
-  function send(method: string, target: string, opts: { headers?: Record<string, string>; body?: Buffer | string; scope?: keyof typeof keys | null } = {}) {
-    const body = typeof opts.body === 'string' ? Buffer.from(opts.body) : opts.body ?? Buffer.alloc(0);
+  function send(
+    method: string,
+    target: string,
+    opts: { headers?: Record<string, string>; body?: Buffer | string; scope?: keyof typeof keys | null } = {},
+  ) {
+    const body = typeof opts.body === 'string' ? Buffer.from(opts.body) : (opts.body ?? Buffer.alloc(0));
     const headers: Record<string, string> = { Host: `127.0.0.1:${port}`, Connection: 'close' };
     if (opts.scope !== null) headers['X-API-KEY'] = keys[opts.scope ?? 'admin'];
     if (body.length || ['POST', 'PUT', 'PATCH'].includes(method)) headers['Content-Length'] = String(body.length);
     Object.assign(headers, opts.headers);
-    const head = `${method} ${target} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`;
+    const head = `${method} ${target} HTTP/1.1\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\r\n')}\r\n\r\n`;
     return raw(Buffer.from(head, 'latin1'), body);
   }
 
@@ -131,7 +141,12 @@ describe('hardening: bad input', function () {
     }
 
     it('when the path itself has a broken escape, then 400 with the envelope', async () => {
-      for (const target of ['/api/endpoints/query/%E0%A4%A', '/api/endpoints/query/%', '/api/endpoints/query/a%ZZ', '/api/endpoints/%FF%FE']) {
+      for (const target of [
+        '/api/endpoints/query/%E0%A4%A',
+        '/api/endpoints/query/%',
+        '/api/endpoints/query/a%ZZ',
+        '/api/endpoints/%FF%FE',
+      ]) {
         expect4xx(await send('GET', target), [400, 404]);
       }
     });
@@ -149,7 +164,13 @@ describe('hardening: bad input', function () {
         if (res.status !== 200) expect4xx(res, [400]);
       }
       // Raw bytes >= 0x80 in the request line: Node's parser refuses them (400) or lets them through.
-      const res = await raw(Buffer.concat([Buffer.from(`GET ${LOGS}?project=`), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(` HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.admin}\r\n\r\n`)]));
+      const res = await raw(
+        Buffer.concat([
+          Buffer.from(`GET ${LOGS}?project=`),
+          Buffer.from([0xff, 0xfe, 0xc3]),
+          Buffer.from(` HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.admin}\r\n\r\n`),
+        ]),
+      );
       assert.ok(res.status === 200 || (res.status >= 400 && res.status < 500), `got ${res.status}`);
     });
 
@@ -167,7 +188,11 @@ describe('hardening: bad input', function () {
         `/api/logs?source_name=cloudflare.logs.prod%00`,
       ];
       for (const target of targets) {
-        const res = await send(target.startsWith('/api/logs') ? 'POST' : 'GET', target, target.startsWith('/api/logs') ? { body: '{"message":"nul"}', headers: { 'Content-Type': 'application/json' } } : {});
+        const res = await send(
+          target.startsWith('/api/logs') ? 'POST' : 'GET',
+          target,
+          target.startsWith('/api/logs') ? { body: '{"message":"nul"}', headers: { 'Content-Type': 'application/json' } } : {},
+        );
         expect4xx(res, [400, 404]);
       }
     });
@@ -186,7 +211,18 @@ describe('hardening: bad input', function () {
 
     it('when a timestamp parameter is not an ISO timestamp, then 400 naming the problem', async () => {
       // (Postgres' special inputs such as `now`, `today` or `infinity` are accepted as timestamps.)
-      for (const value of ['not-a-date', '2026-13-45T99:99:99Z', '2026-02-30', '99999999-01-01', '2026-01-01T00:00:00+99:00', '1e309', 'yesterday-ish', "2026-01-01'; drop table x; --", ' ', '\t']) {
+      for (const value of [
+        'not-a-date',
+        '2026-13-45T99:99:99Z',
+        '2026-02-30',
+        '99999999-01-01',
+        '2026-01-01T00:00:00+99:00',
+        '1e309',
+        'yesterday-ish',
+        "2026-01-01'; drop table x; --",
+        ' ',
+        '\t',
+      ]) {
         for (const name of ['iso_timestamp_start', 'iso_timestamp_end']) {
           const e = expect4xx(await send('GET', `${LOGS}?project=x&${name}=${encodeURIComponent(value)}`), [400]);
           assert.match(e.message, /timestamp|date|time/i, e.message);
@@ -241,9 +277,21 @@ describe('hardening: bad input', function () {
 
     it('when a known path is called with a method it does not serve, then 404 with the envelope (decision: not 405)', async () => {
       const cases: Array<[string, string]> = [
-        ['PUT', LOGS], ['DELETE', LOGS], ['PATCH', USAGE], ['PROPFIND', LOGS], ['SEARCH', LOGS], ['PURGE', LOGS],
-        ['DELETE', '/api/logs'], ['PUT', '/api/logs'], ['GET', '/api/logs'], ['POST', '/health'], ['DELETE', '/ready'], ['POST', '/metrics'],
-        ['POST', '/api/endpoints/logs.all/sql'], ['PATCH', '/api/keys'], ['TRACE', '/api/endpoints'],
+        ['PUT', LOGS],
+        ['DELETE', LOGS],
+        ['PATCH', USAGE],
+        ['PROPFIND', LOGS],
+        ['SEARCH', LOGS],
+        ['PURGE', LOGS],
+        ['DELETE', '/api/logs'],
+        ['PUT', '/api/logs'],
+        ['GET', '/api/logs'],
+        ['POST', '/health'],
+        ['DELETE', '/ready'],
+        ['POST', '/metrics'],
+        ['POST', '/api/endpoints/logs.all/sql'],
+        ['PATCH', '/api/keys'],
+        ['TRACE', '/api/endpoints'],
       ];
       for (const [method, path] of cases) {
         const e = expect4xx(await send(method, path), [404, 405]);
@@ -290,25 +338,62 @@ describe('hardening: bad input', function () {
         expect4xx(await send('POST', `${LOGS}?project=x`, { scope: 'query', headers: { 'Content-Type': type }, body }), [415]);
       }
       // JSON bodies that are not an object of strings: 400.
-      for (const body of ['[1,2]', '"x"', '{"project":["a"]}', '{"project":{"a":"b"}}', '{"project":1}', '{bad json', '{"project":"x"}garbage']) {
+      for (const body of [
+        '[1,2]',
+        '"x"',
+        '{"project":["a"]}',
+        '{"project":{"a":"b"}}',
+        '{"project":1}',
+        '{bad json',
+        '{"project":"x"}garbage',
+      ]) {
         expect4xx(await send('POST', LOGS, { scope: 'query', headers: { 'Content-Type': 'application/json' }, body }), [400]);
       }
     });
 
     it('when a body holds invalid UTF-8, then 400 or it is read with replacement characters, never a 5xx', async () => {
-      const bad = Buffer.concat([Buffer.from('{"message":"a'), Buffer.from([0xff, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('","project":"hardening-utf8"}')]);
+      const bad = Buffer.concat([
+        Buffer.from('{"message":"a'),
+        Buffer.from([0xff, 0xc3, 0x28, 0xed, 0xa0, 0x80]),
+        Buffer.from('","project":"hardening-utf8"}'),
+      ]);
       const ingest = await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/json' }, body: bad });
       if (ingest.status !== 200) expect4xx(ingest, [400]);
-      const ndjson = await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/x-ndjson' }, body: Buffer.concat([bad, Buffer.from('\n'), Buffer.from([0xfe, 0xff])]) });
+      const ndjson = await send('POST', INGEST, {
+        scope: 'ingest',
+        headers: { 'Content-Type': 'application/x-ndjson' },
+        body: Buffer.concat([bad, Buffer.from('\n'), Buffer.from([0xfe, 0xff])]),
+      });
       expect4xx(ndjson, [400, 406]); // 406: the line that is not JSON is listed, the other stored
-      const query = await send('POST', LOGS, { scope: 'query', headers: { 'Content-Type': 'application/json' }, body: Buffer.concat([Buffer.from('{"project":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","sql":"select id from edge_logs where event_message = \''), Buffer.from([0xc0, 0xaf]), Buffer.from('\'"}')]) });
+      const query = await send('POST', LOGS, {
+        scope: 'query',
+        headers: { 'Content-Type': 'application/json' },
+        body: Buffer.concat([
+          Buffer.from('{"project":"'),
+          Buffer.from([0xff, 0xfe]),
+          Buffer.from('","sql":"select id from edge_logs where event_message = \''),
+          Buffer.from([0xc0, 0xaf]),
+          Buffer.from('\'"}'),
+        ]),
+      });
       if (query.status !== 200) expect4xx(query, [400]);
-      const mgmt = await send('POST', '/api/endpoints', { headers: { 'Content-Type': 'application/json' }, body: Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff]), Buffer.from('","query":"select 1"}')]) });
+      const mgmt = await send('POST', '/api/endpoints', {
+        headers: { 'Content-Type': 'application/json' },
+        body: Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff]), Buffer.from('","query":"select 1"}')]),
+      });
       expect4xx(mgmt, [400, 422]);
       // Escaped lone surrogates and NULs in JSON strings.
-      const escapes = await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/json' }, body: '{"message":"a\\ud800b\\u0000","metadata":{"k\\u0000":"\\udfff"}}' });
+      const escapes = await send('POST', INGEST, {
+        scope: 'ingest',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"message":"a\\ud800b\\u0000","metadata":{"k\\u0000":"\\udfff"}}',
+      });
       if (escapes.status !== 200) expect4xx(escapes, [400, 406]);
-      const qEscapes = await send('POST', LOGS, { scope: 'query', headers: { 'Content-Type': 'application/json' }, body: '{"project":"a\\u0000\\ud800"}' });
+      const qEscapes = await send('POST', LOGS, {
+        scope: 'query',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"project":"a\\u0000\\ud800"}',
+      });
       expect4xx(qEscapes, [400]);
     });
 
@@ -334,7 +419,11 @@ describe('hardening: bad input', function () {
         const res = await send(method, path, { scope, headers: { 'Content-Type': 'application/json' }, body });
         expect4xx(res, path === INGEST ? [400, 406, 413] : [400, 413, 422]);
       }
-      const ndjson = await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/x-ndjson' }, body: inEvent + '\n' + arrays });
+      const ndjson = await send('POST', INGEST, {
+        scope: 'ingest',
+        headers: { 'Content-Type': 'application/x-ndjson' },
+        body: inEvent + '\n' + arrays,
+      });
       expect4xx(ndjson, [400, 406, 413]);
     });
 
@@ -348,33 +437,68 @@ describe('hardening: bad input', function () {
       // Before the cap on collected errors this took 3–5 s of CPU (the event loop blocked) and ~200 MB.
       assert.ok(res.ms < 2500, `8 MB of invalid events answered in ${Math.round(res.ms)} ms`);
       // NDJSON: a failed JSON.parse per line costs ~20 µs; a million bad lines were ~19 s of blocked event loop.
-      const lines = await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/x-ndjson' }, body: Array(1_000_000).fill('x').join('\n') });
+      const lines = await send('POST', INGEST, {
+        scope: 'ingest',
+        headers: { 'Content-Type': 'application/x-ndjson' },
+        body: Array(1_000_000).fill('x').join('\n'),
+      });
       expect4xx(lines, [400]);
       assert.ok(lines.ms < 2500, `a million bad NDJSON lines answered in ${Math.round(lines.ms)} ms`);
-      const nulls = await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/json' }, body: '{"batch":[' + Array(2_000_000).fill('null').join(',') + ']}' });
+      const nulls = await send('POST', INGEST, {
+        scope: 'ingest',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"batch":[' + Array(2_000_000).fill('null').join(',') + ']}',
+      });
       expect4xx(nulls, [406]);
-      const query = await send('POST', LOGS, { scope: 'query', headers: { 'Content-Type': 'application/json' }, body: '[' + Array(400_000).fill('1').join(',') + ']' });
+      const query = await send('POST', LOGS, {
+        scope: 'query',
+        headers: { 'Content-Type': 'application/json' },
+        body: '[' + Array(400_000).fill('1').join(',') + ']',
+      });
       expect4xx(query, [400]);
-      const tooBig = await send('POST', LOGS, { scope: 'query', headers: { 'Content-Type': 'application/json' }, body: '[' + Array(600_000).fill('1').join(',') + ']' });
+      const tooBig = await send('POST', LOGS, {
+        scope: 'query',
+        headers: { 'Content-Type': 'application/json' },
+        body: '[' + Array(600_000).fill('1').join(',') + ']',
+      });
       expect4xx(tooBig, [413]);
-      report('huge arrays', { ingest8MBms: Math.round(res.ms), ndjsonMillionBadLinesMs: Math.round(lines.ms), totalMs: Math.round(performance.now() - started) });
+      report('huge arrays', {
+        ingest8MBms: Math.round(res.ms),
+        ndjsonMillionBadLinesMs: Math.round(lines.ms),
+        totalMs: Math.round(performance.now() - started),
+      });
     });
 
     it('when `sql` is 100 KB + 1 byte, then 400 naming "sql"; 100 KB exactly passes the size check', async () => {
       const limit = 100 * 1024;
       const over = 'select id from edge_logs' + ' '.repeat(limit + 1 - 'select id from edge_logs'.length);
       assert.equal(Buffer.byteLength(over), limit + 1);
-      const res = await send('POST', LOGS, { scope: 'query', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ project: 'x', sql: over }) });
+      const res = await send('POST', LOGS, {
+        scope: 'query',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ project: 'x', sql: over }),
+      });
       const e = expect4xx(res, [400]);
       assert.match(e.message, /sql/);
       assert.match(JSON.stringify(e.errors), /"location":"sql"/);
       const atLimit = over.slice(0, limit);
-      const ok = await send('POST', LOGS, { scope: 'query', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ project: 'x', sql: atLimit }) });
+      const ok = await send('POST', LOGS, {
+        scope: 'query',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ project: 'x', sql: atLimit }),
+      });
       assert.equal(ok.status, 200, ok.body.slice(0, 300));
       // Multi-byte: 100 KB + 1 byte of UTF-8 in fewer characters.
       const multi = 'select id from edge_logs -- ' + 'é'.repeat((limit - 28) / 2) + 'x';
       assert.equal(Buffer.byteLength(multi), limit + 1);
-      expect4xx(await send('POST', LOGS, { scope: 'query', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ project: 'x', sql: multi }) }), [400]);
+      expect4xx(
+        await send('POST', LOGS, {
+          scope: 'query',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ project: 'x', sql: multi }),
+        }),
+        [400],
+      );
       // And in the query string of a GET (URL-encoded: ~300 KB, within the head limit).
       const viaGet = expect4xx(await send('GET', `${LOGS}?project=x&sql=${encodeURIComponent(over)}`), [400]);
       assert.match(JSON.stringify(viaGet.errors), /"location":"sql"/);
@@ -396,14 +520,25 @@ describe('hardening: bad input', function () {
       const body = '{"message":"short content length","project":"hardening-cl"}';
       // The app answers the 10 bytes with a 400 envelope; Node's parser then refuses the rest as a
       // request line (400 without a body) and may close the socket before the app's answer is written.
-      const res = await raw(`POST ${INGEST} HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n`, body, { endAfterWrite: true });
+      const res = await raw(
+        `POST ${INGEST} HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n`,
+        body,
+        { endAfterWrite: true },
+      );
       assert.equal(res.status, 400);
       if (res.body) envelopeOf(400, res.body);
-      const both = await raw(`POST ${INGEST} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n`, '5\r\n{"a":\r\n0\r\n\r\n');
+      const both = await raw(
+        `POST ${INGEST} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        '5\r\n{"a":\r\n0\r\n\r\n',
+      );
       assert.equal(both.status, 400, 'Node refuses Content-Length with Transfer-Encoding');
       const bogus = await raw(`POST ${INGEST} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: -1\r\n\r\n`);
       assert.equal(bogus.status, 400);
-      const chunkedBad = await raw(`POST ${INGEST} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.ingest}\r\nTransfer-Encoding: chunked\r\n\r\n`, 'zz\r\nhello\r\n0\r\n\r\n', { endAfterWrite: true });
+      const chunkedBad = await raw(
+        `POST ${INGEST} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.ingest}\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        'zz\r\nhello\r\n0\r\n\r\n',
+        { endAfterWrite: true },
+      );
       assert.ok(chunkedBad.status >= 400 && chunkedBad.status < 500, `got ${chunkedBad.status}`);
     });
 
@@ -419,15 +554,43 @@ describe('hardening: bad input', function () {
         ['br', json],
       ];
       for (const [encoding, body] of cases) {
-        const e = expect4xx(await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding }, body }), [400]);
+        const e = expect4xx(
+          await send('POST', INGEST, {
+            scope: 'ingest',
+            headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+            body,
+          }),
+          [400],
+        );
         assert.match(JSON.stringify(e), /Content-Encoding/);
       }
-      expect4xx(await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' }, body: json }), [415]);
+      expect4xx(
+        await send('POST', INGEST, {
+          scope: 'ingest',
+          headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' },
+          body: json,
+        }),
+        [415],
+      );
       // gzip of something that is not JSON: 400 from the JSON parser.
-      expect4xx(await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body: zlib.gzipSync(Buffer.from([0xff, 0x00, 0x01])) }), [400]);
+      expect4xx(
+        await send('POST', INGEST, {
+          scope: 'ingest',
+          headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+          body: zlib.gzipSync(Buffer.from([0xff, 0x00, 0x01])),
+        }),
+        [400],
+      );
       // A gzip bomb: 413, not memory growth.
       const bomb = zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
-      expect4xx(await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body: bomb }), [413]);
+      expect4xx(
+        await send('POST', INGEST, {
+          scope: 'ingest',
+          headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+          body: bomb,
+        }),
+        [413],
+      );
     });
 
     it('when ingest names no, an unknown or a malformed source, then 400/404 with the envelope', async () => {
@@ -443,8 +606,19 @@ describe('hardening: bad input', function () {
     });
 
     it('when ingest events have invalid timestamps, then 406 listing them (an out-of-range one is dropped), the valid one stored', async () => {
-      const batch = [{ message: 'ok' }, { message: 'bad', timestamp: '2026-13-45T00:00:00Z' }, { message: 'bad2', timestamp: 'yesterday' }, { message: 'bad3', timestamp: 1e300 }, { message: 'bad4', timestamp: -1e20 }, { message: 'bad5', timestamp: {} }];
-      const res = await send('POST', INGEST, { scope: 'ingest', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(batch) });
+      const batch = [
+        { message: 'ok' },
+        { message: 'bad', timestamp: '2026-13-45T00:00:00Z' },
+        { message: 'bad2', timestamp: 'yesterday' },
+        { message: 'bad3', timestamp: 1e300 },
+        { message: 'bad4', timestamp: -1e20 },
+        { message: 'bad5', timestamp: {} },
+      ];
+      const res = await send('POST', INGEST, {
+        scope: 'ingest',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(batch),
+      });
       const e = expect4xx(res, [406]);
       assert.equal(e.errors.length, 4, JSON.stringify(e.errors)); // 1e300 reads as nanoseconds far ahead: dropped
       assert.equal(JSON.parse(res.body).count, 1);

@@ -61,7 +61,12 @@ interface Answer {
   cache: string | null;
 }
 
-async function call(base: string, key: string, path: string, init: { method?: string; body?: string; timeoutMs?: number } = {}): Promise<Answer> {
+async function call(
+  base: string,
+  key: string,
+  path: string,
+  init: { method?: string; body?: string; timeoutMs?: number } = {},
+): Promise<Answer> {
   const started = performance.now();
   try {
     const res = await fetch(base + path, {
@@ -107,11 +112,17 @@ describe('hardening: faults', function () {
       svc = await startInProcess(url, { REDIS_URL: redis.url, DB_POOL_SIZE: '10' });
       const s = svc;
       const tag = `redis-${Date.now().toString(36)}`;
-      const events = Array.from({ length: 200 }, (_, i) => ({ id: `${tag}-${i}`, project: tag, event_message: `e${i}`, metadata: { request: { url: `https://${tag}.example/rest/v1/t${i % 7}`, method: 'GET' } } }));
+      const events = Array.from({ length: 200 }, (_, i) => ({
+        id: `${tag}-${i}`,
+        project: tag,
+        event_message: `e${i}`,
+        metadata: { request: { url: `https://${tag}.example/rest/v1/t${i % 7}`, method: 'GET' } },
+      }));
       assert.equal((await call(s.base, s.key, INGEST, { method: 'POST', body: JSON.stringify(events) })).status, 200);
 
       // Warm-up: the translator and each cached key once, so 'before' measures a warm service.
-      for (const interval of ['hourly', 'daily', 'minutely']) assert.equal((await call(s.base, s.key, `${USAGE}?interval=${interval}&project=${tag}`)).status, 200);
+      for (const interval of ['hourly', 'daily', 'minutely'])
+        assert.equal((await call(s.base, s.key, `${USAGE}?interval=${interval}&project=${tag}`)).status, 200);
       assert.equal((await call(s.base, s.key, `${LOGS}?project=${tag}`)).status, 200);
 
       type Phase = 'before' | 'down' | 'after';
@@ -121,7 +132,9 @@ describe('hardening: faults', function () {
       const client = async (n: number) => {
         for (let i = 0; !stop; i++) {
           const cached = (n + i) % 4 !== 0; // three in four cached
-          const path = cached ? `${USAGE}?interval=${['hourly', 'daily', 'minutely'][(n + i) % 3]}&project=${tag}` : `${LOGS}?project=${tag}`;
+          const path = cached
+            ? `${USAGE}?interval=${['hourly', 'daily', 'minutely'][(n + i) % 3]}&project=${tag}`
+            : `${LOGS}?project=${tag}`;
           const a = await call(s.base, s.key, path);
           answers.push({ ...a, phase, kind: cached ? 'cached' : 'uncached' });
         }
@@ -158,7 +171,11 @@ describe('hardening: faults', function () {
         outageMs: Math.round(restartedAt - killedAt),
         status: tally(answers),
         before: { ...percentiles(byPhase('before').map((a) => a.ms)), hits: byPhase('before').filter((a) => a.cache === 'HIT').length },
-        down: { ...percentiles(byPhase('down').map((a) => a.ms)), hits: byPhase('down').filter((a) => a.cache === 'HIT').length, misses: byPhase('down').filter((a) => a.cache === 'MISS').length },
+        down: {
+          ...percentiles(byPhase('down').map((a) => a.ms)),
+          hits: byPhase('down').filter((a) => a.cache === 'HIT').length,
+          misses: byPhase('down').filter((a) => a.cache === 'MISS').length,
+        },
         after: { ...percentiles(byPhase('after').map((a) => a.ms)), hits: byPhase('after').filter((a) => a.cache === 'HIT').length },
         hitsResumedAfterMs: Math.round(firstHitAfter),
       };
@@ -194,7 +211,15 @@ describe('hardening: faults', function () {
       const p = proxy;
       direct = new pg.Pool({ connectionString: url, max: 2 });
       const tag = `pg-${Date.now().toString(36)}`;
-      const batch = (id: string, size: number) => JSON.stringify({ batch: Array.from({ length: size }, (_, i) => ({ id: `${id}-${i}`, project: tag, event_message: id, metadata: { request: { url: `https://x/${i}` } } })) });
+      const batch = (id: string, size: number) =>
+        JSON.stringify({
+          batch: Array.from({ length: size }, (_, i) => ({
+            id: `${id}-${i}`,
+            project: tag,
+            event_message: id,
+            metadata: { request: { url: `https://x/${i}` } },
+          })),
+        });
       assert.equal((await call(s.base, s.key, INGEST, { method: 'POST', body: batch('warm', 10) })).status, 200);
       assert.equal((await call(s.base, s.key, `${LOGS}?project=${tag}`)).status, 200);
 
@@ -208,7 +233,8 @@ describe('hardening: faults', function () {
             const i = seq++;
             const what = ['logs', 'usage', 'ingest', 'ready', 'mgmt'][(n + i) % 5]!;
             let a: Answer;
-            if (what === 'logs') a = await call(s.base, s.key, `${LOGS}?project=${tag}&iso_timestamp_start=2020-01-0${1 + (i % 9)}T00:00:00Z`);
+            if (what === 'logs')
+              a = await call(s.base, s.key, `${LOGS}?project=${tag}&iso_timestamp_start=2020-01-0${1 + (i % 9)}T00:00:00Z`);
             else if (what === 'usage') a = await call(s.base, s.key, `${USAGE}?interval=hourly&project=${tag}-${label}-${i}`);
             else if (what === 'ingest') {
               const id = `${tag}-${label}-${i}`;
@@ -248,7 +274,10 @@ describe('hardening: faults', function () {
       await p.blackhole();
       const hanging = await outage('hanging', 5000);
 
-      for (const [label, answers] of [['refused', refused], ['hanging', hanging]] as const) {
+      for (const [label, answers] of [
+        ['refused', refused],
+        ['hanging', hanging],
+      ] as const) {
         const summary = { requests: answers.length, status: tally(answers), latency: percentiles(answers.map((a) => a.ms)) };
         report(`postgres ${label}`, summary);
         for (const a of answers) {
@@ -283,22 +312,33 @@ describe('hardening: faults', function () {
       assert.ok(Number.isFinite(recoveredMs), 'recovered');
       // Every kind of request works, many times over (no poisoned pooled connection).
       const after: Answer[] = [];
-      await Promise.all(Array.from({ length: 8 }, async (_, n) => {
-        for (let i = 0; i < 10; i++) {
-          const what = (n + i) % 4;
-          if (what === 0) after.push(await call(s.base, s.key, `${LOGS}?project=${tag}`));
-          else if (what === 1) after.push(await call(s.base, s.key, `${USAGE}?interval=hourly&project=${tag}-after-${n}-${i}`));
-          else if (what === 2) after.push(await call(s.base, s.key, INGEST, { method: 'POST', body: batch(`${tag}-after-${n}-${i}`, 5) }));
-          else after.push(await call(s.base, s.key, '/api/endpoints'));
-        }
-      }));
-      report('postgres back', { recoveredMs: Math.round(recoveredMs), requests: after.length, status: tally(after), latency: percentiles(after.map((a) => a.ms)) });
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, n) => {
+          for (let i = 0; i < 10; i++) {
+            const what = (n + i) % 4;
+            if (what === 0) after.push(await call(s.base, s.key, `${LOGS}?project=${tag}`));
+            else if (what === 1) after.push(await call(s.base, s.key, `${USAGE}?interval=hourly&project=${tag}-after-${n}-${i}`));
+            else if (what === 2)
+              after.push(await call(s.base, s.key, INGEST, { method: 'POST', body: batch(`${tag}-after-${n}-${i}`, 5) }));
+            else after.push(await call(s.base, s.key, '/api/endpoints'));
+          }
+        }),
+      );
+      report('postgres back', {
+        recoveredMs: Math.round(recoveredMs),
+        requests: after.length,
+        status: tally(after),
+        latency: percentiles(after.map((a) => a.ms)),
+      });
       assert.deepEqual(tally(after), { 200: after.length });
       assert.equal((await call(s.base, '', '/ready')).status, 200);
 
       // 4. Nothing half-written: every batch is all or nothing; none answered 503 was written
       //    (a cut between COMMIT and its answer could leave a 503 batch complete, but never partial).
-      const { rows } = await direct.query<{ batch: string; n: number }>('SELECT event_message AS batch, count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1 GROUP BY 1', [tag]);
+      const { rows } = await direct.query<{ batch: string; n: number }>(
+        'SELECT event_message AS batch, count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1 GROUP BY 1',
+        [tag],
+      );
       const counts = new Map(rows.map((r) => [r.batch, r.n]));
       let written503 = 0;
       for (const o of ingestOutcomes) {
@@ -312,8 +352,16 @@ describe('hardening: faults', function () {
         if (o.status === 200) assert.equal(n, o.size, `acknowledged batch ${o.id} is complete`);
         else assert.equal(o.status, 503);
       }
-      report('ingest cut mid-write', { batches: midWrite.length, status: tally(midWrite.map((o) => ({ status: o.status, text: '', ms: 0, cache: null }))), complete: midWrite.filter((o) => counts.get(o.id) === o.size).length });
-      report('ingest during outage', { batches: ingestOutcomes.length, answered503: ingestOutcomes.filter((o) => o.status === 503).length, presentAfterwards: written503 });
+      report('ingest cut mid-write', {
+        batches: midWrite.length,
+        status: tally(midWrite.map((o) => ({ status: o.status, text: '', ms: 0, cache: null }))),
+        complete: midWrite.filter((o) => counts.get(o.id) === o.size).length,
+      });
+      report('ingest during outage', {
+        batches: ingestOutcomes.length,
+        answered503: ingestOutcomes.filter((o) => o.status === 503).length,
+        presentAfterwards: written503,
+      });
       assert.equal(written503, 0, 'no batch answered 503 was written');
 
       // 5. No leaked connections: the pool is within its size, nothing waits, and the database
@@ -323,7 +371,11 @@ describe('hardening: faults', function () {
         "SELECT application_name AS app, count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'logquery%' GROUP BY 1",
         [name],
       );
-      report('connections after recovery', { pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }, database: activity, proxyOpen: p.open });
+      report('connections after recovery', {
+        pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
+        database: activity,
+        proxyOpen: p.open,
+      });
       assert.ok(pool.totalCount <= 4 && pool.waitingCount === 0);
       assert.ok(s.ctx.reader!.totalCount <= 4 && s.ctx.reader!.waitingCount === 0);
       const total = activity.reduce((sum, r) => sum + r.n, 0);
@@ -408,7 +460,10 @@ describe('hardening: faults', function () {
       const failed = await withTransaction(pool, async (c) => {
         p.freeze();
         await c.query('SELECT 2');
-      }).then(() => 'ok', (err: Error) => err.message);
+      }).then(
+        () => 'ok',
+        (err: Error) => err.message,
+      );
       const ms = performance.now() - started;
       assert.equal(failed, 'Query read timeout');
       assert.ok(ms < 1500, `failed after ${Math.round(ms)} ms (no second wait for ROLLBACK)`);
@@ -432,9 +487,15 @@ describe('hardening: faults', function () {
       assert.equal((await call(s.base, s.key, INGEST, { method: 'POST', body: JSON.stringify(events) })).status, 200);
       const slowSql = 'select count(*) as n from edge_logs a cross join edge_logs b cross join edge_logs c cross join edge_logs d';
       const started = performance.now();
-      const answers = await Promise.all(Array.from({ length: 10 }, () => call(s.base, s.key, `${LOGS}?project=${tag}&sql=${encodeURIComponent(slowSql)}`)));
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () => call(s.base, s.key, `${LOGS}?project=${tag}&sql=${encodeURIComponent(slowSql)}`)),
+      );
       const wall = performance.now() - started;
-      report('10 slow queries, pool 3', { status: tally(answers), latency: percentiles(answers.map((a) => a.ms)), wallMs: Math.round(wall) });
+      report('10 slow queries, pool 3', {
+        status: tally(answers),
+        latency: percentiles(answers.map((a) => a.ms)),
+        wallMs: Math.round(wall),
+      });
       for (const a of answers) {
         assert.ok(a.status === 504 || a.status === 503, `${a.status}: ${a.text.slice(0, 200)}`);
         const e = envelopeOf(a.status, a.text);
@@ -443,12 +504,18 @@ describe('hardening: faults', function () {
       }
       assert.ok(answers.some((a) => a.status === 504));
       const pool = s.ctx.db.pool;
-      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query ILIKE '%cross join%' AND pid <> pg_backend_pid()`);
+      const { rows } = await pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query ILIKE '%cross join%' AND pid <> pg_backend_pid()`,
+      );
       assert.equal(rows[0].n, 0, 'no cancelled query is still running');
       assert.ok(pool.totalCount <= 3 && pool.waitingCount === 0, `pool ${pool.totalCount}/${pool.waitingCount}`);
       const reader = s.ctx.reader!; // endpoint queries run here
       assert.ok(reader.totalCount <= 3 && reader.waitingCount === 0, `reader pool ${reader.totalCount}/${reader.waitingCount}`);
-      const ok = await Promise.all(Array.from({ length: 6 }, () => call(s.base, s.key, `${LOGS}?project=${tag}&sql=${encodeURIComponent('select count(*) as n from edge_logs')}`)));
+      const ok = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          call(s.base, s.key, `${LOGS}?project=${tag}&sql=${encodeURIComponent('select count(*) as n from edge_logs')}`),
+        ),
+      );
       for (const a of ok) assert.equal(a.text, '{"result":[{"n":400}]}');
       assert.equal((await call(s.base, '', '/ready')).status, 200);
     });

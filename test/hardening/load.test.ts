@@ -70,10 +70,15 @@ describe('hardening: load', function () {
     const seed = await fetch(`${s.base}/api/logs?source_name=cloudflare.logs.prod`, {
       method: 'POST',
       headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' },
-      body: JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({
-        id: `${tag}-seed-${i}`, project: tag, event_message: 'seed', timestamp: Date.now() - i * 1000,
-        metadata: { request: { url: `https://${tag}.supabase.co/rest/v1/t${i % 13}`, method: 'GET' }, response: { status_code: 200 } },
-      }))),
+      body: JSON.stringify(
+        Array.from({ length: 2000 }, (_, i) => ({
+          id: `${tag}-seed-${i}`,
+          project: tag,
+          event_message: 'seed',
+          timestamp: Date.now() - i * 1000,
+          metadata: { request: { url: `https://${tag}.supabase.co/rest/v1/t${i % 13}`, method: 'GET' }, response: { status_code: 200 } },
+        })),
+      ),
     });
     assert.equal(seed.status, 200);
 
@@ -86,8 +91,18 @@ describe('hardening: load', function () {
       if (status === 200 && !expect.test(body) && wrongBodies.length < 5) wrongBodies.push(`${kind}: ${body.slice(0, 200)}`);
     };
     const requests: autocannon.Request[] = [
-      { method: 'GET', path: `/api/endpoints/query/usage.api-counts?interval=hourly&project=${tag}`, headers, onResponse: check('cached', /^\{"result":\[/) },
-      { method: 'GET', path: `/api/endpoints/query/logs.all?project=${tag}`, headers, onResponse: check('uncached', /^\{"result":\[\{"id":/) },
+      {
+        method: 'GET',
+        path: `/api/endpoints/query/usage.api-counts?interval=hourly&project=${tag}`,
+        headers,
+        onResponse: check('cached', /^\{"result":\[/),
+      },
+      {
+        method: 'GET',
+        path: `/api/endpoints/query/logs.all?project=${tag}`,
+        headers,
+        onResponse: check('uncached', /^\{"result":\[\{"id":/),
+      },
       {
         method: 'GET',
         path: `/api/endpoints/query/logs.all?project=${tag}&sql=${encodeURIComponent('select id, timestamp, event_message from edge_logs where event_message != @project order by timestamp desc limit 20')}`,
@@ -103,7 +118,13 @@ describe('hardening: load', function () {
           (context as { batch?: string }).batch = id;
           sentBatches.add(id);
           const now = Date.now();
-          const batch = Array.from({ length: BATCH }, (_, i) => ({ id: `${id}-${i}`, project: tag, event_message: id, timestamp: now, metadata: { request: { url: `https://${tag}.supabase.co/rest/v1/x`, method: 'POST' } } }));
+          const batch = Array.from({ length: BATCH }, (_, i) => ({
+            id: `${id}-${i}`,
+            project: tag,
+            event_message: id,
+            timestamp: now,
+            metadata: { request: { url: `https://${tag}.supabase.co/rest/v1/x`, method: 'POST' } },
+          }));
           return { ...req, body: JSON.stringify({ batch }) };
         },
         onResponse: (status, body, context) => {
@@ -143,7 +164,10 @@ describe('hardening: load', function () {
     };
     report('load memory', memory);
 
-    for (const [label, r] of [['warm-up', warm], ['main', main]] as const) {
+    for (const [label, r] of [
+      ['warm-up', warm],
+      ['main', main],
+    ] as const) {
       const fivexx = Object.entries(r.statusCodeStats ?? {}).filter(([code]) => Number(code) >= 500);
       assert.deepEqual(fivexx, [], `${label}: 5xx answers`);
       assert.equal(r.non2xx, 0, `${label}: non-2xx answers ${JSON.stringify(r.statusCodeStats)}`);
@@ -156,9 +180,15 @@ describe('hardening: load', function () {
     // Memory: flat between the end of warm-up and the end of a run three times as long.
     assert.ok(afterMain.gc, 'GC was forced in the service');
     const heapGrowth = afterMain.heapUsed - afterWarm.heapUsed;
-    assert.ok(heapGrowth < Math.max(20 * 1024 * 1024, afterWarm.heapUsed * 0.25), `heap grew ${mb(heapGrowth)} MB (${mb(afterWarm.heapUsed)} → ${mb(afterMain.heapUsed)})`);
+    assert.ok(
+      heapGrowth < Math.max(20 * 1024 * 1024, afterWarm.heapUsed * 0.25),
+      `heap grew ${mb(heapGrowth)} MB (${mb(afterWarm.heapUsed)} → ${mb(afterMain.heapUsed)})`,
+    );
     const rssGrowth = afterMain.rss - afterWarm.rss;
-    assert.ok(rssGrowth < Math.max(64 * 1024 * 1024, afterWarm.rss * 0.3), `RSS grew ${mb(rssGrowth)} MB (${mb(afterWarm.rss)} → ${mb(afterMain.rss)})`);
+    assert.ok(
+      rssGrowth < Math.max(64 * 1024 * 1024, afterWarm.rss * 0.3),
+      `RSS grew ${mb(rssGrowth)} MB (${mb(afterWarm.rss)} → ${mb(afterMain.rss)})`,
+    );
 
     // Every acknowledged batch is stored in full; none is partial (in-flight ones at the end may be either).
     await sleep(1000);
@@ -174,7 +204,14 @@ describe('hardening: load', function () {
       assert.equal(n, BATCH, `batch ${id} is partial`);
       assert.ok(sentBatches.has(id));
     }
-    report('load ingest', { batchesSent: sentBatches.size, acknowledged: acknowledged.size, eventsAcknowledged: acknowledged.size * BATCH, batchesStored: counts.size, eventsStored: [...counts.values()].reduce((a, b) => a + b, 0), runtimeS: Math.round((Date.now() - started) / 1000) });
+    report('load ingest', {
+      batchesSent: sentBatches.size,
+      acknowledged: acknowledged.size,
+      eventsAcknowledged: acknowledged.size * BATCH,
+      batchesStored: counts.size,
+      eventsStored: [...counts.values()].reduce((a, b) => a + b, 0),
+      runtimeS: Math.round((Date.now() - started) / 1000),
+    });
     assert.ok(acknowledged.size > 0);
   });
 });

@@ -10,5 +10,7 @@ process.on('SIGUSR2', () => {
     gc();
   }
   const m = process.memoryUsage();
-  process.stdout.write(`HARDENING_MEM ${JSON.stringify({ gc: Boolean(gc), rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers })}\n`);
+  process.stdout.write(
+    `HARDENING_MEM ${JSON.stringify({ gc: Boolean(gc), rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers })}\n`,
+  );
 });

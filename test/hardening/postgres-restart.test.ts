@@ -37,14 +37,26 @@ describe('hardening: Postgres stopped and started under traffic', function () {
     await admin.query('CREATE DATABASE lq');
     await admin.end();
     const url = cluster.url.replace(/\/postgres$/, '/lq');
-    svc = await startService({ DATABASE_URL: url, ADMIN_API_KEY: KEY, DB_CONNECT_TIMEOUT_MS: '1000', DB_POOL_SIZE: String(POOL), QUERY_TIMEOUT_MS: '5000' });
+    svc = await startService({
+      DATABASE_URL: url,
+      ADMIN_API_KEY: KEY,
+      DB_CONNECT_TIMEOUT_MS: '1000',
+      DB_POOL_SIZE: String(POOL),
+      QUERY_TIMEOUT_MS: '5000',
+    });
     const s = svc;
     const tag = `pgr${Date.now().toString(36)}`;
-    const batchBody = (id: string, n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ id: `${id}-${i}`, project: tag, event_message: id })));
+    const batchBody = (id: string, n: number) =>
+      JSON.stringify(Array.from({ length: n }, (_, i) => ({ id: `${id}-${i}`, project: tag, event_message: id })));
     const call = async (path: string, init: { method?: string; body?: string } = {}) => {
       const started = performance.now();
       try {
-        const res = await fetch(s.base + path, { method: init.method ?? 'GET', body: init.body, headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' }, signal: AbortSignal.timeout(15_000) });
+        const res = await fetch(s.base + path, {
+          method: init.method ?? 'GET',
+          body: init.body,
+          headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' },
+          signal: AbortSignal.timeout(15_000),
+        });
         return { status: res.status, text: await res.text(), ms: performance.now() - started };
       } catch (err) {
         return { status: 0, text: (err as Error).message, ms: performance.now() - started };
@@ -67,7 +79,10 @@ describe('hardening: Postgres stopped and started under traffic', function () {
         let a;
         if (kind === 'logs') a = await call(`/api/endpoints/query/logs.all?project=${tag}`);
         else if (kind === 'usage') a = await call(`/api/endpoints/query/usage.api-counts?interval=hourly&project=${tag}-${k}`);
-        else if (kind === 'sandboxed') a = await call(`/api/endpoints/query/logs.all?project=${tag}&sql=${encodeURIComponent(`select count(*) as n from edge_logs where event_message != '${k}'`)}`);
+        else if (kind === 'sandboxed')
+          a = await call(
+            `/api/endpoints/query/logs.all?project=${tag}&sql=${encodeURIComponent(`select count(*) as n from edge_logs where event_message != '${k}'`)}`,
+          );
         else if (kind === 'ingest') {
           const id = `${tag}-b${k}`;
           a = await call('/api/logs?source_name=cloudflare.logs.prod', { method: 'POST', body: batchBody(id, 50) });
@@ -100,7 +115,8 @@ describe('hardening: Postgres stopped and started under traffic', function () {
 
     const during = answers.filter((a) => a.started >= down && a.at <= upBegan);
     const afterUp = answers.filter((a) => a.started > up + Math.max(...recovered.values(), 0));
-    const byStatus = (list: typeof answers) => list.reduce<Record<string, number>>((m, a) => ((m[a.status] = (m[a.status] ?? 0) + 1), m), {});
+    const byStatus = (list: typeof answers) =>
+      list.reduce<Record<string, number>>((m, a) => ((m[a.status] = (m[a.status] ?? 0) + 1), m), {});
     report('postgres stop/start', {
       stopMs: Math.round(down - stopBegan),
       startMs: Math.round(up - upBegan),
@@ -113,9 +129,18 @@ describe('hardening: Postgres stopped and started under traffic', function () {
 
     assert.equal(s.child.exitCode, null, 'the service is still running');
     assert.doesNotMatch(s.output(), /uncaught|unhandled/i);
-    const failures = s.output().split('\n').filter((l) => l.includes('request failed') && !/ECONNREFUSED|57P0|KnexTimeout|not queryable|Connection terminated/.test(l)).slice(0, 5).map((l) => l.replace(/"stack":"[^"]*",/, '')).join('\n');
+    const failures = s
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('request failed') && !/ECONNREFUSED|57P0|KnexTimeout|not queryable|Connection terminated/.test(l))
+      .slice(0, 5)
+      .map((l) => l.replace(/"stack":"[^"]*",/, ''))
+      .join('\n');
     for (const a of answers) {
-      assert.ok(a.status === 200 || a.status === 503, `${a.kind} at ${Math.round(a.at)} ms: ${a.status} ${a.text.slice(0, 300)}\nservice log:\n${failures}`);
+      assert.ok(
+        a.status === 200 || a.status === 503,
+        `${a.kind} at ${Math.round(a.at)} ms: ${a.status} ${a.text.slice(0, 300)}\nservice log:\n${failures}`,
+      );
       if (a.status === 503) {
         assert.equal(envelopeOf(503, a.text).status, 'UNAVAILABLE');
         assert.doesNotMatch(a.text, /postgres(ql)?:\/\/|SELECT|INSERT|terminating/i);
@@ -129,7 +154,10 @@ describe('hardening: Postgres stopped and started under traffic', function () {
     assert.ok(afterUp.length > 20 && afterUp.every((a) => a.status === 200), `after recovery: ${JSON.stringify(byStatus(afterUp))}`);
 
     direct = new pg.Pool({ connectionString: url, max: 1 });
-    const { rows } = await direct.query<{ batch: string; n: number }>("SELECT event_message AS batch, count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1 AND event_message <> 'seed' GROUP BY 1", [tag]);
+    const { rows } = await direct.query<{ batch: string; n: number }>(
+      "SELECT event_message AS batch, count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1 AND event_message <> 'seed' GROUP BY 1",
+      [tag],
+    );
     const counts = new Map(rows.map((r) => [r.batch, r.n]));
     let raced = 0;
     for (const b of batches) {
@@ -139,7 +167,9 @@ describe('hardening: Postgres stopped and started under traffic', function () {
       else if (n === 50) raced++;
     }
     assert.ok(raced <= 2, `${raced} batches answered 503 but stored`);
-    const { rows: conns } = await direct.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'lq' AND application_name LIKE 'logquery%'");
+    const { rows: conns } = await direct.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'lq' AND application_name LIKE 'logquery%'",
+    );
     report('postgres stop/start: ingest and connections', {
       batches: batches.length,
       acknowledged: batches.filter((b) => b.status === 200).length,

@@ -37,7 +37,12 @@ describe('hardening: SIGTERM', function () {
 
   it('when SIGTERM arrives during a slow query and an upload, then both complete, new connections are refused, and the process exits 0', async () => {
     const { url } = await createEmptyDatabase('lq_hard_sigterm');
-    svc = await startService({ DATABASE_URL: url, ADMIN_API_KEY: KEY, QUERY_TIMEOUT_MS: '60000', LOG_LEVEL: process.env.HARDENING_LOG ?? 'info' });
+    svc = await startService({
+      DATABASE_URL: url,
+      ADMIN_API_KEY: KEY,
+      QUERY_TIMEOUT_MS: '60000',
+      LOG_LEVEL: process.env.HARDENING_LOG ?? 'info',
+    });
     const s = svc;
     const tag = `sigterm${Date.now().toString(36)}`;
     const post = await fetch(`${s.base}/api/logs?source_name=cloudflare.logs.prod`, {
@@ -50,9 +55,13 @@ describe('hardening: SIGTERM', function () {
     // A query that runs a second or two in Postgres (ROWS³ combinations).
     const slowSql = 'select count(*) as n from edge_logs a cross join edge_logs b cross join edge_logs c';
     // Warm the sandbox path first (its first use loads the SQL validator and blocks the event loop for a moment).
-    await fetch(`${s.base}/api/endpoints/query/logs.all?project=${tag}&sql=${encodeURIComponent('select count(*) as n from edge_logs')}`, { headers: { 'X-API-KEY': KEY } });
+    await fetch(`${s.base}/api/endpoints/query/logs.all?project=${tag}&sql=${encodeURIComponent('select count(*) as n from edge_logs')}`, {
+      headers: { 'X-API-KEY': KEY },
+    });
     const queryStarted = performance.now();
-    const slowQuery = fetch(`${s.base}/api/endpoints/query/logs.all?project=${tag}&sql=${encodeURIComponent(slowSql)}`, { headers: { 'X-API-KEY': KEY } }).then(
+    const slowQuery = fetch(`${s.base}/api/endpoints/query/logs.all?project=${tag}&sql=${encodeURIComponent(slowSql)}`, {
+      headers: { 'X-API-KEY': KEY },
+    }).then(
       async (r) => ({ status: r.status, text: await r.text(), ms: performance.now() - queryStarted }),
       (err: Error) => ({ status: 0, text: err.message, ms: performance.now() - queryStarted }),
     );
@@ -61,21 +70,27 @@ describe('hardening: SIGTERM', function () {
     // `Expect: 100-continue` makes the server confirm it has the request (a connection still in
     // the listen backlog at the signal would be reset, like any new one).
     const uploadId = `${tag}-upload`;
-    const body = Buffer.from(JSON.stringify({ batch: Array.from({ length: 50 }, (_, i) => ({ id: `${uploadId}-${i}`, project: tag, event_message: 'upload' })) }));
+    const body = Buffer.from(
+      JSON.stringify({ batch: Array.from({ length: 50 }, (_, i) => ({ id: `${uploadId}-${i}`, project: tag, event_message: 'upload' })) }),
+    );
     let received!: () => void;
     const uploadReceived = new Promise<void>((resolve) => (received = resolve));
     let sendRest!: () => void;
     const restMayGo = new Promise<void>((resolve) => (sendRest = resolve));
     const upload = new Promise<{ status: number; text: string; connection: string | undefined }>((resolve) => {
-      const req = http.request(`${s.base}/api/logs?source_name=cloudflare.logs.prod`, {
-        method: 'POST',
-        agent: false,
-        headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json', 'Content-Length': String(body.length), Expect: '100-continue' },
-      }, (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, connection: res.headers.connection }));
-      });
+      const req = http.request(
+        `${s.base}/api/logs?source_name=cloudflare.logs.prod`,
+        {
+          method: 'POST',
+          agent: false,
+          headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json', 'Content-Length': String(body.length), Expect: '100-continue' },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text, connection: res.headers.connection }));
+        },
+      );
       req.on('error', (err) => resolve({ status: 0, text: err.message, connection: undefined }));
       req.on('continue', () => {
         req.write(body.subarray(0, body.length >> 1), () => received());
@@ -110,11 +125,22 @@ describe('hardening: SIGTERM', function () {
     const [q, u] = await Promise.all([slowQuery, upload]);
     const exit = await s.exited;
     const exitMs = performance.now() - signalledAt;
-    report('sigterm', { slowQuery: { status: q.status, ms: Math.round(q.ms), answeredMsAfterSignal: Math.round(queryStarted + q.ms - signalledAt) }, upload: { status: u.status }, newConnectionAfterSignal: afterSignal, refusedAfterMs: Math.round(refusedAfterMs), uploadConnectionHeader: u.connection, exitCode: exit.code, exitMsAfterSignal: Math.round(exitMs) });
+    report('sigterm', {
+      slowQuery: { status: q.status, ms: Math.round(q.ms), answeredMsAfterSignal: Math.round(queryStarted + q.ms - signalledAt) },
+      upload: { status: u.status },
+      newConnectionAfterSignal: afterSignal,
+      refusedAfterMs: Math.round(refusedAfterMs),
+      uploadConnectionHeader: u.connection,
+      exitCode: exit.code,
+      exitMsAfterSignal: Math.round(exitMs),
+    });
 
     assert.equal(q.status, 200, q.text);
     assert.deepEqual(JSON.parse(q.text), { result: [{ n: ROWS ** 3 }] });
-    assert.ok(queryStarted + q.ms > signalledAt + 50, `the query was still running at the signal (answered ${Math.round(queryStarted + q.ms - signalledAt)} ms after it)`);
+    assert.ok(
+      queryStarted + q.ms > signalledAt + 50,
+      `the query was still running at the signal (answered ${Math.round(queryStarted + q.ms - signalledAt)} ms after it)`,
+    );
     assert.equal(u.status, 200, u.text);
     assert.deepEqual(JSON.parse(u.text), { message: 'Logged!', count: 50 });
     assert.equal(afterSignal, 'ECONNREFUSED', 'new connections are refused once SIGTERM arrived');
@@ -126,7 +152,9 @@ describe('hardening: SIGTERM', function () {
     const p = pool;
     const { rows } = await p.query('SELECT count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE id LIKE $1', [`${uploadId}-%`]);
     assert.equal(rows[0].n, 50, 'the batch uploaded across the signal is stored');
-    const { rows: left } = await p.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'logquery%'");
+    const { rows: left } = await p.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'logquery%'",
+    );
     assert.equal(left[0].n, 0, 'the pools were closed');
     idle.destroy();
   });
@@ -140,7 +168,12 @@ describe('hardening: SIGTERM', function () {
       const req = http.request(`${late.base}/api/logs?source_name=cloudflare.logs.prod`, {
         method: 'POST',
         agent: false,
-        headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json', 'Content-Length': String(body.length * 2), Expect: '100-continue' },
+        headers: {
+          'X-API-KEY': KEY,
+          'Content-Type': 'application/json',
+          'Content-Length': String(body.length * 2),
+          Expect: '100-continue',
+        },
       });
       req.on('error', () => undefined);
       const sent = new Promise<void>((resolve) => req.on('continue', () => req.write(body, () => resolve())));
@@ -149,7 +182,10 @@ describe('hardening: SIGTERM', function () {
       await sleep(100);
       late.child.kill('SIGTERM');
       assert.deepEqual(await late.exited, { code: 1, signal: null });
-      const deadlineLine = late.output().split('\n').find((l) => l.includes('not done within 300 ms'));
+      const deadlineLine = late
+        .output()
+        .split('\n')
+        .find((l) => l.includes('not done within 300 ms'));
       assert.ok(deadlineLine, late.output().slice(-2000));
       assert.equal(JSON.parse(deadlineLine).step, 'in-flight requests');
       req.destroy();

@@ -26,7 +26,10 @@ export class TcpProxy {
   /** Called with the size of every chunk a client sends upstream (to cut in the middle of a write). */
   onClientChunk: ((bytes: number) => void) | undefined;
 
-  private constructor(readonly port: number, private readonly target: { host: string; port: number }) {}
+  private constructor(
+    readonly port: number,
+    private readonly target: { host: string; port: number },
+  ) {}
 
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
     const proxy = new TcpProxy(await freePort(), target);
@@ -140,7 +143,10 @@ export interface ServiceProcess {
 }
 
 /** `node --import tsx src/main.ts` (one process, no npx wrapper, so signals reach the service itself). */
-export async function startService(env: Record<string, string>, options: { nodeArgs?: string[]; readyTimeoutMs?: number } = {}): Promise<ServiceProcess> {
+export async function startService(
+  env: Record<string, string>,
+  options: { nodeArgs?: string[]; readyTimeoutMs?: number } = {},
+): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', ...(options.nodeArgs ?? []), 'src/main.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'warn', ...env },
@@ -153,7 +159,9 @@ export async function startService(env: Record<string, string>, options: { nodeA
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const base = `http://127.0.0.1:${port}`;
   const service: ServiceProcess = {
     child,
@@ -168,8 +176,12 @@ export async function startService(env: Record<string, string>, options: { nodeA
   };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited early (${child.exitCode ?? child.signalCode}): ${out.slice(-2000)}`);
-    const ok = await fetch(`${base}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the service exited early (${child.exitCode ?? child.signalCode}): ${out.slice(-2000)}`);
+    const ok = await fetch(`${base}/ready`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return service;
     if (Date.now() > deadline) {
       await service.kill();
@@ -199,7 +211,14 @@ export function envelopeOf(status: number, text: string): { code: number; status
     throw new Error(`status ${status}: body is not JSON: ${text.slice(0, 300)}`);
   }
   const e = body.error;
-  if (!e || e.code !== status || typeof e.status !== 'string' || typeof e.message !== 'string' || !Array.isArray(e.errors) || e.errors.length === 0) {
+  if (
+    !e ||
+    e.code !== status ||
+    typeof e.status !== 'string' ||
+    typeof e.message !== 'string' ||
+    !Array.isArray(e.errors) ||
+    e.errors.length === 0
+  ) {
     throw new Error(`status ${status}: not the error envelope: ${text.slice(0, 300)}`);
   }
   return e;
@@ -217,7 +236,11 @@ export function report(line: string, figures?: object): void {
  * stops it and removes the directory.
  */
 export class ThrowawayPostgres {
-  private constructor(readonly dir: string, readonly port: number, private readonly bin: string) {}
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+    private readonly bin: string,
+  ) {}
 
   get url(): string {
     return `postgresql://postgres@127.0.0.1:${this.port}/postgres`;
@@ -239,7 +262,19 @@ export class ThrowawayPostgres {
   }
 
   async start(): Promise<void> {
-    await this.asPostgres([`${this.bin}/pg_ctl`, '-D', `${this.dir}/data`, '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', `${this.dir}/log`, '-w', '-t', '30', 'start']);
+    await this.asPostgres([
+      `${this.bin}/pg_ctl`,
+      '-D',
+      `${this.dir}/data`,
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      '-l',
+      `${this.dir}/log`,
+      '-w',
+      '-t',
+      '30',
+      'start',
+    ]);
   }
 
   async stop(): Promise<void> {
@@ -270,7 +305,9 @@ export class ThrowawayPostgres {
 
 async function userIds(name: string): Promise<{ uid: number; gid: number }> {
   const { readFileSync } = await import('node:fs');
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(name + ':'));
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(name + ':'));
   if (!line) throw new Error(`no user ${name}`);
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };

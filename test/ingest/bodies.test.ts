@@ -49,19 +49,27 @@ describe('POST /api/logs: body forms', () => {
   });
 
   it('when the body is {"batch": [...]}, then every event is stored', async () => {
-    const res = await post().send({ batch: [event('form-batch'), event('form-batch'), event('form-batch')] }).expect(200);
+    const res = await post()
+      .send({ batch: [event('form-batch'), event('form-batch'), event('form-batch')] })
+      .expect(200);
     assert.equal(res.body.count, 3);
     assert.equal(await countRows(t, 'form-batch'), 3);
   });
 
   it('when the body is a JSON array, then every event is stored', async () => {
-    const res = await post().send([event('form-array'), event('form-array')]).expect(200);
+    const res = await post()
+      .send([event('form-array'), event('form-array')])
+      .expect(200);
     assert.equal(res.body.count, 2);
     assert.equal(await countRows(t, 'form-array'), 2);
   });
 
   it('when the body is NDJSON, then each non-blank line is one event', async () => {
-    const body = [event('form-ndjson'), event('form-ndjson')].map((e) => JSON.stringify(e)).join('\n') + '\n\n' + JSON.stringify(event('form-ndjson')) + '\r\n';
+    const body =
+      [event('form-ndjson'), event('form-ndjson')].map((e) => JSON.stringify(e)).join('\n') +
+      '\n\n' +
+      JSON.stringify(event('form-ndjson')) +
+      '\r\n';
     const res = await post().set('Content-Type', 'application/x-ndjson').send(body).expect(200);
     assert.equal(res.body.count, 3);
     assert.equal(await countRows(t, 'form-ndjson'), 3);
@@ -126,10 +134,15 @@ describe('POST /api/logs: body forms', () => {
   });
 
   it('when the Content-Encoding is unknown, then 415 naming that header; a UTF-8 byte order mark is accepted', async () => {
-    const res = await postBytes(Buffer.from(JSON.stringify(event('x'))), { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' });
+    const res = await postBytes(Buffer.from(JSON.stringify(event('x'))), {
+      'Content-Type': 'application/json',
+      'Content-Encoding': 'compress',
+    });
     assert.equal(res.status, 415);
     assert.equal(res.body.error.errors[0].location, 'Content-Encoding');
-    const bom = await postBytes(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(event('form-bom')))]), { 'Content-Type': 'application/json; charset=utf-8' });
+    const bom = await postBytes(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(event('form-bom')))]), {
+      'Content-Type': 'application/json; charset=utf-8',
+    });
     assert.equal(bom.status, 200);
     assert.equal(await countRows(t, 'form-bom'), 1);
   });
@@ -147,7 +160,9 @@ describe('POST /api/logs: body forms', () => {
 
   it('when the body is a JSON scalar or batch is not an array, then 400', async () => {
     await post().set('Content-Type', 'application/json').send('42').expect(400);
-    await post().send({ batch: { event_message: 'x' } }).expect(400);
+    await post()
+      .send({ batch: { event_message: 'x' } })
+      .expect(400);
   });
 
   it('when the body is larger than 10 MB, then 413 with the envelope', async () => {
@@ -186,10 +201,18 @@ describe('POST /api/logs: body forms', () => {
 
   it('when no key is sent, then 401; with a query key, 403; with an admin key, 200', async () => {
     await request(t.app).post(`/api/logs?source_name=${SOURCE}`).send(event('auth')).expect(401);
-    await request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', 'lq_not-a-key-at-all-000000').send(event('auth')).expect(401);
+    await request(t.app)
+      .post(`/api/logs?source_name=${SOURCE}`)
+      .set('X-API-KEY', 'lq_not-a-key-at-all-000000')
+      .send(event('auth'))
+      .expect(401);
     const res = await request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', t.keys.query).send(event('auth')).expect(403);
     assert.equal(res.body.error.status, 'PERMISSION_DENIED');
-    await request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('Authorization', `Bearer ${t.keys.admin}`).send(event('auth-admin')).expect(200);
+    await request(t.app)
+      .post(`/api/logs?source_name=${SOURCE}`)
+      .set('Authorization', `Bearer ${t.keys.admin}`)
+      .send(event('auth-admin'))
+      .expect(200);
     assert.equal(await countRows(t, 'auth'), 0);
     assert.equal(await countRows(t, 'auth-admin'), 1);
   });

@@ -26,13 +26,22 @@ describe('keys that normalise to one name', () => {
   });
 
   it('when an event holds colliding keys at any depth, then every value is stored, and the schema has every name', () => {
-    const { rows, fields, errors } = normaliseEvents([{
-      metadata: { headers: { 'content-type': 'text/html', content_type: 'application/json', 'x-id': 1, x_id: 'two' } },
-      'content-type': 'top', content_type: 'top too',
-      'event-message': 'not the message', event_message: 'the message',
-    }], { nowMs: Date.now(), retentionDays: 1 });
+    const { rows, fields, errors } = normaliseEvents(
+      [
+        {
+          metadata: { headers: { 'content-type': 'text/html', content_type: 'application/json', 'x-id': 1, x_id: 'two' } },
+          'content-type': 'top',
+          content_type: 'top too',
+          'event-message': 'not the message',
+          event_message: 'the message',
+        },
+      ],
+      { nowMs: Date.now(), retentionDays: 1 },
+    );
     assert.deepEqual(errors, []);
-    assert.deepEqual(rows[0]!.metadata, [{ headers: [{ content_type_2: 'text/html', content_type: 'application/json', x_id_2: 1, x_id: 'two' }] }]);
+    assert.deepEqual(rows[0]!.metadata, [
+      { headers: [{ content_type_2: 'text/html', content_type: 'application/json', x_id_2: 1, x_id: 'two' }] },
+    ]);
     assert.deepEqual(rows[0]!.body, { content_type_2: 'top', content_type: 'top too', event_message_2: 'not the message' });
     assert.equal(rows[0]!.event_message, 'the message');
     const headers = fields.metadata!.fields!.headers!.fields!;
@@ -42,7 +51,10 @@ describe('keys that normalise to one name', () => {
   });
 
   it('when a key after a renamed one has the name of an Object property (constructor), then its own value is stored', () => {
-    const { rows, fields } = normaliseEvents([{ 'x-y': 1, constructor: 'mine', toString: 2, m: { valueOf: 3 } }], { nowMs: Date.now(), retentionDays: 1 });
+    const { rows, fields } = normaliseEvents([{ 'x-y': 1, constructor: 'mine', toString: 2, m: { valueOf: 3 } }], {
+      nowMs: Date.now(),
+      retentionDays: 1,
+    });
     assert.deepEqual(rows[0]!.body, { x_y: 1, constructor: 'mine', toString: 2, m: [{ valueOf: 3 }] });
     const field = (map: typeof fields | undefined, name: string) => map?.[name]; // not Object's own toString/valueOf
     assert.equal(field(fields, 'toString')?.type, 'INT64');
@@ -69,13 +81,23 @@ describe('keys that normalise to one name', () => {
 
     it('when a shipper sends content-type and content_type in one object, then both values are stored and readable', async () => {
       const project = `collide${Date.now().toString(36)}`;
-      await request(t.app).post('/api/logs?source_name=cloudflare.logs.prod').set('X-API-KEY', t.keys.ingest)
-        .send({ project, event_message: 'collide', metadata: { request: { headers: { 'content-type': 'text/html', content_type: 'application/json' } } } })
+      await request(t.app)
+        .post('/api/logs?source_name=cloudflare.logs.prod')
+        .set('X-API-KEY', t.keys.ingest)
+        .send({
+          project,
+          event_message: 'collide',
+          metadata: { request: { headers: { 'content-type': 'text/html', content_type: 'application/json' } } },
+        })
         .expect(200);
-      const res = await request(t.app).get('/api/endpoints/query/logs.all').set('X-API-KEY', t.keys.query).query({
-        project,
-        sql: 'select h.content_type, h.content_type_2 from edge_logs t cross join unnest(t.metadata) m cross join unnest(m.request) r cross join unnest(r.headers) h',
-      }).expect(200);
+      const res = await request(t.app)
+        .get('/api/endpoints/query/logs.all')
+        .set('X-API-KEY', t.keys.query)
+        .query({
+          project,
+          sql: 'select h.content_type, h.content_type_2 from edge_logs t cross join unnest(t.metadata) m cross join unnest(m.request) r cross join unnest(r.headers) h',
+        })
+        .expect(200);
       assert.deepEqual(res.body.result, [{ content_type: 'application/json', content_type_2: 'text/html' }]);
     });
   });

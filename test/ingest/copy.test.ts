@@ -61,7 +61,13 @@ function trickyEvents(project: string, prefix: string): Record<string, unknown>[
 
 /** The stored row of each event, as the writer must store it. */
 function expectedRows(events: Record<string, unknown>[]) {
-  return events.map((e) => ({ id: e.id, event_message: e.event_message, project: e.project, metadata: toStoredShape(e.metadata), body: { extra: toStoredShape(e.extra) } }));
+  return events.map((e) => ({
+    id: e.id,
+    event_message: e.event_message,
+    project: e.project,
+    metadata: toStoredShape(e.metadata),
+    body: { extra: toStoredShape(e.extra) },
+  }));
 }
 
 const byId = (a: { id: unknown }, b: { id: unknown }) => (String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0);
@@ -83,14 +89,22 @@ describe('ingest writer: COPY text format', () => {
     // JSON.stringify gives [{"a":"x\ty\n\"z\"\\"}]; COPY needs each of its backslashes doubled.
     assert.equal(copyJson([{ a: 'x\ty\n"z"\\' }]), String.raw`[{"a":"x\\ty\\n\\"z\\"\\\\"}]`);
     for (const s of TRICKY) {
-      for (const out of [copyText(s), copyJson({ s })]) assert.doesNotMatch(out, /[\t\n\r]/, `raw separator left in ${JSON.stringify(out)}`);
+      for (const out of [copyText(s), copyJson({ s })])
+        assert.doesNotMatch(out, /[\t\n\r]/, `raw separator left in ${JSON.stringify(out)}`);
     }
   });
 });
 
 describe('ingest writer: COPY chunks', () => {
   it('when rows are split into ~1 MB chunks (a row larger than a chunk gets its own), then the bytes are those of the whole text', () => {
-    const row = (i: number, message: string): LogRow => ({ id: `r${i}`, micros: 1_700_000_000_000_000n + BigInt(i), event_message: message, project: null, metadata: [{ m: message.slice(0, 100) }], body: null });
+    const row = (i: number, message: string): LogRow => ({
+      id: `r${i}`,
+      micros: 1_700_000_000_000_000n + BigInt(i),
+      event_message: message,
+      project: null,
+      metadata: [{ m: message.slice(0, 100) }],
+      body: null,
+    });
     const rows = [
       ...Array.from({ length: 3000 }, (_, i) => row(i, `small ${i} € 😀 \t`.repeat(30))),
       row(3000, '€😀\\'.repeat(400_000)), // ~3.6 MB of UTF-8: more than one chunk by itself
@@ -98,7 +112,9 @@ describe('ingest writer: COPY chunks', () => {
     ];
     const chunks = copyChunks(rows);
     assert.ok(chunks.length > 3, `expected several chunks, got ${chunks.length}`);
-    const text = rows.map((r) => [copyText(r.id), microsToIso(r.micros), copyText(r.event_message!), '\\N', copyJson(r.metadata), '\\N'].join('\t') + '\n').join('');
+    const text = rows
+      .map((r) => [copyText(r.id), microsToIso(r.micros), copyText(r.event_message!), '\\N', copyJson(r.metadata), '\\N'].join('\t') + '\n')
+      .join('');
     assert.ok(Buffer.concat(chunks).equals(Buffer.from(text, 'utf8')));
   });
 });
@@ -108,7 +124,11 @@ describe('ingest writer: COPY on Postgres', () => {
   before(async () => {
     t = await testApp();
   });
-  const post = (body: unknown) => request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', t.keys.ingest).send(body as object);
+  const post = (body: unknown) =>
+    request(t.app)
+      .post(`/api/logs?source_name=${SOURCE}`)
+      .set('X-API-KEY', t.keys.ingest)
+      .send(body as object);
 
   it('uses COPY on Postgres', async () => {
     const client = await t.context.db.pool.connect();
@@ -136,12 +156,16 @@ describe('ingest writer: COPY on Postgres', () => {
   it('when the same rows are written by COPY and by the INSERT, then both store the same text and jsonb', async () => {
     const now = Date.now();
     const rowsOf = (prefix: string) => {
-      const batch = normaliseEvents(trickyEvents('copy-vs-insert', prefix).map((e, i) => ({ ...e, timestamp: (now - i) * 1000 })), { nowMs: now, retentionDays: 30 });
+      const batch = normaliseEvents(
+        trickyEvents('copy-vs-insert', prefix).map((e, i) => ({ ...e, timestamp: (now - i) * 1000 })),
+        { nowMs: now, retentionDays: 30 },
+      );
       assert.deepEqual(batch.errors, []);
       return batch.rows;
     };
     const source = await t.context.sources.get(SOURCE);
-    const copied = rowsOf('c'), inserted = rowsOf('i');
+    const copied = rowsOf('c'),
+      inserted = rowsOf('i');
     await t.context.writer.write(source, copied.slice(0, 1), {}); // partitions for this day
     await withTransaction(t.context.db.pool, async (client) => {
       await copyRows(client, source.table_name, copied.slice(1));
@@ -163,20 +187,32 @@ describe('ingest writer: COPY on Postgres', () => {
   it('when a COPY fails mid-batch, then nothing of the batch is written and the pool stays healthy', async () => {
     const source = await t.context.sources.get(SOURCE);
     const now = Date.now();
-    const row = (id: string, metadata: unknown): LogRow => ({ id, micros: BigInt(now) * 1000n, event_message: 'x', project: 'copy-fail', metadata, body: null });
+    const row = (id: string, metadata: unknown): LogRow => ({
+      id,
+      micros: BigInt(now) * 1000n,
+      event_message: 'x',
+      project: 'copy-fail',
+      metadata,
+      body: null,
+    });
     // A lone surrogate is rejected by normalisation; written directly, jsonb refuses its \ud800 escape.
     const rows = [row('fail-0', [{ a: 1 }]), row('fail-1', [{ a: 'x\ud800y' }]), row('fail-2', [{ a: 2 }])];
     await assert.rejects(t.context.writer.write(source, rows, {}), /invalid input syntax for type json|Unicode/i);
     assert.equal((await readRows(t.context, 'copy-fail')).length, 0);
     await t.context.writer.write(source, [row('fail-ok', [{ a: 3 }])], {});
-    assert.deepEqual((await readRows(t.context, 'copy-fail')).map((r) => r.id), ['fail-ok']);
+    assert.deepEqual(
+      (await readRows(t.context, 'copy-fail')).map((r) => r.id),
+      ['fail-ok'],
+    );
     const pool = t.context.db.pool;
     assert.equal(pool.totalCount - pool.idleCount, 0, 'no client left checked out');
   });
 
   it('when the COPY statement itself fails (no such table), then the transaction rolls back and the connection stays usable', async () => {
     const now = Date.now();
-    const rows: LogRow[] = [{ id: 'missing-0', micros: BigInt(now) * 1000n, event_message: 'x', project: 'copy-missing', metadata: null, body: null }];
+    const rows: LogRow[] = [
+      { id: 'missing-0', micros: BigInt(now) * 1000n, event_message: 'x', project: 'copy-missing', metadata: null, body: null },
+    ];
     const client = await t.context.db.pool.connect();
     try {
       await assert.rejects(
@@ -194,7 +230,12 @@ describe('ingest writer: COPY on Postgres', () => {
   });
 
   it('when a batch is large (5,000 events, ~4 MB), then every row arrives once', async () => {
-    const events = Array.from({ length: 5000 }, (_, i) => ({ id: `big-${i}`, project: 'copy-big', event_message: `line ${i}\twith\\tab\n`.repeat(20), metadata: { i, s: 'x\\y\n'.repeat(10) } }));
+    const events = Array.from({ length: 5000 }, (_, i) => ({
+      id: `big-${i}`,
+      project: 'copy-big',
+      event_message: `line ${i}\twith\\tab\n`.repeat(20),
+      metadata: { i, s: 'x\\y\n'.repeat(10) },
+    }));
     await post(events).expect(200);
     const { rows } = await t.context.db.pool.query(
       `SELECT count(*)::int AS n, count(DISTINCT id)::int AS ids, bool_and(event_message = repeat('line ' || substr(id, 5) || E'\\twith\\\\tab\\n', 20)) AS exact,
@@ -214,18 +255,31 @@ describe('ingest writer: COPY on Postgres', () => {
   });
 
   it('when an event holds NUL in any column (id, project, message, metadata, body; JSON or NDJSON), then 406 names it before anything reaches COPY, and the clean events are stored', async () => {
-    const res = await post({ batch: [
-      { id: 'nul\u0000id', project: 'copy-nul' },
-      { id: 'nul-project', project: 'copy\u0000nul' },
-      { id: 'nul-message', project: 'copy-nul', event_message: 'a\u0000b' },
-      { id: 'nul-metadata', project: 'copy-nul', metadata: { list: ['ok', 'a\u0000b'] } },
-      { id: 'nul-body', project: 'copy-nul', extra: { deep: 'a\u0000b' } },
-      { id: 'nul-fine', project: 'copy-nul', event_message: '\\u0000 as text is fine' },
-    ] }).expect(406);
-    assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['0', '1', '2', '3', '4']);
+    const res = await post({
+      batch: [
+        { id: 'nul\u0000id', project: 'copy-nul' },
+        { id: 'nul-project', project: 'copy\u0000nul' },
+        { id: 'nul-message', project: 'copy-nul', event_message: 'a\u0000b' },
+        { id: 'nul-metadata', project: 'copy-nul', metadata: { list: ['ok', 'a\u0000b'] } },
+        { id: 'nul-body', project: 'copy-nul', extra: { deep: 'a\u0000b' } },
+        { id: 'nul-fine', project: 'copy-nul', event_message: '\\u0000 as text is fine' },
+      ],
+    }).expect(406);
+    assert.deepEqual(
+      res.body.error.errors.map((e: { location: string }) => e.location),
+      ['0', '1', '2', '3', '4'],
+    );
     const ndjson = ['{"id": "nd-0", "project": "copy-nul"}', '{"id": "nd-1", "project": "copy-nul", "x": "a\\u0000b"}'].join('\n');
-    const nd = await request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', t.keys.ingest).set('Content-Type', 'application/x-ndjson').send(ndjson).expect(406);
-    assert.deepEqual(nd.body.error.errors.map((e: { location: string }) => e.location), ['1']);
+    const nd = await request(t.app)
+      .post(`/api/logs?source_name=${SOURCE}`)
+      .set('X-API-KEY', t.keys.ingest)
+      .set('Content-Type', 'application/x-ndjson')
+      .send(ndjson)
+      .expect(406);
+    assert.deepEqual(
+      nd.body.error.errors.map((e: { location: string }) => e.location),
+      ['1'],
+    );
     assert.deepEqual((await readRows(t.context, 'copy-nul')).map((r) => r.id).sort(), ['nd-0', 'nul-fine']);
   });
 });
@@ -239,7 +293,10 @@ describe('ingest writer: the embedded database (PGlite) keeps the INSERT', funct
 
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'logquery-ingest-embedded-'));
-    ctx = await createContext(loadConfig({ DATA_DIR: path.join(dir, 'data'), LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'silent' }), createLogger('silent'));
+    ctx = await createContext(
+      loadConfig({ DATA_DIR: path.join(dir, 'data'), LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'silent' }),
+      createLogger('silent'),
+    );
     assert.equal(ctx.embedded, true);
     app = await createApp(ctx);
     key = generateKey();

@@ -18,7 +18,15 @@ const CLIENTS = 4;
 /** One node process (no npx wrapper), so SIGKILL hits the service itself. */
 function startService(url: string, port: number): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'error' },
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ADMIN_API_KEY: ADMIN_KEY,
+      LOAD_DEMO_DATA: 'false',
+      LOG_LEVEL: 'error',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
@@ -27,7 +35,10 @@ async function waitReady(port: number, child: ChildProcess, timeoutMs = 60_000):
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -35,7 +46,9 @@ async function waitReady(port: number, child: ChildProcess, timeoutMs = 60_000):
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 function batch(batchId: string): object {
@@ -79,13 +92,16 @@ describe('Ingest durability across a crash', function () {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-API-KEY': ADMIN_KEY },
         body: JSON.stringify(batch(batchId)),
-      }).then(async (res) => {
-        if (res.status === 200) {
-          const body = (await res.json()) as { count: number };
-          assert.equal(body.count, BATCH_SIZE);
-          acknowledged.add(batchId);
-        }
-      }, () => undefined); // the connection died with the service: unknown outcome
+      }).then(
+        async (res) => {
+          if (res.status === 200) {
+            const body = (await res.json()) as { count: number };
+            assert.equal(body.count, BATCH_SIZE);
+            acknowledged.add(batchId);
+          }
+        },
+        () => undefined,
+      ); // the connection died with the service: unknown outcome
 
     const victim = child;
     const client = async () => {

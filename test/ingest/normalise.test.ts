@@ -31,16 +31,25 @@ const mergeField2 = (a: FieldSchema | undefined, b: FieldSchema) => mergeFieldMa
 
 /** Mostly identifiers (fieldName is the identity, so the reference compares directly); "x-y" exercises renaming. */
 const key = fc.constantFrom('a', 'b', 'path', 'status', 'headers', 'cf', 'n', 'x-y');
-const leaf = fc.oneof(fc.string({ maxLength: 5 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
+const leaf = fc.oneof(
+  fc.string({ maxLength: 5 }),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+);
 const { value } = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: 'small' }, leaf, tie('object'), fc.array(tie('value'), { maxLength: 3 })),
   object: fc.dictionary(key, tie('value'), { maxKeys: 4 }),
 }));
-const event = fc.record({
-  metadata: fc.oneof(fc.dictionary(key, value, { maxKeys: 4 }), fc.constant(undefined)),
-  level: fc.oneof(value, fc.constant(undefined)),
-  context: fc.oneof(fc.dictionary(key, value, { maxKeys: 3 }), fc.constant(undefined)),
-}, { requiredKeys: [] });
+const event = fc.record(
+  {
+    metadata: fc.oneof(fc.dictionary(key, value, { maxKeys: 4 }), fc.constant(undefined)),
+    level: fc.oneof(value, fc.constant(undefined)),
+    context: fc.oneof(fc.dictionary(key, value, { maxKeys: 3 }), fc.constant(undefined)),
+  },
+  { requiredKeys: [] },
+);
 
 describe('normaliseEvents (one walk per event)', () => {
   it('when given any events, then the stored values and the schema equal toStoredShape and inferField + mergeFieldMaps', () => {
@@ -50,12 +59,21 @@ describe('normaliseEvents (one walk per event)', () => {
         const got = normaliseEvents(events, { nowMs: Date.now(), retentionDays: 30 });
         assert.deepEqual(got.errors, []);
         const want = reference(events);
-        assert.deepEqual(got.rows.map((r) => r.metadata), want.metadata);
-        assert.deepEqual(got.rows.map((r) => r.body), want.bodies);
+        assert.deepEqual(
+          got.rows.map((r) => r.metadata),
+          want.metadata,
+        );
+        assert.deepEqual(
+          got.rows.map((r) => r.body),
+          want.bodies,
+        );
         assert.deepEqual(JSON.parse(JSON.stringify(got.fields)), JSON.parse(JSON.stringify(want.fields)));
         // Reshaping in place (the ingest route's own parsed events) gives the same rows and schema.
         const reused = normaliseEvents(structuredClone(events), { nowMs: Date.now(), retentionDays: 30, reuseInput: true });
-        assert.deepEqual(reused.rows.map((r) => [r.metadata, r.body]), got.rows.map((r) => [r.metadata, r.body]));
+        assert.deepEqual(
+          reused.rows.map((r) => [r.metadata, r.body]),
+          got.rows.map((r) => [r.metadata, r.body]),
+        );
         assert.deepEqual(JSON.parse(JSON.stringify(reused.fields)), JSON.parse(JSON.stringify(got.fields)));
       }),
       { numRuns: 500 },
@@ -66,7 +84,10 @@ describe('normaliseEvents (one walk per event)', () => {
     const events = [{ metadata: { a: { b: 'x' } }, level: 'info' }];
     const a = normaliseEvents(events, { nowMs: 0, retentionDays: 1 });
     const b = normaliseEvents(events, { nowMs: 0, retentionDays: 1, checkStrings: false });
-    assert.deepEqual(a.rows.map((r) => r.metadata), b.rows.map((r) => r.metadata));
+    assert.deepEqual(
+      a.rows.map((r) => r.metadata),
+      b.rows.map((r) => r.metadata),
+    );
     assert.deepEqual(a.fields, b.fields);
   });
 });

@@ -8,13 +8,14 @@ import { testApp, type TestApp } from '../support/http.js';
 
 const SOURCE = 'cloudflare.logs.prod';
 
-describe('ingest: mixed batches and the original\'s paths', () => {
+describe("ingest: mixed batches and the original's paths", () => {
   let t: TestApp;
   before(async () => {
     t = await testApp();
   });
   const count = async (project: string) =>
-    (await t.context.db.pool.query('SELECT count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1', [project])).rows[0].n as number;
+    (await t.context.db.pool.query('SELECT count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1', [project])).rows[0]
+      .n as number;
 
   it('when a batch holds one bad, one stale and 200 good events, then the 200 are stored, the bad one is listed at its index, and the stale one is counted as dropped', async () => {
     const project = `mixed${Date.now().toString(36)}`;
@@ -25,19 +26,33 @@ describe('ingest: mixed batches and the original\'s paths', () => {
     assert.equal(res.body.count, 200);
     assert.equal(res.body.dropped, 1);
     assert.equal(res.body.rejected, 1);
-    assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['57']);
+    assert.deepEqual(
+      res.body.error.errors.map((e: { location: string }) => e.location),
+      ['57'],
+    );
     assert.equal(res.body.error.status, 'INVALID_ARGUMENT');
     assert.equal(await count(project), 200);
   });
 
   it('when no event of a batch is valid, then 406 and nothing is stored; when the body is not JSON, then 400', async () => {
     const project = `novalid${Date.now().toString(36)}`;
-    const res = await request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', t.keys.ingest)
-      .send([{ project, timestamp: 'no' }, 5, { project, event_message: 7 }]).expect(406);
+    const res = await request(t.app)
+      .post(`/api/logs?source_name=${SOURCE}`)
+      .set('X-API-KEY', t.keys.ingest)
+      .send([{ project, timestamp: 'no' }, 5, { project, event_message: 7 }])
+      .expect(406);
     assert.equal(res.body.count, 0);
-    assert.deepEqual(res.body.error.errors.map((e: { location: string }) => e.location), ['0', '1', '2']);
+    assert.deepEqual(
+      res.body.error.errors.map((e: { location: string }) => e.location),
+      ['0', '1', '2'],
+    );
     assert.match(res.body.error.message, /Nothing was stored/);
-    await request(t.app).post(`/api/logs?source_name=${SOURCE}`).set('X-API-KEY', t.keys.ingest).set('Content-Type', 'application/json').send('[{"a":').expect(400);
+    await request(t.app)
+      .post(`/api/logs?source_name=${SOURCE}`)
+      .set('X-API-KEY', t.keys.ingest)
+      .set('Content-Type', 'application/json')
+      .send('[{"a":')
+      .expect(400);
     assert.equal(await count(project), 0);
   });
 
@@ -55,7 +70,11 @@ describe('ingest: mixed batches and the original\'s paths', () => {
   for (const path of ['/logs', '/api/events', '/api/logs']) {
     it(`when events are posted to ${path}, then they are stored as at /api/logs`, async () => {
       const project = `path${path.replace(/\W/g, '')}${Date.now().toString(36)}`;
-      const res = await request(t.app).post(`${path}?source_name=${SOURCE}`).set('X-API-KEY', t.keys.ingest).send({ batch: [{ project }, { project }] }).expect(200);
+      const res = await request(t.app)
+        .post(`${path}?source_name=${SOURCE}`)
+        .set('X-API-KEY', t.keys.ingest)
+        .send({ batch: [{ project }, { project }] })
+        .expect(200);
       assert.deepEqual(res.body, { message: 'Logged!', count: 2 });
       assert.equal(await count(project), 2);
     });

@@ -33,7 +33,11 @@ describe('CLI (npm run cli)', () => {
     assert.match(key.key, /^lq_/);
 
     const { app } = await testApp();
-    await request(app).post('/api/logs?source_name=postgres.logs').set('X-API-KEY', key.key).send({ event_message: 'from cli key', project: 'mgmt-cli' }).expect(200);
+    await request(app)
+      .post('/api/logs?source_name=postgres.logs')
+      .set('X-API-KEY', key.key)
+      .send({ event_message: 'from cli key', project: 'mgmt-cli' })
+      .expect(200);
 
     const listed = JSON.parse((await cli('keys', 'list')).out);
     const row = listed.find((k: { id: string }) => k.id === key.id);

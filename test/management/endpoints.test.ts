@@ -13,9 +13,21 @@ describe('Management: /api/endpoints', () => {
   });
   const as = (key: string) => ({
     get: (path: string) => request(t.app).get(path).set('X-API-KEY', key),
-    post: (path: string, body?: unknown) => request(t.app).post(path).set('X-API-KEY', key).send(body as object),
-    put: (path: string, body?: unknown) => request(t.app).put(path).set('X-API-KEY', key).send(body as object),
-    patch: (path: string, body?: unknown) => request(t.app).patch(path).set('X-API-KEY', key).send(body as object),
+    post: (path: string, body?: unknown) =>
+      request(t.app)
+        .post(path)
+        .set('X-API-KEY', key)
+        .send(body as object),
+    put: (path: string, body?: unknown) =>
+      request(t.app)
+        .put(path)
+        .set('X-API-KEY', key)
+        .send(body as object),
+    patch: (path: string, body?: unknown) =>
+      request(t.app)
+        .patch(path)
+        .set('X-API-KEY', key)
+        .send(body as object),
     delete: (path: string) => request(t.app).delete(path).set('X-API-KEY', key),
   });
   const admin = () => as(t.keys.admin);
@@ -40,12 +52,18 @@ describe('Management: /api/endpoints', () => {
 
   it('when an endpoint is created with every field, then they are kept', async () => {
     const body = {
-      name: 'mgmt.full', description: 'all fields', query: QUERY,
+      name: 'mgmt.full',
+      description: 'all fields',
+      query: QUERY,
       parameters: [
         { name: 'project', required: true, allowed_values: null, description: 'the project' },
         { name: 'pattern', required: false, allowed_values: ['%GET%', '%POST%'], description: '' },
       ],
-      max_rows: 50, cache_duration_seconds: 60, cache_warming_seconds: 30, sandboxable: true, redact_pii: true,
+      max_rows: 50,
+      cache_duration_seconds: 60,
+      cache_warming_seconds: 30,
+      sandboxable: true,
+      redact_pii: true,
     };
     const res = await admin().post('/api/endpoints', body).expect(201);
     for (const [k, v] of Object.entries(body)) assert.deepEqual(res.body[k], v, k);
@@ -62,7 +80,10 @@ describe('Management: /api/endpoints', () => {
     const list = (await admin().get('/api/endpoints').expect(200)).body;
     assert.ok(Array.isArray(list));
     assert.ok(list.some((e: { name: string }) => e.name === 'mgmt.get'));
-    assert.ok(list.some((e: { name: string }) => e.name === 'logs.all'), 'the seeded endpoints are listed');
+    assert.ok(
+      list.some((e: { name: string }) => e.name === 'logs.all'),
+      'the seeded endpoints are listed',
+    );
     assert.equal((await admin().get(`/api/endpoints/${created.id}`).expect(200)).body.name, 'mgmt.get');
     assert.equal((await admin().get('/api/endpoints/mgmt.get').expect(200)).body.id, created.id);
   });
@@ -87,7 +108,9 @@ describe('Management: /api/endpoints', () => {
   });
 
   it('when the SQL names an unknown function or table, then 422 points at it', async () => {
-    const fn = await admin().post('/api/endpoints', { name: 'mgmt.bad-fn', query: 'select id\nfrom `cloudflare.logs.prod`\nwhere nosuchfn(project) = 1' }).expect(422);
+    const fn = await admin()
+      .post('/api/endpoints', { name: 'mgmt.bad-fn', query: 'select id\nfrom `cloudflare.logs.prod`\nwhere nosuchfn(project) = 1' })
+      .expect(422);
     assert.equal(fn.body.error.errors[0].location, 'query:3:7');
     assert.match(fn.body.error.message, /unknown function nosuchfn/);
     const table = await admin().post('/api/endpoints', { name: 'mgmt.bad-table', query: 'select id from `no.such.source`' }).expect(422);
@@ -95,26 +118,40 @@ describe('Management: /api/endpoints', () => {
   });
 
   it('when the SQL reads fields no event has brought yet, then it is saved with warnings, runs and reads NULL', async () => {
-    const query = 'select t.not_seen_yet, r.no_such_leaf from `cloudflare.logs.prod` t cross join unnest(t.metadata) m cross join unnest(m.request) r where t.project = @project limit 1';
+    const query =
+      'select t.not_seen_yet, r.no_such_leaf from `cloudflare.logs.prod` t cross join unnest(t.metadata) m cross join unnest(m.request) r where t.project = @project limit 1';
     const created = await admin().post('/api/endpoints', { name: 'mgmt.unknown-fields', query }).expect(201);
-    assert.deepEqual(created.body.warnings.map((w: { location: string }) => w.location), ['query:1:8', 'query:1:24']);
+    assert.deepEqual(
+      created.body.warnings.map((w: { location: string }) => w.location),
+      ['query:1:8', 'query:1:24'],
+    );
     assert.match(created.body.warnings[1].message, /unknown field no_such_leaf reads as NULL until events bring it/);
     const plan = await admin().get('/api/endpoints/mgmt.unknown-fields/sql?project=x').expect(200);
     assert.deepEqual(plan.body.warnings, created.body.warnings);
-    const patched = await admin().patch('/api/endpoints/mgmt.unknown-fields', { query: query.replace('r.no_such_leaf', 'r.path') }).expect(200);
+    const patched = await admin()
+      .patch('/api/endpoints/mgmt.unknown-fields', { query: query.replace('r.no_such_leaf', 'r.path') })
+      .expect(200);
     assert.equal(patched.body.warnings.length, 1);
     await admin().get('/api/endpoints/query/mgmt.unknown-fields?project=default').expect(200);
   });
 
   it('when declared and used parameters differ, then 422 names the parameter', async () => {
-    const undeclared = await admin().post('/api/endpoints', { name: 'mgmt.p1', query: QUERY, parameters: [{ name: 'project' }] }).expect(422);
+    const undeclared = await admin()
+      .post('/api/endpoints', { name: 'mgmt.p1', query: QUERY, parameters: [{ name: 'project' }] })
+      .expect(422);
     assert.equal(undeclared.body.error.errors[0].location, 'parameters.pattern');
     assert.match(undeclared.body.error.message, /@pattern/);
-    const unused = await admin().post('/api/endpoints', {
-      name: 'mgmt.p2', query: QUERY, parameters: [{ name: 'project' }, { name: 'pattern' }, { name: 'extra' }],
-    }).expect(422);
+    const unused = await admin()
+      .post('/api/endpoints', {
+        name: 'mgmt.p2',
+        query: QUERY,
+        parameters: [{ name: 'project' }, { name: 'pattern' }, { name: 'extra' }],
+      })
+      .expect(422);
     assert.equal(unused.body.error.errors[0].location, 'parameters.extra');
-    const reserved = await admin().post('/api/endpoints', { name: 'mgmt.p3', query: 'select id from `cloudflare.logs.prod` where id = @sql' }).expect(422);
+    const reserved = await admin()
+      .post('/api/endpoints', { name: 'mgmt.p3', query: 'select id from `cloudflare.logs.prod` where id = @sql' })
+      .expect(422);
     assert.match(reserved.body.error.message, /reserved/);
   });
 
@@ -138,7 +175,9 @@ describe('Management: /api/endpoints', () => {
       [{ colour: 'red' }, 'colour'],
     ];
     for (const [patch, location] of cases) {
-      const res = await admin().post('/api/endpoints', { name: 'mgmt.range', query: QUERY, ...patch }).expect(422);
+      const res = await admin()
+        .post('/api/endpoints', { name: 'mgmt.range', query: QUERY, ...patch })
+        .expect(422);
       assert.equal(res.body.error.errors[0].location, location, JSON.stringify(patch));
       assert.ok(res.body.error.message.length > 10);
     }
@@ -146,33 +185,52 @@ describe('Management: /api/endpoints', () => {
   });
 
   it('when PUT replaces an endpoint, then 200 with the new definition, defaults for omitted fields, and a new version', async () => {
-    const created = (await admin().post('/api/endpoints', { name: 'mgmt.put', query: QUERY, max_rows: 10, sandboxable: true }).expect(201)).body;
-    const res = await admin().put('/api/endpoints/mgmt.put', { name: 'mgmt.put2', query: 'select id from `postgres.logs` where project = @project' }).expect(200);
+    const created = (await admin().post('/api/endpoints', { name: 'mgmt.put', query: QUERY, max_rows: 10, sandboxable: true }).expect(201))
+      .body;
+    const res = await admin()
+      .put('/api/endpoints/mgmt.put', { name: 'mgmt.put2', query: 'select id from `postgres.logs` where project = @project' })
+      .expect(200);
     assert.equal(res.body.id, created.id);
     assert.equal(res.body.name, 'mgmt.put2');
     assert.equal(res.body.max_rows, 1000);
     assert.equal(res.body.sandboxable, false);
-    assert.deepEqual(res.body.parameters.map((p: { name: string }) => p.name), ['project']);
+    assert.deepEqual(
+      res.body.parameters.map((p: { name: string }) => p.name),
+      ['project'],
+    );
     assert.equal(res.body.version, created.version + 1);
     await admin().get('/api/endpoints/mgmt.put').expect(404);
   });
 
   it('when PATCH changes some fields, then the others are kept, the version goes up, and a bad patch is 422 and changes nothing', async () => {
-    const created = (await admin().post('/api/endpoints', {
-      name: 'mgmt.patch', query: QUERY, parameters: [{ name: 'project', required: true, description: 'p' }, { name: 'pattern' }], max_rows: 10,
-    }).expect(201)).body;
+    const created = (
+      await admin()
+        .post('/api/endpoints', {
+          name: 'mgmt.patch',
+          query: QUERY,
+          parameters: [{ name: 'project', required: true, description: 'p' }, { name: 'pattern' }],
+          max_rows: 10,
+        })
+        .expect(201)
+    ).body;
     const first = (await admin().patch(`/api/endpoints/${created.id}`, { max_rows: 20 }).expect(200)).body;
     assert.equal(first.max_rows, 20);
     assert.equal(first.query, QUERY);
     assert.equal(first.version, 2);
     // A new query without parameters keeps the declarations of names still used and declares the new ones.
-    const second = (await admin().patch('/api/endpoints/mgmt.patch', { query: 'select id from `cloudflare.logs.prod` where project = @project and id = @id' }).expect(200)).body;
+    const second = (
+      await admin()
+        .patch('/api/endpoints/mgmt.patch', { query: 'select id from `cloudflare.logs.prod` where project = @project and id = @id' })
+        .expect(200)
+    ).body;
     assert.deepEqual(second.parameters, [
       { name: 'project', required: true, allowed_values: null, description: 'p' },
       { name: 'id', required: false, allowed_values: null, description: '' },
     ]);
     assert.equal(second.version, 3);
-    const bad = await admin().patch('/api/endpoints/mgmt.patch', { query: 'select id from\n  `cloudflare.logs.prod` where nosuchfn(1)' }).expect(422);
+    const bad = await admin()
+      .patch('/api/endpoints/mgmt.patch', { query: 'select id from\n  `cloudflare.logs.prod` where nosuchfn(1)' })
+      .expect(422);
     assert.equal(bad.body.error.errors[0].location, 'query:2:32');
     const after = (await admin().get('/api/endpoints/mgmt.patch').expect(200)).body;
     assert.equal(after.version, 3);
@@ -201,10 +259,17 @@ describe('Management: /api/endpoints', () => {
   });
 
   it('when the body is not JSON, not an object, of another type or over 1 MB, then 400, 400, 415 and 413', async () => {
-    await request(t.app).post('/api/endpoints').set('X-API-KEY', t.keys.admin).set('Content-Type', 'application/json').send('{"name": ').expect(400);
+    await request(t.app)
+      .post('/api/endpoints')
+      .set('X-API-KEY', t.keys.admin)
+      .set('Content-Type', 'application/json')
+      .send('{"name": ')
+      .expect(400);
     await admin().post('/api/endpoints', ['not', 'an', 'object']).expect(400);
     await request(t.app).post('/api/endpoints').set('X-API-KEY', t.keys.admin).set('Content-Type', 'text/plain').send('name=x').expect(415);
-    const huge = await admin().post('/api/endpoints', { name: 'mgmt.huge', query: QUERY, description: 'x'.repeat(1_100_000) }).expect(413);
+    const huge = await admin()
+      .post('/api/endpoints', { name: 'mgmt.huge', query: QUERY, description: 'x'.repeat(1_100_000) })
+      .expect(413);
     assert.equal(huge.body.error.status, 'PAYLOAD_TOO_LARGE');
     await request(t.app).post('/api/endpoints').set('X-API-KEY', t.keys.admin).expect(400); // no body
   });

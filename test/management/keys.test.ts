@@ -9,7 +9,11 @@ describe('Management: /api/keys', () => {
   });
 
   it('when a key is created, then 201 shows it once; the listing never shows a key or hash', async () => {
-    const res = await request(t.app).post('/api/keys').set('X-API-KEY', t.keys.admin).send({ name: 'mgmt-shipper', scopes: ['ingest', 'query', 'ingest'] }).expect(201);
+    const res = await request(t.app)
+      .post('/api/keys')
+      .set('X-API-KEY', t.keys.admin)
+      .send({ name: 'mgmt-shipper', scopes: ['ingest', 'query', 'ingest'] })
+      .expect(201);
     assert.deepEqual(Object.keys(res.body).sort(), ['created_at', 'id', 'key', 'name', 'prefix', 'scopes']);
     assert.equal(res.body.name, 'mgmt-shipper');
     assert.deepEqual(res.body.scopes, ['ingest', 'query']);
@@ -20,12 +24,22 @@ describe('Management: /api/keys', () => {
     assert.deepEqual(Object.keys(listed).sort(), ['created_at', 'id', 'name', 'prefix', 'scopes']);
     assert.ok(!JSON.stringify(list).includes(res.body.key));
     // The new key works with its scopes at once.
-    await request(t.app).post('/api/logs?source_name=postgres.logs').set('X-API-KEY', res.body.key).send({ event_message: 'k', project: 'mgmt-keys' }).expect(200);
+    await request(t.app)
+      .post('/api/logs?source_name=postgres.logs')
+      .set('X-API-KEY', res.body.key)
+      .send({ event_message: 'k', project: 'mgmt-keys' })
+      .expect(200);
     await request(t.app).get('/api/keys').set('X-API-KEY', res.body.key).expect(403);
   });
 
   it('when a key is deleted, then 204 and it answers 401 at once, even right after it was used', async () => {
-    const created = (await request(t.app).post('/api/keys').set('X-API-KEY', t.keys.admin).send({ name: 'mgmt-revoke', scopes: ['admin'] }).expect(201)).body;
+    const created = (
+      await request(t.app)
+        .post('/api/keys')
+        .set('X-API-KEY', t.keys.admin)
+        .send({ name: 'mgmt-revoke', scopes: ['admin'] })
+        .expect(201)
+    ).body;
     await request(t.app).get('/api/keys').set('X-API-KEY', created.key).expect(200); // now cached by the authenticator
     await request(t.app).delete(`/api/keys/${created.id}`).set('X-API-KEY', t.keys.admin).expect(204);
     const res = await request(t.app).get('/api/keys').set('X-API-KEY', created.key).expect(401);
@@ -54,7 +68,11 @@ describe('Management: /api/keys', () => {
   });
 
   it('when the caller is not admin, then 403; without a key, 401', async () => {
-    await request(t.app).post('/api/keys').set('X-API-KEY', t.keys.query).send({ name: 'x', scopes: ['admin'] }).expect(403);
+    await request(t.app)
+      .post('/api/keys')
+      .set('X-API-KEY', t.keys.query)
+      .send({ name: 'x', scopes: ['admin'] })
+      .expect(403);
     await request(t.app).delete('/api/keys/00000000-0000-4000-8000-000000000000').set('X-API-KEY', t.keys.ingest).expect(403);
     await request(t.app).get('/api/keys').expect(401);
   });

@@ -9,9 +9,21 @@ describe('Management: /api/sources', () => {
   });
   const admin = {
     get: (path: string) => request(t.app).get(path).set('X-API-KEY', t.keys.admin),
-    post: (path: string, body: unknown) => request(t.app).post(path).set('X-API-KEY', t.keys.admin).send(body as object),
-    put: (path: string, body: unknown) => request(t.app).put(path).set('X-API-KEY', t.keys.admin).send(body as object),
-    patch: (path: string, body: unknown) => request(t.app).patch(path).set('X-API-KEY', t.keys.admin).send(body as object),
+    post: (path: string, body: unknown) =>
+      request(t.app)
+        .post(path)
+        .set('X-API-KEY', t.keys.admin)
+        .send(body as object),
+    put: (path: string, body: unknown) =>
+      request(t.app)
+        .put(path)
+        .set('X-API-KEY', t.keys.admin)
+        .send(body as object),
+    patch: (path: string, body: unknown) =>
+      request(t.app)
+        .patch(path)
+        .set('X-API-KEY', t.keys.admin)
+        .send(body as object),
     delete: (path: string) => request(t.app).delete(path).set('X-API-KEY', t.keys.admin),
   };
   const tableExists = async (table: string) =>
@@ -20,7 +32,11 @@ describe('Management: /api/sources', () => {
   it('when listed, then the nine default sources are in a bare array', async () => {
     const list = (await admin.get('/api/sources').expect(200)).body;
     assert.ok(Array.isArray(list));
-    for (const name of ['cloudflare.logs.prod', 'postgres.logs', 'storage.logs.prod.2']) assert.ok(list.some((s: { name: string }) => s.name === name), name);
+    for (const name of ['cloudflare.logs.prod', 'postgres.logs', 'storage.logs.prod.2'])
+      assert.ok(
+        list.some((s: { name: string }) => s.name === name),
+        name,
+      );
   });
 
   it('when a source is created, then 201, its partitioned table exists, and events can be posted to it', async () => {
@@ -29,8 +45,11 @@ describe('Management: /api/sources', () => {
     assert.equal(res.body.retention_days, 7);
     assert.equal(res.body.table_name, 'mgmt_src_create');
     assert.ok(await tableExists('mgmt_src_create'));
-    await request(t.app).post('/api/logs?source_name=mgmt.src-create').set('X-API-KEY', t.keys.ingest)
-      .send({ event_message: 'hello', project: 'mgmt-sources', metadata: { a: { b: 1 } } }).expect(200);
+    await request(t.app)
+      .post('/api/logs?source_name=mgmt.src-create')
+      .set('X-API-KEY', t.keys.ingest)
+      .send({ event_message: 'hello', project: 'mgmt-sources', metadata: { a: { b: 1 } } })
+      .expect(200);
     const fetched = (await admin.get('/api/sources/mgmt.src-create').expect(200)).body;
     assert.equal(fetched.schema.metadata.fields.a.fields.b.type, 'INT64');
     assert.equal((await admin.get(`/api/sources/${res.body.id}`).expect(200)).body.name, 'mgmt.src-create');
@@ -60,12 +79,17 @@ describe('Management: /api/sources', () => {
     await admin.delete('/api/sources/mgmt.src-delete').expect(204);
     assert.equal(await tableExists('mgmt_src_delete'), false);
     await admin.get('/api/sources/mgmt.src-delete').expect(404);
-    await request(t.app).post('/api/logs?source_name=mgmt.src-delete').set('X-API-KEY', t.keys.ingest).send({ event_message: 'x' }).expect(404);
+    await request(t.app)
+      .post('/api/logs?source_name=mgmt.src-delete')
+      .set('X-API-KEY', t.keys.ingest)
+      .send({ event_message: 'x' })
+      .expect(404);
   });
 
   it('when a deleted source is created again, then ingest writes to the new table', async () => {
     await admin.post('/api/sources', { name: 'mgmt.src-again' }).expect(201);
-    const post = () => request(t.app).post('/api/logs?source_name=mgmt.src-again').set('X-API-KEY', t.keys.ingest).send({ event_message: 'x' });
+    const post = () =>
+      request(t.app).post('/api/logs?source_name=mgmt.src-again').set('X-API-KEY', t.keys.ingest).send({ event_message: 'x' });
     await post().expect(200);
     await admin.delete('/api/sources/mgmt.src-again').expect(204);
     await admin.post('/api/sources', { name: 'mgmt.src-again' }).expect(201);

@@ -21,7 +21,8 @@ import { openReaderPool } from '../../src/db/readerPool.js';
 import { executeReadOnly, READER_ROLE, type ExecuteOptions } from '../../src/query/execute.js';
 import { testDatabase } from '../support/db.js';
 
-const SETTINGS = "SELECT current_user, current_setting('transaction_read_only'), current_setting('statement_timeout'), current_setting('TimeZone'), current_setting('jit'), current_setting('standard_conforming_strings')";
+const SETTINGS =
+  "SELECT current_user, current_setting('transaction_read_only'), current_setting('statement_timeout'), current_setting('TimeZone'), current_setting('jit'), current_setting('standard_conforming_strings')";
 /** Session-level changes of everything wall 3 relies on (is_local = false: they would outlive a commit). */
 const TAMPER = [
   "set_config('statement_timeout', '0', false)",
@@ -39,7 +40,12 @@ describe('wall 3 in one round trip (pipelined read-only transaction)', function 
 
   /** A reader pool of one connection (so every query reuses it) whose sessions start with this statement_timeout. */
   const readerPool = async (statementTimeoutMs: number): Promise<pg.Pool> => {
-    const opened = await openReaderPool(context.db, { poolSize: 1, connectTimeoutMs: 5_000, logger: createLogger('silent'), statementTimeoutMs });
+    const opened = await openReaderPool(context.db, {
+      poolSize: 1,
+      connectTimeoutMs: 5_000,
+      logger: createLogger('silent'),
+      statementTimeoutMs,
+    });
     assert.ok(!('unavailable' in opened), 'the reader can log in');
     pools.push(opened);
     return opened;
@@ -102,7 +108,9 @@ describe('wall 3 in one round trip (pipelined read-only transaction)', function 
 
   it('when a reader connection is used outside a transaction, then its session is still read-only and bounded by its timeout', async () => {
     const pool = await readerPool(400);
-    const { rows } = await pool.query("SELECT current_user AS u, current_setting('default_transaction_read_only') AS ro, current_setting('statement_timeout') AS t");
+    const { rows } = await pool.query(
+      "SELECT current_user AS u, current_setting('default_transaction_read_only') AS ro, current_setting('statement_timeout') AS t",
+    );
     assert.deepEqual(rows, [{ u: READER_ROLE, ro: 'on', t: '400ms' }]);
     await assert.rejects(pool.query('CREATE TEMP TABLE probe_write (a int)'), code('25006'));
     await assert.rejects(pool.query('DELETE FROM logs.cloudflare_logs_prod'), code('25006'));
@@ -118,7 +126,8 @@ describe('wall 3 in one round trip (pipelined read-only transaction)', function 
       before(async () => {
         pool = await make();
       });
-      const intact = async () => assert.deepEqual((await executeReadOnly(pool, SETTINGS, [], options)).rows, [[READER_ROLE, 'on', '1s', 'UTC', 'off', 'on']]);
+      const intact = async () =>
+        assert.deepEqual((await executeReadOnly(pool, SETTINGS, [], options)).rows, [[READER_ROLE, 'on', '1s', 'UTC', 'off', 'on']]);
 
       it('when a query resets timeout, read-only, time zone, jit, standard_conforming_strings and role for the session, then the next query has them as before', async () => {
         await executeReadOnly(pool, `SELECT ${TAMPER}`, [], options);
@@ -126,7 +135,10 @@ describe('wall 3 in one round trip (pipelined read-only transaction)', function 
       });
 
       it('when such a query then fails, then the next query has them as before', async () => {
-        await assert.rejects(executeReadOnly(pool, `SELECT ${TAMPER}, 1 / (length(current_setting('jit')) - 2)`, [], options), code('22012'));
+        await assert.rejects(
+          executeReadOnly(pool, `SELECT ${TAMPER}, 1 / (length(current_setting('jit')) - 2)`, [], options),
+          code('22012'),
+        );
         await intact();
       });
 
@@ -191,9 +203,22 @@ describe('wall 3 in one round trip (pipelined read-only transaction)', function 
   });
 
   it('when values and rows go through the batch, then they arrive as text, NULLs as null, with their column types', async () => {
-    const run = await executeReadOnly(context.reader!, 'SELECT $1::text AS a, $2::int8 AS b, NULL::jsonb AS c, $3::text AS d', ['x', '9007199254740993', null], reader(context.config.queryTimeoutMs));
+    const run = await executeReadOnly(
+      context.reader!,
+      'SELECT $1::text AS a, $2::int8 AS b, NULL::jsonb AS c, $3::text AS d',
+      ['x', '9007199254740993', null],
+      reader(context.config.queryTimeoutMs),
+    );
     assert.deepEqual(run.rows, [['x', '9007199254740993', null, null]]);
-    assert.deepEqual(run.fields.map((f) => [f.name, f.dataTypeID]), [['a', 25], ['b', 20], ['c', 3802], ['d', 25]]);
+    assert.deepEqual(
+      run.fields.map((f) => [f.name, f.dataTypeID]),
+      [
+        ['a', 25],
+        ['b', 20],
+        ['c', 3802],
+        ['d', 25],
+      ],
+    );
   });
 });
 
@@ -216,11 +241,20 @@ describe('the embedded PGlite: endpoint queries keep the three round trips', fun
     const app = await createApp(ctx!);
     const key = generateKey();
     await ctx!.keys.create('exec-embedded', key, ['query']);
-    const res = await request(app).get('/api/endpoints/query/logs.all').query({ project: 'p', sql: 'select count(*) as n from edge_logs' }).set('X-API-KEY', key);
+    const res = await request(app)
+      .get('/api/endpoints/query/logs.all')
+      .query({ project: 'p', sql: 'select count(*) as n from edge_logs' })
+      .set('X-API-KEY', key);
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { result: [{ n: 0 }] });
     const options: ExecuteOptions = { timeoutMs: 1_000, useReaderRole: true, pipelined: false };
-    assert.deepEqual((await executeReadOnly(ctx!.db.pool, "SELECT current_user, current_setting('transaction_read_only')", [], options)).rows, [[READER_ROLE, 'on']]);
-    await assert.rejects(executeReadOnly(ctx!.db.pool, 'SELECT * FROM api_keys', [], options), (e: { code?: string }) => e.code === '42501');
+    assert.deepEqual(
+      (await executeReadOnly(ctx!.db.pool, "SELECT current_user, current_setting('transaction_read_only')", [], options)).rows,
+      [[READER_ROLE, 'on']],
+    );
+    await assert.rejects(
+      executeReadOnly(ctx!.db.pool, 'SELECT * FROM api_keys', [], options),
+      (e: { code?: string }) => e.code === '42501',
+    );
   });
 });

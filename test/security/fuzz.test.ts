@@ -18,13 +18,73 @@ const sources = sampleSources();
 const ENDPOINT_CTES = new Set<string>(LOGS_ALL_CTES);
 
 const HOSTILE_TOKENS = [
-  'api_keys', 'public.api_keys', '`public.api_keys`', 'endpoints', 'sources', 'pgmigrations', 'pg_class', 'pg_catalog.pg_proc',
-  'information_schema.tables', '`cloudflare.logs.prod`', 'logs.cloudflare_logs_prod', '`logs.cloudflare_logs_prod`',
-  '"logs"', 'pg_sleep(1)', 'pg_read_file(\'/etc/passwd\')', 'set_config(\'role\',\'postgres\',true)', 'current_setting(\'x\')',
-  'txid_current()', 'generate_series(1,9)', 'repeat(\'a\',9)', 'version()', "'x'::regclass", 'cast(1 as regclass)', ';', '--', '#',
-  '/*', '*/', "'", '"', '`', '\\', '$$', "E'", 'U&', '@project', '@foo', 'for update', 'into t', 'with recursive', 'delete from',
-  'insert into', 'update', 'drop table', 'select', 'from', 'where', 'union all', 'join', 'on true', 'lateral', 'exists', '(', ')',
-  ',', '.', '*', 'as', 'x', 'id', 'edge_logs', 'auth_logs', 'metadata', 'unnest(metadata)', '\u0000', '\u202e', '🦄',
+  'api_keys',
+  'public.api_keys',
+  '`public.api_keys`',
+  'endpoints',
+  'sources',
+  'pgmigrations',
+  'pg_class',
+  'pg_catalog.pg_proc',
+  'information_schema.tables',
+  '`cloudflare.logs.prod`',
+  'logs.cloudflare_logs_prod',
+  '`logs.cloudflare_logs_prod`',
+  '"logs"',
+  'pg_sleep(1)',
+  "pg_read_file('/etc/passwd')",
+  "set_config('role','postgres',true)",
+  "current_setting('x')",
+  'txid_current()',
+  'generate_series(1,9)',
+  "repeat('a',9)",
+  'version()',
+  "'x'::regclass",
+  'cast(1 as regclass)',
+  ';',
+  '--',
+  '#',
+  '/*',
+  '*/',
+  "'",
+  '"',
+  '`',
+  '\\',
+  '$$',
+  "E'",
+  'U&',
+  '@project',
+  '@foo',
+  'for update',
+  'into t',
+  'with recursive',
+  'delete from',
+  'insert into',
+  'update',
+  'drop table',
+  'select',
+  'from',
+  'where',
+  'union all',
+  'join',
+  'on true',
+  'lateral',
+  'exists',
+  '(',
+  ')',
+  ',',
+  '.',
+  '*',
+  'as',
+  'x',
+  'id',
+  'edge_logs',
+  'auth_logs',
+  'metadata',
+  'unnest(metadata)',
+  '\u0000',
+  '\u202e',
+  '🦄',
 ];
 
 /** Runs one translation; only SqlError may escape, and it must be quick. */
@@ -80,7 +140,10 @@ function assertReadsOnlyCtes(t: Translation, what: string): void {
   validatePostgres(t.sql);
   const { relations, ctes } = callerRelations(t.sql);
   for (const r of relations) {
-    assert.ok(r.schema === undefined && ctes.has(r.name), `${what} reads ${r.schema ? r.schema + '.' : ''}${r.name}:\n${t.sql.slice(-600)}`);
+    assert.ok(
+      r.schema === undefined && ctes.has(r.name),
+      `${what} reads ${r.schema ? r.schema + '.' : ''}${r.name}:\n${t.sql.slice(-600)}`,
+    );
   }
 }
 
@@ -88,15 +151,29 @@ function assertReadsOnlyCtes(t: Translation, what: string): void {
 
 const cte = fc.constantFrom(...LOGS_ALL_CTES);
 const column = fc.constantFrom('id', 'timestamp', 'event_message');
-const stringLiteral = fc.string({ maxLength: 8 }).map((s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r')}'`);
+const stringLiteral = fc
+  .string({ maxLength: 8 })
+  .map((s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r')}'`);
 const scalar = fc.oneof(
   column,
   column.map((c) => `t.${c}`),
   stringLiteral,
   fc.integer({ min: -1000, max: 1000 }).map(String),
-  fc.constantFrom('lower(event_message)', 'length(event_message)', "regexp_contains(event_message, 'a+')", 'timestamp_trunc(timestamp, hour)',
-    "concat(id, '-', event_message)", 'unix_micros(timestamp)', "coalesce(event_message, '')", 'upper(id)', "starts_with(event_message, 'a')",
-    'cast(length(id) as string)', "safe_cast(event_message as int64)", 'current_timestamp()', "format_timestamp('%Y', timestamp)"),
+  fc.constantFrom(
+    'lower(event_message)',
+    'length(event_message)',
+    "regexp_contains(event_message, 'a+')",
+    'timestamp_trunc(timestamp, hour)',
+    "concat(id, '-', event_message)",
+    'unix_micros(timestamp)',
+    "coalesce(event_message, '')",
+    'upper(id)',
+    "starts_with(event_message, 'a')",
+    'cast(length(id) as string)',
+    'safe_cast(event_message as int64)',
+    'current_timestamp()',
+    "format_timestamp('%Y', timestamp)",
+  ),
 );
 const condition = fc.oneof(
   fc.tuple(column, fc.constantFrom('=', '!=', '<', '>='), stringLiteral).map(([c, op, v]) => `${c} ${op} ${v}`),
@@ -106,52 +183,63 @@ const condition = fc.oneof(
   cte.map((x) => `exists (select 1 from ${x})`),
   fc.constant('true'),
 );
-const selectQuery = fc.record({
-  items: fc.array(fc.tuple(scalar, fc.nat({ max: 99 })), { minLength: 1, maxLength: 4 }),
-  from: cte,
-  join: fc.option(cte, { nil: undefined }),
-  where: fc.option(condition, { nil: undefined }),
-  own: fc.boolean(),
-  limit: fc.option(fc.nat({ max: 5000 }), { nil: undefined }),
-}).map(({ items, from, join, where, own, limit }) => {
-  const list = items.map(([e, i], k) => `${e} as c${k}_${i}`).join(', ');
-  const source = own ? 'mine' : from;
-  const prefix = own ? `with mine as (select * from ${from}) ` : '';
-  const joined = join ? ` join (select id as jid from ${join}) as j on t.id = j.jid` : '';
-  return `${prefix}select ${list} from ${source} as t${joined}${where ? ` where ${where.replace(/\b(id|timestamp|event_message)\b(?! in)/, 't.$1')}` : ''}${limit === undefined ? '' : ` limit ${limit}`}`;
-});
+const selectQuery = fc
+  .record({
+    items: fc.array(fc.tuple(scalar, fc.nat({ max: 99 })), { minLength: 1, maxLength: 4 }),
+    from: cte,
+    join: fc.option(cte, { nil: undefined }),
+    where: fc.option(condition, { nil: undefined }),
+    own: fc.boolean(),
+    limit: fc.option(fc.nat({ max: 5000 }), { nil: undefined }),
+  })
+  .map(({ items, from, join, where, own, limit }) => {
+    const list = items.map(([e, i], k) => `${e} as c${k}_${i}`).join(', ');
+    const source = own ? 'mine' : from;
+    const prefix = own ? `with mine as (select * from ${from}) ` : '';
+    const joined = join ? ` join (select id as jid from ${join}) as j on t.id = j.jid` : '';
+    return `${prefix}select ${list} from ${source} as t${joined}${where ? ` where ${where.replace(/\b(id|timestamp|event_message)\b(?! in)/, 't.$1')}` : ''}${limit === undefined ? '' : ` limit ${limit}`}`;
+  });
 
 describe('security fuzzing of the sandbox', function () {
   this.timeout(30_000);
   before(() => initTranslator());
 
   it('when random text is the endpoint query or the sandboxed sql, then only SqlError is thrown, each within 1 s', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => {
-      translate(text);
-      translate(LOGS_ALL_SQL, text);
-      translate(USAGE_API_COUNTS_SQL, text);
-    }), { numRuns: 700 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => {
+        translate(text);
+        translate(LOGS_ALL_SQL, text);
+        translate(USAGE_API_COUNTS_SQL, text);
+      }),
+      { numRuns: 700 },
+    );
   });
 
   it('when hostile token soups are translated, then only SqlError is thrown and anything accepted reads only CTEs', () => {
-    fc.assert(fc.property(fc.array(fc.constantFrom(...HOSTILE_TOKENS), { minLength: 1, maxLength: 30 }), (tokens) => {
-      const soup = tokens.join(' ');
-      translate(soup);
-      for (const sql of [soup, `select ${soup}`, `select id from edge_logs where ${soup}`]) {
-        const t = translate(LOGS_ALL_SQL, sql);
-        if (t) assertReadsOnlyCtes(t, sql);
-      }
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...HOSTILE_TOKENS), { minLength: 1, maxLength: 30 }), (tokens) => {
+        const soup = tokens.join(' ');
+        translate(soup);
+        for (const sql of [soup, `select ${soup}`, `select id from edge_logs where ${soup}`]) {
+          const t = translate(LOGS_ALL_SQL, sql);
+          if (t) assertReadsOnlyCtes(t, sql);
+        }
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('when a generated valid sandbox query is accepted, then it passes validatePostgres and reads only CTEs', () => {
     let accepted = 0;
-    fc.assert(fc.property(selectQuery, (sql) => {
-      const t = translate(LOGS_ALL_SQL, sql);
-      if (!t) return;
-      accepted++;
-      assertReadsOnlyCtes(t, sql);
-    }), { numRuns: 250 });
+    fc.assert(
+      fc.property(selectQuery, (sql) => {
+        const t = translate(LOGS_ALL_SQL, sql);
+        if (!t) return;
+        accepted++;
+        assertReadsOnlyCtes(t, sql);
+      }),
+      { numRuns: 250 },
+    );
     assert.ok(accepted > 180, `the generator should mostly produce valid queries; ${accepted} of 250 were accepted`);
   });
 
@@ -160,28 +248,39 @@ describe('security fuzzing of the sandbox', function () {
       base: selectQuery,
       at: fc.nat(),
       cut: fc.nat({ max: 15 }),
-      insert: fc.oneof(fc.constantFrom(...HOSTILE_TOKENS).map((t) => ` ${t} `), fc.string({ maxLength: 6 })),
+      insert: fc.oneof(
+        fc.constantFrom(...HOSTILE_TOKENS).map((t) => ` ${t} `),
+        fc.string({ maxLength: 6 }),
+      ),
     });
     let accepted = 0;
-    fc.assert(fc.property(mutation, ({ base, at, cut, insert }) => {
-      const i = at % (base.length + 1);
-      const mutated = base.slice(0, i) + insert + base.slice(i + cut);
-      const t = translate(LOGS_ALL_SQL, mutated);
-      if (!t) return;
-      accepted++;
-      assertReadsOnlyCtes(t, mutated);
-    }), { numRuns: 1500 });
+    fc.assert(
+      fc.property(mutation, ({ base, at, cut, insert }) => {
+        const i = at % (base.length + 1);
+        const mutated = base.slice(0, i) + insert + base.slice(i + cut);
+        const t = translate(LOGS_ALL_SQL, mutated);
+        if (!t) return;
+        accepted++;
+        assertReadsOnlyCtes(t, mutated);
+      }),
+      { numRuns: 1500 },
+    );
     assert.ok(accepted > 0);
   });
 
   it('when forbidden corpus entries are spliced into a valid query, then only SqlError is thrown and nothing forbidden is accepted', () => {
-    const forbidden = Object.values(FORBIDDEN_SQL).flat().filter((s) => s.length < 2_000);
-    fc.assert(fc.property(selectQuery, fc.constantFrom(...forbidden), fc.nat(), (base, attack, at) => {
-      const i = at % (base.length + 1);
-      for (const sql of [base.slice(0, i) + attack + base.slice(i), `${base} union all ${attack}`, `select * from (${attack}) as s`]) {
-        const t = translate(LOGS_ALL_SQL, sql);
-        if (t) assertReadsOnlyCtes(t, sql);
-      }
-    }), { numRuns: 300 });
+    const forbidden = Object.values(FORBIDDEN_SQL)
+      .flat()
+      .filter((s) => s.length < 2_000);
+    fc.assert(
+      fc.property(selectQuery, fc.constantFrom(...forbidden), fc.nat(), (base, attack, at) => {
+        const i = at % (base.length + 1);
+        for (const sql of [base.slice(0, i) + attack + base.slice(i), `${base} union all ${attack}`, `select * from (${attack}) as s`]) {
+          const t = translate(LOGS_ALL_SQL, sql);
+          if (t) assertReadsOnlyCtes(t, sql);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

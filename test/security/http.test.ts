@@ -13,7 +13,14 @@ import { createContext, type AppContext } from '../../src/context.js';
 import { createLogger } from '../../src/logger.js';
 import { insertEvents, testConfig, testDatabase } from '../support/db.js';
 import {
-  FORBIDDEN_SQL, LITERAL_ROUND_TRIPS, PARAM_ATTACKS, RESOURCE_SQL, USAGE_SQL, forbiddenEntries, label, resourceEntries,
+  FORBIDDEN_SQL,
+  LITERAL_ROUND_TRIPS,
+  PARAM_ATTACKS,
+  RESOURCE_SQL,
+  USAGE_SQL,
+  forbiddenEntries,
+  label,
+  resourceEntries,
   type ParamAttack,
 } from './corpus.js';
 
@@ -80,9 +87,18 @@ describe('security: the hostile corpus through HTTP', function () {
       event_message: `${'a'.repeat(20 + (i % 30))}b GET /rest/v1/t?i=${i}`,
       metadata: { request: { method: 'GET', path: '/rest/v1/t', url: `https://${project}.example.com/rest/v1/t` } },
     });
-    await insertEvents('cloudflare.logs.prod', Array.from({ length: ROWS_X }, (_, i) => edge('x', i)));
-    await insertEvents('cloudflare.logs.prod', Array.from({ length: ROWS_VICTIM }, (_, i) => edge('victim', i)));
-    await insertEvents('postgres.logs', Array.from({ length: ROWS_X }, (_, i) => ({ project: 'x', event_message: `pg ${i}` })));
+    await insertEvents(
+      'cloudflare.logs.prod',
+      Array.from({ length: ROWS_X }, (_, i) => edge('x', i)),
+    );
+    await insertEvents(
+      'cloudflare.logs.prod',
+      Array.from({ length: ROWS_VICTIM }, (_, i) => edge('victim', i)),
+    );
+    await insertEvents(
+      'postgres.logs',
+      Array.from({ length: ROWS_X }, (_, i) => ({ project: 'x', event_message: `pg ${i}` })),
+    );
     await insertEvents('gotrue.logs.prod', [{ project: 'victim', event_message: 'secret login of victim' }]);
     await insertEvents('gotrue.logs.prod', [
       { project: 'demo', level: 'public', event_message: 'true' },
@@ -95,10 +111,15 @@ describe('security: the hostile corpus through HTTP', function () {
     admin = generateKey();
     await ctx.keys.create('security-admin', admin, ['admin']);
     // An endpoint whose CTE keeps only public rows: the caller must never see the others.
-    await request(app).post('/api/endpoints').set('X-API-KEY', admin).send({
-      name: PUBLIC_ONLY, sandboxable: true,
-      query: "with mine as (select t.id, t.event_message from `gotrue.logs.prod` as t where t.level = 'public') select id from mine",
-    }).expect(201);
+    await request(app)
+      .post('/api/endpoints')
+      .set('X-API-KEY', admin)
+      .send({
+        name: PUBLIC_ONLY,
+        sandboxable: true,
+        query: "with mine as (select t.id, t.event_message from `gotrue.logs.prod` as t where t.level = 'public') select id from mine",
+      })
+      .expect(201);
     initial = await snapshot(ctx);
   });
 
@@ -138,7 +159,10 @@ describe('security: the hostile corpus through HTTP', function () {
               assert.ok(Array.isArray(rows) && rows.length <= MAX_ROWS, `200 with ${Array.isArray(rows) ? rows.length : '?'} rows`);
               return;
             }
-            assert.ok((res.status >= 400 && res.status < 500) || res.status === 504, `status ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+            assert.ok(
+              (res.status >= 400 && res.status < 500) || res.status === 504,
+              `status ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`,
+            );
             assertEnvelope(res.status, res.body as Body, technique);
           });
         });
@@ -146,7 +170,10 @@ describe('security: the hostile corpus through HTTP', function () {
     }
 
     it('when the cartesian product of six CTEs is selected, then exactly max_rows rows come back', async () => {
-      const res = await run('logs.all', { project: 'x', sql: 'select a.id, b.id as b, c.id as c, d.id as d, e.id as e, f.id as f from edge_logs a, edge_logs b, edge_logs c, edge_logs d, edge_logs e, edge_logs f' });
+      const res = await run('logs.all', {
+        project: 'x',
+        sql: 'select a.id, b.id as b, c.id as c, d.id as d, e.id as e, f.id as f from edge_logs a, edge_logs b, edge_logs c, edge_logs d, edge_logs e, edge_logs f',
+      });
       assert.equal(res.status, 200);
       assert.equal((res.body as Body).result!.length, MAX_ROWS);
     });
@@ -226,7 +253,7 @@ describe('security: the hostile corpus through HTTP', function () {
       'select id from mine where cast(event_message as int64) = 1',
       'select id from mine where cast(event_message as timestamp) is null',
       'select id, event_message from mine',
-      'select string_agg(event_message, \',\') as s from mine',
+      "select string_agg(event_message, ',') as s from mine",
     ]) {
       it(`when ${label(sql)} runs on an endpoint that filters rows, then no filtered-out value appears`, async () => {
         const res = await request(app).get(`/api/endpoints/query/${PUBLIC_ONLY}`).set('X-API-KEY', key).query({ sql });
@@ -251,7 +278,15 @@ describe('security: the hostile corpus through HTTP', function () {
     it('when the key is missing, unknown, or an ingest key, then 401/401/403 and nothing runs', async () => {
       const path = '/api/endpoints/query/logs.all';
       assert.equal((await request(app).get(path).query({ project: 'x' })).status, 401);
-      assert.equal((await request(app).get(path).set('X-API-KEY', 'lq_' + 'a'.repeat(40)).query({ project: 'x' })).status, 401);
+      assert.equal(
+        (
+          await request(app)
+            .get(path)
+            .set('X-API-KEY', 'lq_' + 'a'.repeat(40))
+            .query({ project: 'x' })
+        ).status,
+        401,
+      );
       assert.equal((await request(app).get(path).set('Authorization', "Bearer ' or 1=1 --").query({ project: 'x' })).status, 401);
       const ingest = generateKey();
       await ctx.keys.create('security-ingest', ingest, ['ingest']);
@@ -269,7 +304,10 @@ describe('security: the hostile corpus through HTTP', function () {
       const res = await request(app).get('/api/endpoints/query/logs.all').set('X-API-KEY', key).query({ project: 'x' });
       assert.equal(res.status, 200);
       assert.equal((res.body as Body).result!.length, 100);
-      const usage = await request(app).get('/api/endpoints/query/usage.api-counts').set('X-API-KEY', key).query({ interval: 'hourly', project: 'x' });
+      const usage = await request(app)
+        .get('/api/endpoints/query/usage.api-counts')
+        .set('X-API-KEY', key)
+        .query({ interval: 'hourly', project: 'x' });
       assert.equal(usage.status, 200);
     });
 

@@ -26,7 +26,10 @@ describe('the reader login (wall 3 on its own)', () => {
   it('when the reader writes, then the read-only transaction and the missing grant refuse it', async () => {
     const { context } = await testDatabase();
     await assert.rejects(
-      executeReadOnly(context.reader!, "SELECT query_to_xml('DELETE FROM logs.pgbouncer_logs_prod RETURNING 1', true, true, '')", [], { timeoutMs: 1000, useReaderRole: false }),
+      executeReadOnly(context.reader!, "SELECT query_to_xml('DELETE FROM logs.pgbouncer_logs_prod RETURNING 1', true, true, '')", [], {
+        timeoutMs: 1000,
+        useReaderRole: false,
+      }),
       (e: { code?: string }) => ['25006', '42501', '0A000'].includes(e.code ?? ''), // read-only, no grant, or no writes in a stable function
     );
   });

@@ -55,8 +55,14 @@ describe('security walls, each on its own', function () {
     });
 
     it('when a caller reads a source by name, then the error says only CTEs may be read', () => {
-      assert.throws(() => translateQuery({ query: LOGS_ALL_SQL, sources, sandboxSql: 'select * from `cloudflare.logs.prod`' }), SqlSandboxError);
-      assert.throws(() => translateQuery({ query: LOGS_ALL_SQL, sources, sandboxSql: 'select * from api_keys' }), /only read the endpoint's CTEs/);
+      assert.throws(
+        () => translateQuery({ query: LOGS_ALL_SQL, sources, sandboxSql: 'select * from `cloudflare.logs.prod`' }),
+        SqlSandboxError,
+      );
+      assert.throws(
+        () => translateQuery({ query: LOGS_ALL_SQL, sources, sandboxSql: 'select * from api_keys' }),
+        /only read the endpoint's CTEs/,
+      );
     });
 
     it('when resource-heavy or literal-trick SQL is accepted, then its printed SQL reads only CTEs', () => {
@@ -84,8 +90,8 @@ describe('security walls, each on its own', function () {
       for (const sql of [
         'WITH x AS (SELECT 1 AS "a") SELECT "q"."a" FROM (SELECT * FROM "x") AS "q"',
         'SELECT "t0"."id" FROM "logs"."cloudflare_logs_prod" AS "t0" WHERE ("t0"."project" = $1::text) LIMIT 1000',
-        "SELECT $$; DROP TABLE api_keys; $$ AS \"a\", E'\\x27' AS \"b\", U&'\\0041' AS \"c\", '--' AS \"d\"",
-        'SELECT lower(\'a\'), pg_catalog.upper(\'b\')',
+        'SELECT $$; DROP TABLE api_keys; $$ AS "a", E\'\\x27\' AS "b", U&\'\\0041\' AS "c", \'--\' AS "d"',
+        "SELECT lower('a'), pg_catalog.upper('b')",
       ]) {
         assert.doesNotThrow(() => validatePostgres(sql), sql);
       }
@@ -122,14 +128,15 @@ describe('security walls, each on its own', function () {
     }
 
     for (const sql of [
-      "INSERT INTO logs.cloudflare_logs_prod (id, \"timestamp\", event_message) VALUES (gen_random_uuid(), now(), 'x')",
+      'INSERT INTO logs.cloudflare_logs_prod (id, "timestamp", event_message) VALUES (gen_random_uuid(), now(), \'x\')',
       "UPDATE logs.cloudflare_logs_prod SET event_message = 'x'",
       'DELETE FROM logs.cloudflare_logs_prod',
       'CREATE TABLE logs.sec_probe (a int)',
       'WITH d AS (DELETE FROM logs.cloudflare_logs_prod RETURNING 1) SELECT count(*) FROM d',
       'SELECT * FROM logs.cloudflare_logs_prod FOR UPDATE',
     ]) {
-      it(`when it writes (${label(sql, 50)}), then the read-only transaction refuses (25006)`, () => fails(sql, '25006', /read-only transaction/));
+      it(`when it writes (${label(sql, 50)}), then the read-only transaction refuses (25006)`, () =>
+        fails(sql, '25006', /read-only transaction/));
     }
 
     for (const sql of [
@@ -168,7 +175,8 @@ describe('security walls, each on its own', function () {
       const before = process.memoryUsage().rss;
       await assert.rejects(
         executeReadOnly(pool, "SELECT repeat('a', 50000000)", [], { ...options, timeoutMs: 10_000, maxResultBytes: 1024 * 1024 }),
-        (e: { httpStatus?: number; details?: Array<{ reason: string }> }) => e.httpStatus === 400 && e.details?.[0]?.reason === 'resultTooLarge',
+        (e: { httpStatus?: number; details?: Array<{ reason: string }> }) =>
+          e.httpStatus === 400 && e.details?.[0]?.reason === 'resultTooLarge',
       );
       assert.ok(process.memoryUsage().rss - before < 40 * 1024 * 1024, 'the 50 MB row was read into memory');
       const run = await executeReadOnly(pool, 'SELECT 1', [], options);
@@ -189,8 +197,12 @@ describe('security walls, each on its own', function () {
       });
 
       it('when random strings go through a BigQuery literal, the translator and the database, then each comes back unchanged', async () => {
-        const bigQueryLiteral = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r')}"`;
-        const text = fc.string({ unit: fc.constantFrom("'", '"', '\\', '$', '-', '/', '*', ';', 'E', 'U', '&', '`', ' ', '\n', 'x', 'é', '🦄'), maxLength: 30 });
+        const bigQueryLiteral = (s: string) =>
+          `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r')}"`;
+        const text = fc.string({
+          unit: fc.constantFrom("'", '"', '\\', '$', '-', '/', '*', ';', 'E', 'U', '&', '`', ' ', '\n', 'x', 'é', '🦄'),
+          maxLength: 30,
+        });
         await fc.assert(
           fc.asyncProperty(text, async (s) => {
             for (const p of [pool, lax]) {
@@ -210,13 +222,24 @@ describe('security walls, each on its own', function () {
 
       it('is not a superuser and cannot create roles or databases, replicate or bypass RLS (it logs in: endpoint queries connect as it)', async () => {
         const r = await one<Record<string, boolean>>(
-          'SELECT rolsuper, rolcreaterole, rolcreatedb, rolcanlogin, rolreplication, rolbypassrls, rolinherit FROM pg_roles WHERE rolname = $1', [READER_ROLE],
+          'SELECT rolsuper, rolcreaterole, rolcreatedb, rolcanlogin, rolreplication, rolbypassrls, rolinherit FROM pg_roles WHERE rolname = $1',
+          [READER_ROLE],
         );
-        assert.deepEqual(r, { rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolcanlogin: true, rolreplication: false, rolbypassrls: false, rolinherit: false });
+        assert.deepEqual(r, {
+          rolsuper: false,
+          rolcreaterole: false,
+          rolcreatedb: false,
+          rolcanlogin: true,
+          rolreplication: false,
+          rolbypassrls: false,
+          rolinherit: false,
+        });
       });
 
       it('is a member of no role (no pg_read_server_files, pg_read_all_data, …) and owns nothing', async () => {
-        const { rows } = await pool.query('SELECT roleid::regrole::text AS r FROM pg_auth_members WHERE member = $1::regrole', [READER_ROLE]);
+        const { rows } = await pool.query('SELECT roleid::regrole::text AS r FROM pg_auth_members WHERE member = $1::regrole', [
+          READER_ROLE,
+        ]);
         assert.deepEqual(rows, []);
         const owned = await one<{ n: number }>('SELECT count(*)::int AS n FROM pg_class WHERE relowner = $1::regrole', [READER_ROLE]);
         assert.equal(owned.n, 0);
@@ -228,7 +251,8 @@ describe('security walls, each on its own', function () {
                   has_table_privilege($1, c.oid, 'SELECT') AS sel,
                   has_table_privilege($1, c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER') AS other
            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-           WHERE n.nspname = 'logs' AND c.relkind IN ('r', 'p')`, [READER_ROLE],
+           WHERE n.nspname = 'logs' AND c.relkind IN ('r', 'p')`,
+          [READER_ROLE],
         );
         assert.ok(rows.length >= 9, 'log tables exist');
         for (const r of rows) assert.deepEqual({ t: r.relname, sel: r.sel, other: r.other }, { t: r.relname, sel: true, other: false });
@@ -242,7 +266,8 @@ describe('security walls, each on its own', function () {
              AND has_table_privilege($1, c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
            UNION ALL
            SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-           WHERE c.relkind = 'S' AND n.nspname <> 'pg_catalog' AND CASE WHEN c.relkind = 'S' THEN has_sequence_privilege($1, c.oid, 'USAGE, SELECT, UPDATE') END`, [READER_ROLE],
+           WHERE c.relkind = 'S' AND n.nspname <> 'pg_catalog' AND CASE WHEN c.relkind = 'S' THEN has_sequence_privilege($1, c.oid, 'USAGE, SELECT, UPDATE') END`,
+          [READER_ROLE],
         );
         assert.deepEqual(rows, []);
         const tables = await one<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
@@ -255,14 +280,23 @@ describe('security walls, each on its own', function () {
                   has_schema_privilege($1, 'logs', 'CREATE') AS logs_create,
                   has_schema_privilege($1, 'logs', 'USAGE') AS logs_usage,
                   has_database_privilege($1, current_database(), 'CREATE') AS db_create,
-                  has_database_privilege($1, current_database(), 'TEMPORARY') AS db_temp`, [READER_ROLE],
+                  has_database_privilege($1, current_database(), 'TEMPORARY') AS db_temp`,
+          [READER_ROLE],
         );
         assert.deepEqual(r, { public_create: false, logs_create: false, logs_usage: true, db_create: false, db_temp: false });
       });
 
       it('cannot execute the file, large-object or signalling functions', async () => {
-        for (const fn of ['pg_read_file(text)', 'pg_read_binary_file(text)', 'pg_ls_dir(text)', 'lo_import(text)', 'lo_export(oid, text)', 'pg_reload_conf()', 'pg_rotate_logfile()']) {
-          const r = await one<{ x: boolean }>('SELECT has_function_privilege($1, $2, \'EXECUTE\') AS x', [READER_ROLE, fn]);
+        for (const fn of [
+          'pg_read_file(text)',
+          'pg_read_binary_file(text)',
+          'pg_ls_dir(text)',
+          'lo_import(text)',
+          'lo_export(oid, text)',
+          'pg_reload_conf()',
+          'pg_rotate_logfile()',
+        ]) {
+          const r = await one<{ x: boolean }>("SELECT has_function_privilege($1, $2, 'EXECUTE') AS x", [READER_ROLE, fn]);
           assert.equal(r.x, false, fn);
         }
       });

@@ -16,7 +16,8 @@ import type { SourceRecord } from '../../src/sources/repository.js';
 import { freshSource, serveTestApp, sourceRows, type Served } from './support.js';
 
 type Message = Record<string, any>;
-const proto = createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js').opentelemetry.proto.collector.logs.v1 as {
+const proto = createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js').opentelemetry.proto.collector
+  .logs.v1 as {
   ExportLogsServiceRequest: { encode(m: Message): { finish(): Uint8Array }; fromObject(o: Message): Message };
   ExportLogsServiceResponse: { decode(b: Uint8Array): Message; toObject(m: Message, o?: Message): Message };
 };
@@ -27,10 +28,11 @@ function recording(exporter: LogRecordExporter): { exporter: LogRecordExporter; 
   return {
     results,
     exporter: {
-      export: (logs: ReadableLogRecord[], done) => exporter.export(logs, (r) => {
-        results.push(r.code);
-        done(r);
-      }),
+      export: (logs: ReadableLogRecord[], done) =>
+        exporter.export(logs, (r) => {
+          results.push(r.code);
+          done(r);
+        }),
       shutdown: () => exporter.shutdown(),
       forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
     },
@@ -72,20 +74,34 @@ describe('OTLP/HTTP logs at POST /v1/logs, from the OpenTelemetry exporters', fu
   const cases = [
     ['exporter-logs-otlp-http (JSON)', (url: string, headers: Record<string, string>) => new JsonExporter({ url, headers })],
     ['exporter-logs-otlp-proto (protobuf)', (url: string, headers: Record<string, string>) => new ProtoExporter({ url, headers })],
-    ['exporter-logs-otlp-proto with gzip', (url: string, headers: Record<string, string>) => new ProtoExporter({ url, headers, compression: 'gzip' as never })],
-    ['exporter-logs-otlp-http with gzip', (url: string, headers: Record<string, string>) => new JsonExporter({ url, headers, compression: 'gzip' as never })],
+    [
+      'exporter-logs-otlp-proto with gzip',
+      (url: string, headers: Record<string, string>) => new ProtoExporter({ url, headers, compression: 'gzip' as never }),
+    ],
+    [
+      'exporter-logs-otlp-http with gzip',
+      (url: string, headers: Record<string, string>) => new JsonExporter({ url, headers, compression: 'gzip' as never }),
+    ],
   ] as const;
 
   for (const [label, make] of cases) {
     it(`when ${label} sends 30 records, then every one is stored with its body, time, attributes and resource, and the exporter saw success`, async () => {
       const tag = label.replace(/\W+/g, '-');
-      const { exporter, results } = recording(make(`${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, { 'x-api-key': s.keys.ingest }));
+      const { exporter, results } = recording(
+        make(`${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, { 'x-api-key': s.keys.ingest }),
+      );
       const base = await emitThrough(exporter, tag, 30);
       assert.ok(results.length >= 5, `exports: ${results}`);
-      assert.ok(results.every((code) => code === 0), `export results: ${results}`);
+      assert.ok(
+        results.every((code) => code === 0),
+        `export results: ${results}`,
+      );
 
       const rows = (await sourceRows(s, source)).filter((r) => r.metadata?.[0]?.attributes?.[0]?.tag === tag);
-      assert.deepEqual(rows.map((r) => r.event_message), Array.from({ length: 30 }, (_, i) => `${tag} record ${i}`));
+      assert.deepEqual(
+        rows.map((r) => r.event_message),
+        Array.from({ length: 30 }, (_, i) => `${tag} record ${i}`),
+      );
       assert.equal(rows[0]!.ts, new Date(base).toISOString().replace('Z', '000Z'));
       const m = rows[3]!.metadata[0];
       assert.deepEqual(m.attributes, [{ http_status_code: 203, i: 3, ok: false, ratio: 0.75, tags: ['a', 'b'], tag }]);
@@ -98,9 +114,14 @@ describe('OTLP/HTTP logs at POST /v1/logs, from the OpenTelemetry exporters', fu
   }
 
   it('when the source is named by the x-source header and the key by the api_key parameter, then the exporter delivers too', async () => {
-    const { exporter, results } = recording(new ProtoExporter({ url: `${s.base}/v1/logs?api_key=${s.keys.ingest}`, headers: { 'x-source': source.id } }));
+    const { exporter, results } = recording(
+      new ProtoExporter({ url: `${s.base}/v1/logs?api_key=${s.keys.ingest}`, headers: { 'x-source': source.id } }),
+    );
     await emitThrough(exporter, 'via-header', 5);
-    assert.ok(results.every((code) => code === 0), `export results: ${results}`);
+    assert.ok(
+      results.every((code) => code === 0),
+      `export results: ${results}`,
+    );
     const rows = (await sourceRows(s, source)).filter((r) => r.metadata?.[0]?.attributes?.[0]?.tag === 'via-header');
     assert.equal(rows.length, 5);
   });
@@ -108,23 +129,52 @@ describe('OTLP/HTTP logs at POST /v1/logs, from the OpenTelemetry exporters', fu
   describe('answers', () => {
     const now = BigInt(Date.now()) * 1_000_000n;
     const request = (records: Message[]) => ({
-      resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'raw' } }] }, scopeLogs: [{ scope: { name: 'raw' }, logRecords: records }] }],
+      resourceLogs: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'raw' } }] },
+          scopeLogs: [{ scope: { name: 'raw' }, logRecords: records }],
+        },
+      ],
     });
     const records = (tag: string) => [
       { timeUnixNano: String(now), body: { stringValue: `${tag} good` }, attributes: [{ key: 'tag', value: { stringValue: tag } }] },
       { timeUnixNano: String(now), body: { stringValue: 'bad\u0000body' }, attributes: [{ key: 'tag', value: { stringValue: tag } }] },
-      { timeUnixNano: '978307200000000000', body: { stringValue: `${tag} stale` }, attributes: [{ key: 'tag', value: { stringValue: tag } }] },
-      { body: { kvlistValue: { values: [{ key: 'k', value: { intValue: '9007199254740993' } }] } }, attributes: [{ key: 'tag', value: { stringValue: tag } }], traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174' },
+      {
+        timeUnixNano: '978307200000000000',
+        body: { stringValue: `${tag} stale` },
+        attributes: [{ key: 'tag', value: { stringValue: tag } }],
+      },
+      {
+        body: { kvlistValue: { values: [{ key: 'k', value: { intValue: '9007199254740993' } }] } },
+        attributes: [{ key: 'tag', value: { stringValue: tag } }],
+        traceId: '5b8efff798038103d269b633813fc60c',
+        spanId: 'eee19b7ec3c1b174',
+      },
     ];
     const stored = async (tag: string) => (await sourceRows(s, source)).filter((r) => r.metadata?.[0]?.attributes?.[0]?.tag === tag);
 
     it('when some protobuf records are invalid or stale, then 200 with partial_success counting them, and the rest is stored', async () => {
-      const message = proto.ExportLogsServiceRequest.fromObject(request(records('raw-proto').map((r) => ({ ...r, traceId: r.traceId && Buffer.from(r.traceId, 'hex'), spanId: r.spanId && Buffer.from(r.spanId, 'hex') }))));
+      const message = proto.ExportLogsServiceRequest.fromObject(
+        request(
+          records('raw-proto').map((r) => ({
+            ...r,
+            traceId: r.traceId && Buffer.from(r.traceId, 'hex'),
+            spanId: r.spanId && Buffer.from(r.spanId, 'hex'),
+          })),
+        ),
+      );
       const body = zlib.gzipSync(proto.ExportLogsServiceRequest.encode(message).finish());
-      const res = await fetch(`${s.base}/v1/logs?source=${source.id}`, { method: 'POST', body, headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip', 'x-api-key': s.keys.ingest } });
+      const res = await fetch(`${s.base}/v1/logs?source=${source.id}`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip', 'x-api-key': s.keys.ingest },
+      });
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('content-type'), 'application/x-protobuf');
-      const answer = proto.ExportLogsServiceResponse.toObject(proto.ExportLogsServiceResponse.decode(new Uint8Array(await res.arrayBuffer())), { longs: Number });
+      const answer = proto.ExportLogsServiceResponse.toObject(
+        proto.ExportLogsServiceResponse.decode(new Uint8Array(await res.arrayBuffer())),
+        { longs: Number },
+      );
       assert.equal(answer.partialSuccess.rejectedLogRecords, 2);
       assert.match(answer.partialSuccess.errorMessage, /1 invalid \(the first, record 1: .*NUL.*1 older than the source's retention/);
       const rows = await stored('raw-proto');
@@ -135,30 +185,55 @@ describe('OTLP/HTTP logs at POST /v1/logs, from the OpenTelemetry exporters', fu
     });
 
     it('when some JSON records are invalid or stale, then 200 with partialSuccess in JSON, and the rest is stored', async () => {
-      const res = await fetch(`${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, { method: 'POST', body: JSON.stringify(request(records('raw-json'))), headers: { 'content-type': 'application/json', 'x-api-key': s.keys.ingest } });
+      const res = await fetch(`${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, {
+        method: 'POST',
+        body: JSON.stringify(request(records('raw-json'))),
+        headers: { 'content-type': 'application/json', 'x-api-key': s.keys.ingest },
+      });
       assert.equal(res.status, 200);
-      const answer = await res.json() as Message;
+      const answer = (await res.json()) as Message;
       assert.equal(answer.partialSuccess.rejectedLogRecords, '2');
       assert.equal((await stored('raw-json')).length, 2);
     });
 
     it('when every record is stored, then the answer is an empty ExportLogsServiceResponse', async () => {
-      const res = await fetch(`${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, { method: 'POST', body: JSON.stringify(request([records('raw-ok')[0]!])), headers: { 'content-type': 'application/json', 'x-api-key': s.keys.ingest } });
+      const res = await fetch(`${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, {
+        method: 'POST',
+        body: JSON.stringify(request([records('raw-ok')[0]!])),
+        headers: { 'content-type': 'application/json', 'x-api-key': s.keys.ingest },
+      });
       assert.equal(res.status, 200);
       assert.deepEqual(await res.json(), {});
     });
 
     it('when the exporter gets partial_success, then it reports it (and still counts the export as done)', async () => {
       const warnings: string[] = [];
-      diag.setLogger({ warn: (...a: unknown[]) => void warnings.push(a.join(' ')), error: () => undefined, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
+      diag.setLogger(
+        {
+          warn: (...a: unknown[]) => void warnings.push(a.join(' ')),
+          error: () => undefined,
+          info: () => undefined,
+          debug: () => undefined,
+          verbose: () => undefined,
+        },
+        DiagLogLevel.WARN,
+      );
       try {
-        const { exporter, results } = recording(new JsonExporter({ url: `${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, headers: { 'x-api-key': s.keys.ingest } }));
+        const { exporter, results } = recording(
+          new JsonExporter({
+            url: `${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`,
+            headers: { 'x-api-key': s.keys.ingest },
+          }),
+        );
         const provider = new LoggerProvider({ processors: [new BatchLogRecordProcessor({ exporter })] });
         provider.getLogger('t').emit({ body: 'too old', timestamp: Date.parse('2001-01-01T00:00:00Z') });
         await provider.forceFlush();
         await provider.shutdown();
         assert.deepEqual(results, [0]);
-        assert.ok(warnings.some((w) => /Partial Success/.test(w) && /older than the source's retention/.test(w)), warnings.join('\n'));
+        assert.ok(
+          warnings.some((w) => /Partial Success/.test(w) && /older than the source's retention/.test(w)),
+          warnings.join('\n'),
+        );
       } finally {
         diag.disable();
       }
@@ -166,7 +241,11 @@ describe('OTLP/HTTP logs at POST /v1/logs, from the OpenTelemetry exporters', fu
 
     it('when the body is not OTLP, the type is not accepted or the key is missing, then a 4xx with the error envelope', async () => {
       const post = (body: BodyInit, type: string, key = s.keys.ingest) =>
-        fetch(`${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, { method: 'POST', body, headers: { 'content-type': type, 'x-api-key': key } });
+        fetch(`${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': type, 'x-api-key': key },
+        });
       for (const [res, status] of [
         [await post(Buffer.from([0xff, 0xff, 0xff, 0x0f]), 'application/x-protobuf'), 400],
         [await post('{"resourceLogs": ', 'application/json'), 400],
@@ -175,11 +254,15 @@ describe('OTLP/HTTP logs at POST /v1/logs, from the OpenTelemetry exporters', fu
         [await post('{}', 'application/json', 'not-a-key-of-anyone'), 401],
       ] as const) {
         assert.equal(res.status, status);
-        const body = await res.json() as Message;
+        const body = (await res.json()) as Message;
         assert.equal(body.error.code, status);
         assert.ok(Array.isArray(body.error.errors));
       }
-      const noSource = await fetch(`${s.base}/v1/logs`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', 'x-api-key': s.keys.ingest } });
+      const noSource = await fetch(`${s.base}/v1/logs`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json', 'x-api-key': s.keys.ingest },
+      });
       assert.equal(noSource.status, 400);
     });
   });

@@ -35,7 +35,11 @@ describe('pino-logflare, the original JavaScript transport, posting to /logs', f
     const log = pino(transport);
     for (let i = 0; i < 25; i++) log.info({ tag, i, request: { method: 'GET', 'content-type': 'text/plain' } }, `worker event ${i}`);
     log.warn({ tag, i: 25 }, 'worker event 25');
-    const rows = await eventually('26 rows', () => rowsOf(tag), (r) => r.length >= 26);
+    const rows = await eventually(
+      '26 rows',
+      () => rowsOf(tag),
+      (r) => r.length >= 26,
+    );
     // The worker is stopped, not ended: thread-stream's end() blocks this thread (Atomics.wait)
     // until the worker has flushed, and a flush in flight waits for this thread's server to
     // answer, so under load end() timed out after 10 s. What was delivered is read above.
@@ -56,7 +60,11 @@ describe('pino-logflare, the original JavaScript transport, posting to /logs', f
     const stream = createWriteStream({ apiKey: s.keys.ingest, sourceToken: source.id, apiBaseUrl: s.base, size: 4 } as never);
     const log = pino(stream);
     for (let i = 0; i < 12; i++) log.error({ tag, i }, `stream event ${i}`);
-    const rows = await eventually('12 rows', () => rowsOf(tag), (r) => r.length >= 12);
+    const rows = await eventually(
+      '12 rows',
+      () => rowsOf(tag),
+      (r) => r.length >= 12,
+    );
     assert.deepEqual(rows.map((r) => r.event_message).sort(), Array.from({ length: 12 }, (_, i) => `stream event ${i}`).sort());
     stream.end();
   });

@@ -37,10 +37,13 @@ export async function serveOwnApp(): Promise<Served> {
   await context.keys.create('ingest', keys.ingest, ['ingest']);
   const app: Express = await createApp(context);
   const served = await serve({ app, context, keys });
-  return { ...served, close: async () => {
-    await served.close();
-    await context.close();
-  } };
+  return {
+    ...served,
+    close: async () => {
+      await served.close();
+      await context.close();
+    },
+  };
 }
 
 async function serve(t: TestApp): Promise<Served> {
@@ -50,10 +53,11 @@ async function serve(t: TestApp): Promise<Served> {
   return {
     ...t,
     base: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

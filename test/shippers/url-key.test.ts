@@ -33,7 +33,12 @@ describe('the api_key URL parameter, and keys never shown', function () {
 
   before(async () => {
     const { url } = await testDatabase();
-    const sink = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
     ctx = await createContext(testConfig(url, { REDIS_URL: SHARED_REDIS_URL, LOG_LEVEL: 'trace' }), pino({ level: 'trace' }, sink));
     await ctx.keys.create(`${tag}-ingest`, keys.ingest, ['ingest']);
     await ctx.keys.create(`${tag}-query`, keys.query, ['query']);
@@ -50,10 +55,16 @@ describe('the api_key URL parameter, and keys never shown', function () {
   after(() => close());
 
   const ingest = (query: string, headers: Record<string, string> = {}, body: unknown = [{ project: tag, event_message: 'via url key' }]) =>
-    fetch(`${base}/api/logs?source_name=${SOURCE}&${query}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
-  const logsAll = (query: string, headers: Record<string, string> = {}) => fetch(`${base}/api/endpoints/query/logs.all?project=${tag}&${query}`, { headers });
+    fetch(`${base}/api/logs?source_name=${SOURCE}&${query}`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', ...headers },
+    });
+  const logsAll = (query: string, headers: Record<string, string> = {}) =>
+    fetch(`${base}/api/endpoints/query/logs.all?project=${tag}&${query}`, { headers });
   /** A caching endpoint (logs.all is not cached). */
-  const usage = (query: string, headers: Record<string, string> = {}) => fetch(`${base}/api/endpoints/query/usage.api-counts?interval=daily&project=${tag}&${query}`, { headers });
+  const usage = (query: string, headers: Record<string, string> = {}) =>
+    fetch(`${base}/api/endpoints/query/usage.api-counts?interval=daily&project=${tag}&${query}`, { headers });
 
   it('when the ingest key is only in the URL (as Vector sends it), then the events are stored', async () => {
     const res = await ingest(`api_key=${keys.ingest}`);
@@ -71,7 +82,7 @@ describe('the api_key URL parameter, and keys never shown', function () {
   it('when a query has its key only in the URL, then it runs; the same query with another key (or a header) is a cache hit, answered by the fast path', async () => {
     const first = await logsAll(`api_key=${keys.query}`);
     assert.equal(first.status, 200);
-    const rows = (await first.json() as { result: Array<{ event_message: string }> }).result;
+    const rows = ((await first.json()) as { result: Array<{ event_message: string }> }).result;
     assert.ok(rows.some((r) => r.event_message === 'via url key'));
     assert.equal((await usage(`api_key=${keys.query}`)).status, 200);
     // The ordinary route writes a debug "request" line; the fast path (before Express) does not.
@@ -108,17 +119,29 @@ describe('the api_key URL parameter, and keys never shown', function () {
     sources.reload = () => Promise.reject(new Error('catalog unavailable (injected)'));
     let res: Response;
     try {
-      res = await ingest(`api_key=${keys.ingest}`, {}, [{ project: tag, event_message: 'after commit', metadata: { [`${tag}_new_field`]: 1 } }]);
+      res = await ingest(`api_key=${keys.ingest}`, {}, [
+        { project: tag, event_message: 'after commit', metadata: { [`${tag}_new_field`]: 1 } },
+      ]);
     } finally {
       sources.reload = reload;
     }
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { message: 'Logged!', count: 1 });
-    const { rows } = await ctx.db.pool.query(`SELECT count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1 AND event_message = 'after commit'`, [tag]);
+    const { rows } = await ctx.db.pool.query(
+      `SELECT count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1 AND event_message = 'after commit'`,
+      [tag],
+    );
     assert.equal(rows[0].n, 1);
-    assert.ok(lines.some((l) => /catalog reload after an ingest commit failed/.test(l) && /"level":40/.test(l)), 'a warning is logged');
+    assert.ok(
+      lines.some((l) => /catalog reload after an ingest commit failed/.test(l) && /"level":40/.test(l)),
+      'a warning is logged',
+    );
     // The retry in the background brings the new field into the catalog.
-    await eventually('the new field in the catalog', async () => sources.lookup(SOURCE)?.fields.metadata?.fields?.[`${tag}_new_field`], (f) => f !== undefined);
+    await eventually(
+      'the new field in the catalog',
+      async () => sources.lookup(SOURCE)?.fields.metadata?.fields?.[`${tag}_new_field`],
+      (f) => f !== undefined,
+    );
   });
 
   it('then no key appears in any log line of the service, in /metrics, or in a Redis key', async () => {
@@ -129,7 +152,8 @@ describe('the api_key URL parameter, and keys never shown', function () {
     const redis = createClient({ url: SHARED_REDIS_URL });
     await redis.connect();
     const redisKeys: string[] = [];
-    for await (const batch of redis.scanIterator({ MATCH: 'lq:*', COUNT: 1000 })) redisKeys.push(...(Array.isArray(batch) ? batch : [batch]));
+    for await (const batch of redis.scanIterator({ MATCH: 'lq:*', COUNT: 1000 }))
+      redisKeys.push(...(Array.isArray(batch) ? batch : [batch]));
     await redis.quit();
     for (const key of everyKey) {
       assert.ok(!log.includes(key), 'a key is in the service log');

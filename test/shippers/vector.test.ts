@@ -22,64 +22,129 @@ function vectorEvents(project: string, at: number) {
   const nginxTime = new Date(at).toISOString();
   return [
     {
-      sink: 'logflare_kong (kong_logs)', source: 'cloudflare.logs.prod', cte: 'edge_logs',
+      sink: 'logflare_kong (kong_logs)',
+      source: 'cloudflare.logs.prod',
+      cte: 'edge_logs',
       event: {
-        timestamp: ts, project, appname: 'supabase-kong',
+        timestamp: ts,
+        project,
+        appname: 'supabase-kong',
         event_message: `172.18.0.1 - - [${nginxTime}] "GET /rest/v1/todos?select=* HTTP/1.1" 200 52 "http://localhost:3000/" "Mozilla/5.0"`,
         metadata: {
-          request: { headers: { referer: 'http://localhost:3000/', user_agent: 'Mozilla/5.0', cf_connecting_ip: '172.18.0.1' }, method: 'GET', path: '/rest/v1/todos?select=*', protocol: 'HTTP/1.1' },
+          request: {
+            headers: { referer: 'http://localhost:3000/', user_agent: 'Mozilla/5.0', cf_connecting_ip: '172.18.0.1' },
+            method: 'GET',
+            path: '/rest/v1/todos?select=*',
+            protocol: 'HTTP/1.1',
+          },
           response: { status_code: 200 },
         },
       },
     },
     {
-      sink: 'logflare_kong (kong_err)', source: 'cloudflare.logs.prod', cte: 'edge_logs',
+      sink: 'logflare_kong (kong_err)',
+      source: 'cloudflare.logs.prod',
+      cte: 'edge_logs',
       event: {
-        timestamp: ts, project, appname: 'supabase-kong', severity: 'error',
+        timestamp: ts,
+        project,
+        appname: 'supabase-kong',
+        severity: 'error',
         event_message: `${nginxTime} [error] 1234#0: *5 connect() failed (111: Connection refused) while connecting to upstream, client: 172.18.0.1, server: kong, request: "GET /auth/v1/health HTTP/1.1", host: "localhost:8000"`,
         metadata: {
-          request: { method: 'GET', host: 'localhost:8000', headers: { cf_connecting_ip: '172.18.0.1' }, path: '/auth/v1/health', protocol: 'HTTP/1.1' },
+          request: {
+            method: 'GET',
+            host: 'localhost:8000',
+            headers: { cf_connecting_ip: '172.18.0.1' },
+            path: '/auth/v1/health',
+            protocol: 'HTTP/1.1',
+          },
           response: { status_code: 200 },
         },
       },
     },
     {
-      sink: 'logflare_auth', source: 'gotrue.logs.prod', cte: 'auth_logs',
+      sink: 'logflare_auth',
+      source: 'gotrue.logs.prod',
+      cte: 'auth_logs',
       event: (() => {
-        const parsed = { component: 'api', duration: 81512, level: 'info', method: 'GET', msg: 'request completed', path: '/health', referer: 'http://localhost:3000', remote_addr: '172.18.0.8', request_id: 'b1f3c6a2-0d7e-4c43-9c55-1b2f9e0a7d11', status: 200, time: ts };
-        return { timestamp: ts, project, appname: 'supabase-auth', event_message: JSON.stringify(parsed), metadata: { timestamp: parsed.time, ...parsed } };
+        const parsed = {
+          component: 'api',
+          duration: 81512,
+          level: 'info',
+          method: 'GET',
+          msg: 'request completed',
+          path: '/health',
+          referer: 'http://localhost:3000',
+          remote_addr: '172.18.0.8',
+          request_id: 'b1f3c6a2-0d7e-4c43-9c55-1b2f9e0a7d11',
+          status: 200,
+          time: ts,
+        };
+        return {
+          timestamp: ts,
+          project,
+          appname: 'supabase-auth',
+          event_message: JSON.stringify(parsed),
+          metadata: { timestamp: parsed.time, ...parsed },
+        };
       })(),
     },
     {
-      sink: 'logflare_rest', source: 'postgREST.logs.prod', cte: 'postgrest_logs',
+      sink: 'logflare_rest',
+      source: 'postgREST.logs.prod',
+      cte: 'postgrest_logs',
       event: { timestamp: ts, project, appname: 'supabase-rest', event_message: 'Schema cache loaded', metadata: { host: project } },
     },
     {
-      sink: 'logflare_realtime', source: 'realtime.logs.prod', cte: 'realtime_logs',
-      event: { timestamp: ts, appname: 'realtime-dev.supabase-realtime', event_message: 'Billing metrics: [:realtime, :rate_counter, :channel, :events]', metadata: { project, external_id: project, level: 'info' } },
-    },
-    {
-      sink: 'logflare_functions', source: 'deno-relay-logs', cte: 'function_edge_logs',
-      event: { timestamp: ts, appname: 'supabase-edge-functions', event_message: 'serving the request with /home/deno/functions/hello', metadata: { project_ref: project } },
-    },
-    {
-      sink: 'logflare_storage', source: 'storage.logs.prod.2', cte: 'storage_logs',
+      sink: 'logflare_realtime',
+      source: 'realtime.logs.prod',
+      cte: 'realtime_logs',
       event: {
-        timestamp: ts, appname: 'supabase-storage', event_message: 'Server listening at http://0.0.0.0:5000',
+        timestamp: ts,
+        appname: 'realtime-dev.supabase-realtime',
+        event_message: 'Billing metrics: [:realtime, :rate_counter, :channel, :events]',
+        metadata: { project, external_id: project, level: 'info' },
+      },
+    },
+    {
+      sink: 'logflare_functions',
+      source: 'deno-relay-logs',
+      cte: 'function_edge_logs',
+      event: {
+        timestamp: ts,
+        appname: 'supabase-edge-functions',
+        event_message: 'serving the request with /home/deno/functions/hello',
+        metadata: { project_ref: project },
+      },
+    },
+    {
+      sink: 'logflare_storage',
+      source: 'storage.logs.prod.2',
+      cte: 'storage_logs',
+      event: {
+        timestamp: ts,
+        appname: 'supabase-storage',
+        event_message: 'Server listening at http://0.0.0.0:5000',
         metadata: { project, tenantId: project, level: 30, timestamp: at, context: [{ host: '9f3b2c1d0e4a', pid: 1 }] },
       },
     },
     {
-      sink: 'logflare_db', source: 'postgres.logs', cte: 'postgres_logs',
+      sink: 'logflare_db',
+      source: 'postgres.logs',
+      cte: 'postgres_logs',
       event: {
-        timestamp: ts, project, appname: 'supabase-db', event_message: `${nginxTime.replace('T', ' ').replace('Z', '')} UTC [182] LOG:  checkpoint starting: time`,
+        timestamp: ts,
+        project,
+        appname: 'supabase-db',
+        event_message: `${nginxTime.replace('T', ' ').replace('Z', '')} UTC [182] LOG:  checkpoint starting: time`,
         metadata: { host: 'db-default', parsed: { timestamp: ts, error_severity: 'LOG' } },
       },
     },
   ];
 }
 
-describe('Vector, the self-hosted stack\'s shipper: its events, as its sinks post them', function () {
+describe("Vector, the self-hosted stack's shipper: its events, as its sinks post them", function () {
   this.timeout(60_000);
   let s: Served;
   const project = `vec${Date.now().toString(36)}`;
@@ -96,9 +161,12 @@ describe('Vector, the self-hosted stack\'s shipper: its events, as its sinks pos
       headers: { 'content-type': 'application/json', ...(auth === 'header' ? { 'x-api-key': s.keys.ingest } : {}) },
     });
   const logsAll = async (cte: string, p: string) => {
-    const res = await fetch(`${s.base}/api/endpoints/query/logs.all?project=${p}&sql=${encodeURIComponent(`select timestamp, event_message from ${cte}`)}`, { headers: { 'x-api-key': s.keys.query } });
+    const res = await fetch(
+      `${s.base}/api/endpoints/query/logs.all?project=${p}&sql=${encodeURIComponent(`select timestamp, event_message from ${cte}`)}`,
+      { headers: { 'x-api-key': s.keys.query } },
+    );
     assert.equal(res.status, 200, await res.clone().text());
-    return (await res.json() as { result: Array<{ timestamp: number; event_message: string }> }).result;
+    return ((await res.json()) as { result: Array<{ timestamp: number; event_message: string }> }).result;
   };
 
   vectorEvents(project, at).forEach(({ sink, source, cte }, i) => {
@@ -112,7 +180,10 @@ describe('Vector, the self-hosted stack\'s shipper: its events, as its sinks pos
       assert.equal(res.status, 200, await res.clone().text());
       assert.deepEqual(await res.json(), { message: 'Logged!', count: 2 });
       const rows = await logsAll(cte, p);
-      assert.deepEqual(rows.map((r) => r.event_message), [mine.event_message]);
+      assert.deepEqual(
+        rows.map((r) => r.event_message),
+        [mine.event_message],
+      );
       assert.equal(rows[0]!.timestamp, Math.floor(at / 1000) * 1_000_000 + 123_456); // microseconds, from Vector's nanoseconds
     });
   });
@@ -122,6 +193,9 @@ describe('Vector, the self-hosted stack\'s shipper: its events, as its sinks pos
     const kong = vectorEvents(p, at)[0]!;
     const res = await post(kong.source, [kong.event], 'header');
     assert.equal(res.status, 200);
-    assert.deepEqual((await logsAll(kong.cte, p)).map((r) => r.event_message), [kong.event.event_message]);
+    assert.deepEqual(
+      (await logsAll(kong.cte, p)).map((r) => r.event_message),
+      [kong.event.event_message],
+    );
   });
 });

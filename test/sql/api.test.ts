@@ -9,7 +9,7 @@ describe('queryParameters and queryCtes', () => {
   });
 
   it('when @ appears in strings or comments, then it is not a parameter', () => {
-    assert.deepStrictEqual(queryParameters("select '@no', \"@nope\" -- @none\n, @yes /* @x */"), ['yes']);
+    assert.deepStrictEqual(queryParameters('select \'@no\', "@nope" -- @none\n, @yes /* @x */'), ['yes']);
   });
 
   it('when the query does not lex, then SqlSyntaxError', () => {
@@ -17,7 +17,23 @@ describe('queryParameters and queryCtes', () => {
   });
 
   it('when a query has a WITH clause, then its CTE names in order', () => {
-    assert.deepStrictEqual(queryCtes(LOGS_ALL_SQL), ['edge_logs', 'postgres_logs', 'function_edge_logs', 'function_logs', 'auth_logs', 'realtime_logs', 'storage_logs', 'postgrest_logs', 'pgbouncer_logs', 'supavisor_logs', 'pg_upgrade_logs', 'etl_replication_logs', 'multigres_logs', 'auth_audit_logs', 'supamonitor_logs']);
+    assert.deepStrictEqual(queryCtes(LOGS_ALL_SQL), [
+      'edge_logs',
+      'postgres_logs',
+      'function_edge_logs',
+      'function_logs',
+      'auth_logs',
+      'realtime_logs',
+      'storage_logs',
+      'postgrest_logs',
+      'pgbouncer_logs',
+      'supavisor_logs',
+      'pg_upgrade_logs',
+      'etl_replication_logs',
+      'multigres_logs',
+      'auth_audit_logs',
+      'supamonitor_logs',
+    ]);
     assert.deepStrictEqual(queryCtes('select 1'), []);
   });
 });

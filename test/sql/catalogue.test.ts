@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { catalogueEntries } from '../../src/sql/catalogue.js';
 import { testDatabase } from '../support/db.js';
 
-interface Proc { kind: string; strict: boolean; volatility: string; retset: boolean; aggkind: string | null }
+interface Proc {
+  kind: string;
+  strict: boolean;
+  volatility: string;
+  retset: boolean;
+  aggkind: string | null;
+}
 
 describe('the function catalogue against pg_proc', () => {
   let procs: Map<string, Proc[]>;
@@ -33,8 +39,14 @@ describe('the function catalogue against pg_proc', () => {
       assert.ok(overloads.length, `${name} is not a function of this Postgres`);
       if (facts.kind === 'window') {
         // rank, dense_rank, … are also hypothetical-set aggregates (WITHIN GROUP), which the printer never writes.
-        assert.ok(overloads.some((p) => p.kind === 'w'), `${name} is a window function`);
-        assert.ok(overloads.every((p) => p.kind === 'w' || p.aggkind === 'h'), `${name} is only a window function`);
+        assert.ok(
+          overloads.some((p) => p.kind === 'w'),
+          `${name} is a window function`,
+        );
+        assert.ok(
+          overloads.every((p) => p.kind === 'w' || p.aggkind === 'h'),
+          `${name} is only a window function`,
+        );
         continue;
       }
       for (const p of overloads) {

@@ -16,7 +16,8 @@ describe('constant CTEs read by scalar subqueries', () => {
       { project: P, timestamp: minutesAgo(10), event_message: 'recent' },
       { project: P, timestamp: minutesAgo(90), event_message: 'older' },
       { project: P, timestamp: minutesAgo(60 * 30), event_message: 'oldest' },
-    ]));
+    ]),
+  );
 
   it('when a window start comes from a one-row CTE chosen by a parameter, then it is inlined and filters like the subquery', async () => {
     const sql = `with dates as (select case when @interval = 'hourly' then timestamp_sub(current_timestamp(), interval 1 hour)
@@ -31,20 +32,30 @@ describe('constant CTEs read by scalar subqueries', () => {
   });
 
   it('when the one-row CTE aggregates, then it stays a subquery (count(*) of no FROM is 1, not a count of the outer rows)', async () => {
-    const t = await expectTranslation(`with one as (select count(*) as n) select sum((select n from one)) as total ${from}`).toReturn([{ total: 3 }]);
+    const t = await expectTranslation(`with one as (select count(*) as n) select sum((select n from one)) as total ${from}`).toReturn([
+      { total: 3 },
+    ]);
     assert.match(t.sql, /FROM "one"/);
   });
 
   it('when the one-row CTE is a statistical aggregate (stddev of no FROM), then it stays a subquery and every reader row is kept', async () => {
-    const t = await expectTranslation('with r as (select 1 a union all select 2), k as (select stddev(1) v) select (select v from k) from r').toReturn([{ f0_: null }, { f0_: null }]);
+    const t = await expectTranslation(
+      'with r as (select 1 a union all select 2), k as (select stddev(1) v) select (select v from k) from r',
+    ).toReturn([{ f0_: null }, { f0_: null }]);
     assert.match(t.sql, /FROM "k"/);
-    await expectTranslation('with r as (select 1 a union all select 2), k as (select stddev_pop(1) v) select (select v from k) as v from r').toReturn([{ v: 0 }, { v: 0 }]);
+    await expectTranslation(
+      'with r as (select 1 a union all select 2), k as (select stddev_pop(1) v) select (select v from k) as v from r',
+    ).toReturn([{ v: 0 }, { v: 0 }]);
   });
 
   it('when the CTE has a FROM or a WHERE, then it stays a subquery', async () => {
-    const t = await expectTranslation(`with newest as (select max(timestamp) as ts ${from}) select count(*) as n ${from} and timestamp = (select ts from newest)`).toReturn([{ n: 1 }]);
+    const t = await expectTranslation(
+      `with newest as (select max(timestamp) as ts ${from}) select count(*) as n ${from} and timestamp = (select ts from newest)`,
+    ).toReturn([{ n: 1 }]);
     assert.match(t.sql, /FROM "newest"/);
-    const w = await expectTranslation(`with c as (select 5 as v where false) select count(*) as n ${from} and (select v from c) is null`).toReturn([{ n: 3 }]);
+    const w = await expectTranslation(
+      `with c as (select 5 as v where false) select count(*) as n ${from} and (select v from c) is null`,
+    ).toReturn([{ n: 3 }]);
     assert.match(w.sql, /FROM "c"/);
   });
 });

@@ -10,15 +10,31 @@ import { LOGS_ALL_SQL } from '../../src/sql/seeded-queries.js';
 
 const P = 'sqltest-cte-order';
 const at = (minutesAgo: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 - minutesAgo * 60_000).toISOString();
-const ordered = (sql: string, cte: string) => new RegExp(`"${cte}" AS \\([^]*?ORDER BY "t\\d+"\\."timestamp" DESC\\)`).test(sql.split(/\n(?="[a-z_]+" AS \()/).find((part) => part.includes(`"${cte}" AS (`)) ?? '');
+const ordered = (sql: string, cte: string) =>
+  new RegExp(`"${cte}" AS \\([^]*?ORDER BY "t\\d+"\\."timestamp" DESC\\)`).test(
+    sql.split(/\n(?="[a-z_]+" AS \()/).find((part) => part.includes(`"${cte}" AS (`)) ?? '',
+  );
 const run = (sql: string) => expectTranslation(LOGS_ALL_SQL, { params: { project: P }, sandboxSql: sql });
 
 describe('ORDER BY of endpoint CTEs', () => {
   before(() =>
-    insertEvents('cloudflare.logs.prod', [3, 1, 2].map((m) => ({ project: P, timestamp: at(m), event_message: `m${m}`, metadata: { request: { method: m === 1 ? 'POST' : 'GET' } } }))));
+    insertEvents(
+      'cloudflare.logs.prod',
+      [3, 1, 2].map((m) => ({
+        project: P,
+        timestamp: at(m),
+        event_message: `m${m}`,
+        metadata: { request: { method: m === 1 ? 'POST' : 'GET' } },
+      })),
+    ),
+  );
 
   it('when the reader sorts its own rows, then the CTE order is dropped and the rows come in the reader order', async () => {
-    const t = await run('select event_message from edge_logs order by timestamp asc').toReturn([{ event_message: 'm3' }, { event_message: 'm2' }, { event_message: 'm1' }]);
+    const t = await run('select event_message from edge_logs order by timestamp asc').toReturn([
+      { event_message: 'm3' },
+      { event_message: 'm2' },
+      { event_message: 'm1' },
+    ]);
     assert.equal(ordered(t.sql, 'edge_logs'), false, t.sql);
   });
 
@@ -30,7 +46,11 @@ describe('ORDER BY of endpoint CTEs', () => {
   it('when the reader passes rows on in the CTE order (no ORDER BY, a LIMIT), then the CTE keeps its order: newest first', async () => {
     const t = await run('select event_message from edge_logs limit 2').toReturn([{ event_message: 'm1' }, { event_message: 'm2' }]);
     assert.equal(ordered(t.sql, 'edge_logs'), true, t.sql);
-    const all = await run('select event_message from edge_logs').toReturn([{ event_message: 'm1' }, { event_message: 'm2' }, { event_message: 'm3' }]);
+    const all = await run('select event_message from edge_logs').toReturn([
+      { event_message: 'm1' },
+      { event_message: 'm2' },
+      { event_message: 'm3' },
+    ]);
     assert.equal(ordered(all.sql, 'edge_logs'), true);
   });
 
@@ -42,12 +62,18 @@ describe('ORDER BY of endpoint CTEs', () => {
   it('when a statistical aggregate reads it, then the CTE order is dropped; with string_agg beside it, the order is kept', async () => {
     const t = await run('select stddev(unix_seconds(timestamp)) as s from edge_logs').toReturn([{ s: 60 }]);
     assert.equal(ordered(t.sql, 'edge_logs'), false, t.sql);
-    const both = await run("select stddev(unix_seconds(timestamp)) as s, string_agg(event_message, ',') as m from edge_logs").toReturn([{ s: 60, m: 'm1,m2,m3' }]);
+    const both = await run("select stddev(unix_seconds(timestamp)) as s, string_agg(event_message, ',') as m from edge_logs").toReturn([
+      { s: 60, m: 'm1,m2,m3' },
+    ]);
     assert.equal(ordered(both.sql, 'edge_logs'), true, both.sql);
   });
 
   it('when a CTE of the caller reads it, then the CTE keeps its order', async () => {
-    const t = await run('with mine as (select event_message from edge_logs) select event_message from mine').toReturn([{ event_message: 'm1' }, { event_message: 'm2' }, { event_message: 'm3' }]);
+    const t = await run('with mine as (select event_message from edge_logs) select event_message from mine').toReturn([
+      { event_message: 'm1' },
+      { event_message: 'm2' },
+      { event_message: 'm3' },
+    ]);
     assert.equal(ordered(t.sql, 'edge_logs'), true, t.sql);
   });
 });

@@ -24,14 +24,18 @@ type Row = Record<string, unknown>;
 const canonical = (rows: Row[]) => rows.map((r) => JSON.stringify(r)).sort();
 
 /** Translates `bq` with and without the rewrites, runs both, and compares the rows (or the Postgres error, when the data makes the query fail either way). */
-async function assertSameRows(bq: string, options: TranslationOptions = {}): Promise<{ rows: string[]; length: number; rewritten: boolean }> {
-  const outcome = (optimise: boolean) => runTranslation(bq, { ...options, optimise }).then(
-    ({ rows, translation }) => ({ rows: canonical(rows), sql: translation.sql }),
-    (e: { code?: string; message?: string }) => {
-      if (!e.code) throw e;
-      return { rows: [`error ${e.code}: ${e.message}`], sql: '' };
-    },
-  );
+async function assertSameRows(
+  bq: string,
+  options: TranslationOptions = {},
+): Promise<{ rows: string[]; length: number; rewritten: boolean }> {
+  const outcome = (optimise: boolean) =>
+    runTranslation(bq, { ...options, optimise }).then(
+      ({ rows, translation }) => ({ rows: canonical(rows), sql: translation.sql }),
+      (e: { code?: string; message?: string }) => {
+        if (!e.code) throw e;
+        return { rows: [`error ${e.code}: ${e.message}`], sql: '' };
+      },
+    );
   const fast = await outcome(true);
   const plain = await outcome(false);
   const caller = options.sandboxSql ?? bq;
@@ -39,7 +43,10 @@ async function assertSameRows(bq: string, options: TranslationOptions = {}): Pro
   if (unlimited !== caller && fast.rows.length === plain.rows.length && JSON.stringify(fast.rows) !== JSON.stringify(plain.rows)) {
     // `ORDER BY count DESC LIMIT 10` with ties may keep different rows of equal rank either way:
     // then both must be picks of the same size from the same rows without the LIMIT.
-    const all = await assertSameRows(options.sandboxSql === undefined ? unlimited : bq, { ...options, ...(options.sandboxSql !== undefined && { sandboxSql: unlimited }) });
+    const all = await assertSameRows(options.sandboxSql === undefined ? unlimited : bq, {
+      ...options,
+      ...(options.sandboxSql !== undefined && { sandboxSql: unlimited }),
+    });
     const rows = new Set(all.rows);
     for (const row of [...fast.rows, ...plain.rows]) assert.ok(rows.has(row), `${row} is not a row of:\n${unlimited}`);
     return { rows: fast.rows, length: fast.rows.length, rewritten: fast.sql !== plain.sql };
@@ -57,41 +64,60 @@ const unnestJoin = fc.constantFrom('cross join', 'left join');
 const on = (join: string) => (join === 'left join' ? ' on true' : '');
 const key = fc.constantFrom('r.method', 'r.path', 's.status_code', 'timestamp_trunc(w.timestamp, day)', 'm.project', 'w.project');
 const aggregate = fc.constantFrom(
-  'count(*)', 'countif(s.status_code >= 500)', 'count(distinct case when s.status_code >= 400 then w.id end)', 'sum(s.status_code)',
-  'max(r.path)', "countif(r.method = 'GET' and s.status_code < 300)", 'min(w.timestamp)', 'avg(s.origin_time)',
-  "string_agg(distinct r.method, ',' order by r.method)", 'count(r.path)', "countif(regexp_contains(r.path, '/rest'))",
-  'any_value(s.status_code) is not null', "countif(cast(r.method as string) like 'P%' or s.status_code is null)",
+  'count(*)',
+  'countif(s.status_code >= 500)',
+  'count(distinct case when s.status_code >= 400 then w.id end)',
+  'sum(s.status_code)',
+  'max(r.path)',
+  "countif(r.method = 'GET' and s.status_code < 300)",
+  'min(w.timestamp)',
+  'avg(s.origin_time)',
+  "string_agg(distinct r.method, ',' order by r.method)",
+  'count(r.path)',
+  "countif(regexp_contains(r.path, '/rest'))",
+  'any_value(s.status_code) is not null',
+  "countif(cast(r.method as string) like 'P%' or s.status_code is null)",
 );
 const condition = fc.constantFrom(
-  's.status_code >= 500', "r.method = 'GET'", "r.path like '%rest%'", 's.status_code is null', "(r.method = 'POST' or s.status_code < 300)",
-  'w.timestamp > timestamp_sub(current_timestamp(), interval 2 day)', 'w.timestamp >= (select v from k)', "regexp_contains(r.url, @project)",
-  'r.path is not null and s.status_code != 404', 'true',
+  's.status_code >= 500',
+  "r.method = 'GET'",
+  "r.path like '%rest%'",
+  's.status_code is null',
+  "(r.method = 'POST' or s.status_code < 300)",
+  'w.timestamp > timestamp_sub(current_timestamp(), interval 2 day)',
+  'w.timestamp >= (select v from k)',
+  'regexp_contains(r.url, @project)',
+  'r.path is not null and s.status_code != 404',
+  'true',
 );
-const generated = fc.record({
-  ordered: fc.boolean(),
-  joins: fc.tuple(unnestJoin, unnestJoin, unnestJoin),
-  aggregating: fc.boolean(),
-  keys: fc.uniqueArray(key, { minLength: 1, maxLength: 2 }),
-  aggregates: fc.uniqueArray(aggregate, { minLength: 1, maxLength: 3 }),
-  where: fc.option(fc.uniqueArray(condition, { minLength: 1, maxLength: 2 }), { nil: undefined }),
-  limit: fc.option(fc.integer({ min: 1, max: 40 }), { nil: undefined }),
-  unread: fc.boolean(),
-}).map((g) => {
-  const [j1, j2, j3] = g.joins;
-  const ctes = [
-    `w as (select t.timestamp, t.id, t.project, t.event_message, t.metadata from \`cloudflare.logs.prod\` t where t.project = @project${g.ordered ? ' order by t.timestamp desc' : ''})`,
-    'k as (select timestamp_sub(current_timestamp(), interval 3 day) as v)',
-    ...(g.unread ? ['unread as (select count(*) as n from `postgres.logs` where project = @project)'] : []),
-  ];
-  const from = `w ${j1} unnest(w.metadata) as m${on(j1)} ${j2} unnest(m.request) as r${on(j2)} ${j3} unnest(m.response) as s${on(j3)}`;
-  const where = g.where ? ` where ${g.where.join(' and ')}` : '';
-  const select = g.aggregating
-    ? `select ${g.keys.map((k, i) => `${k} as k${i}`).join(', ')}, ${g.aggregates.map((a, i) => `${a} as a${i}`).join(', ')} from ${from}${where} group by ${g.keys.map((_, i) => i + 1).join(', ')}`
-    : `select w.id, w.timestamp, ${g.keys.map((k, i) => `${k} as k${i}`).join(', ')} from ${from}${where} order by w.timestamp desc, w.id${g.limit ? ` limit ${g.limit}` : ''}`;
-  return `with ${ctes.join(', ')} ${select}`;
-});
+const generated = fc
+  .record({
+    ordered: fc.boolean(),
+    joins: fc.tuple(unnestJoin, unnestJoin, unnestJoin),
+    aggregating: fc.boolean(),
+    keys: fc.uniqueArray(key, { minLength: 1, maxLength: 2 }),
+    aggregates: fc.uniqueArray(aggregate, { minLength: 1, maxLength: 3 }),
+    where: fc.option(fc.uniqueArray(condition, { minLength: 1, maxLength: 2 }), { nil: undefined }),
+    limit: fc.option(fc.integer({ min: 1, max: 40 }), { nil: undefined }),
+    unread: fc.boolean(),
+  })
+  .map((g) => {
+    const [j1, j2, j3] = g.joins;
+    const ctes = [
+      `w as (select t.timestamp, t.id, t.project, t.event_message, t.metadata from \`cloudflare.logs.prod\` t where t.project = @project${g.ordered ? ' order by t.timestamp desc' : ''})`,
+      'k as (select timestamp_sub(current_timestamp(), interval 3 day) as v)',
+      ...(g.unread ? ['unread as (select count(*) as n from `postgres.logs` where project = @project)'] : []),
+    ];
+    const from = `w ${j1} unnest(w.metadata) as m${on(j1)} ${j2} unnest(m.request) as r${on(j2)} ${j3} unnest(m.response) as s${on(j3)}`;
+    const where = g.where ? ` where ${g.where.join(' and ')}` : '';
+    const select = g.aggregating
+      ? `select ${g.keys.map((k, i) => `${k} as k${i}`).join(', ')}, ${g.aggregates.map((a, i) => `${a} as a${i}`).join(', ')} from ${from}${where} group by ${g.keys.map((_, i) => i + 1).join(', ')}`
+      : `select w.id, w.timestamp, ${g.keys.map((k, i) => `${k} as k${i}`).join(', ')} from ${from}${where} order by w.timestamp desc, w.id${g.limit ? ` limit ${g.limit}` : ''}`;
+    return `with ${ctes.join(', ')} ${select}`;
+  });
 
-const W = "with w as (select t.timestamp, t.id, t.project, t.event_message, t.metadata from `cloudflare.logs.prod` t where t.project = @project order by t.timestamp desc), k as (select timestamp_sub(current_timestamp(), interval 3 day) as v)";
+const W =
+  'with w as (select t.timestamp, t.id, t.project, t.event_message, t.metadata from `cloudflare.logs.prod` t where t.project = @project order by t.timestamp desc), k as (select timestamp_sub(current_timestamp(), interval 3 day) as v)';
 const EDGE_FROM = 'w cross join unnest(w.metadata) as m cross join unnest(m.request) as r cross join unnest(m.response) as s';
 /** One query aimed at each rewrite (the generator may or may not meet each combination). */
 const AIMED = [
@@ -117,11 +143,24 @@ describe('differential: every rewrite for speed keeps the rows', function () {
     // A week of demo traffic of every default source under this test's project, and edge events
     // without a request, a response or any metadata, so the guards of missing records matter.
     for (const [source, events] of demoEvents(NOW, 400)) {
-      await insertEvents(source, events.map((e) => withProject(e as Row, P)));
+      await insertEvents(
+        source,
+        events.map((e) => withProject(e as Row, P)),
+      );
     }
     await insertEvents('cloudflare.logs.prod', [
-      { project: P, timestamp: new Date(NOW - 60_000).toISOString(), event_message: 'no request', metadata: { response: { status_code: 502 }, request: [] } },
-      { project: P, timestamp: new Date(NOW - 120_000).toISOString(), event_message: 'no response', metadata: { request: { method: 'GET', path: '/rest/v1/x', url: `https://${P}.supabase.co/rest/v1/x` } } },
+      {
+        project: P,
+        timestamp: new Date(NOW - 60_000).toISOString(),
+        event_message: 'no request',
+        metadata: { response: { status_code: 502 }, request: [] },
+      },
+      {
+        project: P,
+        timestamp: new Date(NOW - 120_000).toISOString(),
+        event_message: 'no response',
+        metadata: { request: { method: 'GET', path: '/rest/v1/x', url: `https://${P}.supabase.co/rest/v1/x` } },
+      },
       { project: P, timestamp: new Date(NOW - 180_000).toISOString(), event_message: 'no metadata' },
     ]);
   });
@@ -136,9 +175,12 @@ describe('differential: every rewrite for speed keeps the rows', function () {
 
   it('when generated queries meet narrowing, path reads, guards, constant CTEs, CTE orders and unread CTEs, then the rows are the same', async () => {
     let withRows = 0;
-    await fc.assert(fc.asyncProperty(generated, async (bq) => {
-      if ((await assertSameRows(bq, { params: { project: P } })).length > 0) withRows++;
-    }), { numRuns: 150 });
+    await fc.assert(
+      fc.asyncProperty(generated, async (bq) => {
+        if ((await assertSameRows(bq, { params: { project: P } })).length > 0) withRows++;
+      }),
+      { numRuns: 150 },
+    );
     assert.ok(withRows >= 75, `only ${withRows} of 150 generated queries returned rows: the comparison would prove little`);
   });
 
@@ -146,11 +188,21 @@ describe('differential: every rewrite for speed keeps the rows', function () {
     for (const interval of ['minutely', 'hourly', 'daily', '1hr', '1day', '7day']) {
       await assertSameRows(USAGE_API_COUNTS_SQL, { params: { interval, project: P } });
     }
-    const window = { project: P, iso_timestamp_start: new Date(NOW - 3 * 86_400_000).toISOString(), iso_timestamp_end: new Date(NOW).toISOString() };
+    const window = {
+      project: P,
+      iso_timestamp_start: new Date(NOW - 3 * 86_400_000).toISOString(),
+      iso_timestamp_end: new Date(NOW).toISOString(),
+    };
     assert.ok((await assertSameRows(LOGS_ALL_SQL, { params: { project: P } })).length > 0);
     for (const { cte } of DEFAULT_SOURCES) {
-      await assertSameRows(LOGS_ALL_SQL, { params: window, sandboxSql: `select id, timestamp, event_message from ${cte} order by timestamp desc limit 20` });
-      await assertSameRows(LOGS_ALL_SQL, { params: window, sandboxSql: `select count(*) as n, timestamp_trunc(timestamp, hour) as h from ${cte} group by h` });
+      await assertSameRows(LOGS_ALL_SQL, {
+        params: window,
+        sandboxSql: `select id, timestamp, event_message from ${cte} order by timestamp desc limit 20`,
+      });
+      await assertSameRows(LOGS_ALL_SQL, {
+        params: window,
+        sandboxSql: `select count(*) as n, timestamp_trunc(timestamp, hour) as h from ${cte} group by h`,
+      });
     }
   });
 
@@ -162,9 +214,15 @@ describe('differential: every rewrite for speed keeps the rows', function () {
     }
   });
 
-  it('when the dashboard\'s queries run, then the rows are the same', async () => {
-    const queries: { id: string; sql: string | null; endpoint: string; expect: unknown }[] = JSON.parse(readFileSync(new URL('../compat/studio/queries.json', import.meta.url), 'utf8'));
-    const window = { project: P, iso_timestamp_start: new Date(NOW - 7 * 86_400_000).toISOString(), iso_timestamp_end: new Date(NOW + 60_000).toISOString() };
+  it("when the dashboard's queries run, then the rows are the same", async () => {
+    const queries: { id: string; sql: string | null; endpoint: string; expect: unknown }[] = JSON.parse(
+      readFileSync(new URL('../compat/studio/queries.json', import.meta.url), 'utf8'),
+    );
+    const window = {
+      project: P,
+      iso_timestamp_start: new Date(NOW - 7 * 86_400_000).toISOString(),
+      iso_timestamp_end: new Date(NOW + 60_000).toISOString(),
+    };
     let compared = 0;
     for (const q of queries) {
       if (q.endpoint !== 'logs.all' || q.sql === null || q.expect !== 'ok') continue;

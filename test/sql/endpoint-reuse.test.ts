@@ -25,14 +25,14 @@ let fresh = 0;
 /** The same endpoint text with a trailing comment no other call used: never reused. */
 const unseen = (query: string): string => `${query}\n-- ${++fresh}`;
 
-describe('reuse of an endpoint\'s resolved CTEs across sandboxed sql', () => {
+describe("reuse of an endpoint's resolved CTEs across sandboxed sql", () => {
   before(() => initTranslator());
 
   const callers = [
     'select count(*) as n from edge_logs',
     'select id from postgres_logs where id = @id and timestamp > @iso_timestamp_start',
     'with mine as (select event_message as m from auth_logs where m like @pattern) select m, @project as p from mine',
-    "select r.path, count(*) as n from edge_logs t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.path",
+    'select r.path, count(*) as n from edge_logs t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.path',
     'select (select count(*) from edge_logs) as a, (select count(*) from function_logs) as b',
     'with edge_logs as (select 1 as x) select x from edge_logs',
     'select * from `cloudflare.logs.prod`',
@@ -46,7 +46,7 @@ describe('reuse of an endpoint\'s resolved CTEs across sandboxed sql', () => {
     }
   });
 
-  it('when a source\'s schema changes between calls, then the next translation sees the new schema', () => {
+  it("when a source's schema changes between calls, then the next translation sees the new schema", () => {
     const tables = new Map<string, SourceTable>();
     const base = sources('cloudflare.logs.prod')!;
     tables.set('edge', { ...base, name: 'edge', fields: {} });
@@ -81,7 +81,7 @@ describe('reuse of an endpoint\'s resolved CTEs across sandboxed sql', () => {
     for (const sql of callers) assert.deepStrictEqual(outcome(LOGS_ALL_SQL, sql, lookup), outcome(unseen(LOGS_ALL_SQL), sql, lookup), sql);
   });
 
-  it('when callers use parameters, then each numbering continues after the endpoint\'s own and starts over for the next caller', () => {
+  it("when callers use parameters, then each numbering continues after the endpoint's own and starts over for the next caller", () => {
     const a = translateQuery({ query: LOGS_ALL_SQL, sandboxSql: 'select id from edge_logs where id = @a', sources });
     const b = translateQuery({ query: LOGS_ALL_SQL, sandboxSql: 'select id from edge_logs where id = @b or id = @a', sources });
     assert.deepStrictEqual(a.parameters, ['project', 'iso_timestamp_start', 'iso_timestamp_end', 'a']);

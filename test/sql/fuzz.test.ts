@@ -8,13 +8,107 @@ import { sampleSources } from '../support/translation.js';
 const sources = sampleSources();
 
 const VOCABULARY = [
-  'select', 'from', 'where', 'group', 'by', 'order', 'limit', 'offset', 'having', 'with', 'as', 'union', 'all', 'distinct',
-  'join', 'left', 'cross', 'inner', 'on', 'using', 'unnest', 'case', 'when', 'then', 'else', 'end', 'cast', 'safe_cast',
-  'int64', 'string', 'timestamp', 'interval', 'hour', 'day', 'and', 'or', 'not', 'in', 'is', 'null', 'true', 'between', 'like',
-  'exists', 'extract', 'count', 'countif', 'sum', 'regexp_contains', 'timestamp_trunc', 'datetime', 'coalesce', 'approx_quantiles',
-  'offset', 'safe_offset', 'pg_sleep', 'edge_logs', 'dates', 't', 'm', 'r', 'metadata', 'request', 'path', 'id', 'x',
-  '`cloudflare.logs.prod`', '`deno-relay-logs`', 'logs.x', "'a'", '"b"', "'\\''", '1', '2.5', '0x1f', '@project', '@interval',
-  '(', ')', '[', ']', ',', '.', ';', '*', '+', '-', '/', '=', '!=', '<>', '<', '>=', '||', '--', '#', '/*', '*/', '`', "'", '"',
+  'select',
+  'from',
+  'where',
+  'group',
+  'by',
+  'order',
+  'limit',
+  'offset',
+  'having',
+  'with',
+  'as',
+  'union',
+  'all',
+  'distinct',
+  'join',
+  'left',
+  'cross',
+  'inner',
+  'on',
+  'using',
+  'unnest',
+  'case',
+  'when',
+  'then',
+  'else',
+  'end',
+  'cast',
+  'safe_cast',
+  'int64',
+  'string',
+  'timestamp',
+  'interval',
+  'hour',
+  'day',
+  'and',
+  'or',
+  'not',
+  'in',
+  'is',
+  'null',
+  'true',
+  'between',
+  'like',
+  'exists',
+  'extract',
+  'count',
+  'countif',
+  'sum',
+  'regexp_contains',
+  'timestamp_trunc',
+  'datetime',
+  'coalesce',
+  'approx_quantiles',
+  'offset',
+  'safe_offset',
+  'pg_sleep',
+  'edge_logs',
+  'dates',
+  't',
+  'm',
+  'r',
+  'metadata',
+  'request',
+  'path',
+  'id',
+  'x',
+  '`cloudflare.logs.prod`',
+  '`deno-relay-logs`',
+  'logs.x',
+  "'a'",
+  '"b"',
+  "'\\''",
+  '1',
+  '2.5',
+  '0x1f',
+  '@project',
+  '@interval',
+  '(',
+  ')',
+  '[',
+  ']',
+  ',',
+  '.',
+  ';',
+  '*',
+  '+',
+  '-',
+  '/',
+  '=',
+  '!=',
+  '<>',
+  '<',
+  '>=',
+  '||',
+  '--',
+  '#',
+  '/*',
+  '*/',
+  '`',
+  "'",
+  '"',
 ];
 
 /** Accepts only our error family; anything else (TypeError, RangeError, stack overflow) fails the property. */
@@ -31,10 +125,13 @@ describe('fuzzing the translator', function () {
   before(() => initTranslator());
 
   it('when given random token streams, then only SqlError subclasses are thrown', () => {
-    fc.assert(fc.property(fc.array(fc.constantFrom(...VOCABULARY), { maxLength: 40 }), (tokens) => {
-      translateOrSqlError(tokens.join(' '));
-      translateOrSqlError(`select ${tokens.join(' ')}`);
-    }), { numRuns: 3000 });
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...VOCABULARY), { maxLength: 40 }), (tokens) => {
+        translateOrSqlError(tokens.join(' '));
+        translateOrSqlError(`select ${tokens.join(' ')}`);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('when the seeded queries are mutated, then only SqlError subclasses are thrown', () => {
@@ -44,18 +141,24 @@ describe('fuzzing the translator', function () {
       cut: fc.nat({ max: 12 }),
       insert: fc.oneof(fc.constantFrom(...VOCABULARY), fc.string({ maxLength: 4 })),
     });
-    fc.assert(fc.property(mutation, ({ query, at, cut, insert }) => {
-      const i = at % query.length;
-      const mutated = query.slice(0, i) + insert + query.slice(i + cut);
-      translateOrSqlError(mutated);
-      translateOrSqlError(LOGS_ALL_SQL, mutated);
-    }), { numRuns: 1500 });
+    fc.assert(
+      fc.property(mutation, ({ query, at, cut, insert }) => {
+        const i = at % query.length;
+        const mutated = query.slice(0, i) + insert + query.slice(i + cut);
+        translateOrSqlError(mutated);
+        translateOrSqlError(LOGS_ALL_SQL, mutated);
+      }),
+      { numRuns: 1500 },
+    );
   });
 
   it('when given arbitrary text as sandboxed sql, then only SqlError subclasses are thrown', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 60 }), (text) => {
-      translateOrSqlError(LOGS_ALL_SQL, `select ${text} from edge_logs`);
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), (text) => {
+        translateOrSqlError(LOGS_ALL_SQL, `select ${text} from edge_logs`);
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('when 10,000 parentheses nest, then SqlLimitError', () => {

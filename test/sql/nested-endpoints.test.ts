@@ -6,7 +6,16 @@
  * of a read endpoint's text.
  */
 import assert from 'node:assert/strict';
-import { initTranslator, MAX_ENDPOINT_DEPTH, SqlNameError, SqlNestingError, SqlSandboxError, translateQuery, validatePostgres, type EndpointLookup } from '../../src/sql/index.js';
+import {
+  initTranslator,
+  MAX_ENDPOINT_DEPTH,
+  SqlNameError,
+  SqlNestingError,
+  SqlSandboxError,
+  translateQuery,
+  validatePostgres,
+  type EndpointLookup,
+} from '../../src/sql/index.js';
 import { queryTables } from '../../src/sql/tables.js';
 import { sampleSources } from '../support/translation.js';
 
@@ -14,14 +23,22 @@ describe('SQL: endpoints read as tables', () => {
   const sources = sampleSources();
   before(() => initTranslator());
 
-  const lookupOf = (texts: Record<string, string>): EndpointLookup => (name) => (texts[name] === undefined ? undefined : { name, query: texts[name]! });
+  const lookupOf =
+    (texts: Record<string, string>): EndpointLookup =>
+    (name) =>
+      texts[name] === undefined ? undefined : { name, query: texts[name]! };
   const texts = {
     base: 'with x as (select timestamp as date, event_message from `postgres.logs` where project = @project) select date, event_message from x',
     mid: 'select date from base where event_message like @pattern',
   };
 
   it('when an endpoint is named, then it is a derived table over its own text and parameters are shared by name', () => {
-    const t = translateQuery({ query: 'select count(*) as n from mid m where m.date > @since and @project is not null', sources, endpoints: lookupOf(texts), endpointName: 'top' });
+    const t = translateQuery({
+      query: 'select count(*) as n from mid m where m.date > @since and @project is not null',
+      sources,
+      endpoints: lookupOf(texts),
+      endpointName: 'top',
+    });
     assert.deepEqual(t.parameters, ['project', 'pattern', 'since']);
     assert.match(t.sql, /FROM \(SELECT .*\nFROM \(WITH "x" AS/s);
     assert.equal((t.sql.match(/\$1::text/g) ?? []).length, 2, '@project is one $n');
@@ -37,13 +54,21 @@ describe('SQL: endpoints read as tables', () => {
   });
 
   it('when the endpoint text reads the outer CTEs, then it does not see them', () => {
-    assert.throws(() => translateQuery({ query: 'with c as (select 1 as a) select * from e', sources, endpoints: lookupOf({ e: 'select a from c' }) }), (err: Error) => err instanceof SqlNameError && /endpoint e cannot be read: unknown table c/.test(err.message));
+    assert.throws(
+      () => translateQuery({ query: 'with c as (select 1 as a) select * from e', sources, endpoints: lookupOf({ e: 'select a from c' }) }),
+      (err: Error) => err instanceof SqlNameError && /endpoint e cannot be read: unknown table c/.test(err.message),
+    );
   });
 
   it('when endpoints read each other, then SqlNestingError names the chain at the outer reference', () => {
     const lookup = lookupOf({ a: 'select * from b', b: 'select  * from a', s: 'select * from s' });
-    assert.throws(() => translateQuery({ query: 'select * from b', sources, endpoints: lookup, endpointName: 'a' }), (err: Error) =>
-      err instanceof SqlNestingError && err.message === 'endpoints read each other in a cycle: a → b → a (line 1, column 15)' && err.chain.join() === 'a,b,a');
+    assert.throws(
+      () => translateQuery({ query: 'select * from b', sources, endpoints: lookup, endpointName: 'a' }),
+      (err: Error) =>
+        err instanceof SqlNestingError &&
+        err.message === 'endpoints read each other in a cycle: a → b → a (line 1, column 15)' &&
+        err.chain.join() === 'a,b,a',
+    );
     assert.throws(() => translateQuery({ query: 'select * from s', sources, endpoints: lookup, endpointName: 's' }), /cycle: s → s/);
     assert.throws(() => translateQuery({ query: 'select * from a', sources, endpoints: lookup }), /cycle: a → b → a/);
   });
@@ -52,8 +77,12 @@ describe('SQL: endpoints read as tables', () => {
     const chain: Record<string, string> = { e0: 'select id from `postgres.logs`' };
     for (let i = 1; i <= 7; i++) chain[`e${i}`] = `select id from e${i - 1}`;
     translateQuery({ query: `select id from e${MAX_ENDPOINT_DEPTH - 1}`, sources, endpoints: lookupOf(chain) });
-    assert.throws(() => translateQuery({ query: `select id from e${MAX_ENDPOINT_DEPTH}`, sources, endpoints: lookupOf(chain), endpointName: 'top' }),
-      (err: Error) => err instanceof SqlNestingError && err.message.startsWith('endpoints are nested more than 5 levels deep: top → e5 → e4 → e3 → e2 → e1 → e0'));
+    assert.throws(
+      () => translateQuery({ query: `select id from e${MAX_ENDPOINT_DEPTH}`, sources, endpoints: lookupOf(chain), endpointName: 'top' }),
+      (err: Error) =>
+        err instanceof SqlNestingError &&
+        err.message.startsWith('endpoints are nested more than 5 levels deep: top → e5 → e4 → e3 → e2 → e1 → e0'),
+    );
   });
 
   it('when no endpoint lookup is given, then an endpoint name is an unknown table', () => {
@@ -64,7 +93,12 @@ describe('SQL: endpoints read as tables', () => {
     const endpoint = 'with m as (select date from mid) select * from m';
     const ok = translateQuery({ query: endpoint, sources, endpoints: lookupOf(texts), sandboxSql: 'select count(*) as n from m' });
     validatePostgres(ok.sql);
-    for (const sql of ['select * from mid', 'select * from base', 'with y as (select * from base) select * from y', 'select (select count(*) from mid) as n from m']) {
+    for (const sql of [
+      'select * from mid',
+      'select * from base',
+      'with y as (select * from base) select * from y',
+      'select (select count(*) from mid) as n from m',
+    ]) {
       assert.throws(() => translateQuery({ query: endpoint, sources, endpoints: lookupOf(texts), sandboxSql: sql }), SqlSandboxError, sql);
     }
   });
@@ -80,6 +114,9 @@ describe('SQL: endpoints read as tables', () => {
   });
 
   it('when table names are listed from the parse tree, then every FROM at any depth and every CTE is found', () => {
-    assert.deepEqual(queryTables('with A as (select * from `x.y`) select * from a join b using (id) where exists (select 1 from c)'), { tables: ['x.y', 'a', 'b', 'c'], ctes: ['a'] });
+    assert.deepEqual(queryTables('with A as (select * from `x.y`) select * from a join b using (id) where exists (select 1 from c)'), {
+      tables: ['x.y', 'a', 'b', 'c'],
+      ctes: ['a'],
+    });
   });
 });

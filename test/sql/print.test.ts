@@ -10,47 +10,61 @@ import { sampleSources } from '../support/translation.js';
 const sources = sampleSources();
 
 const cases: [name: string, bq: string, postgres: string, maxRows?: number][] = [
-  ['a literal regex without metacharacters becomes strpos; a real regex stays ~',
+  [
+    'a literal regex without metacharacters becomes strpos; a real regex stays ~',
     "select regexp_contains(event_message, '/rest') as a, regexp_contains(event_message, r'^GET') as b from `cloudflare.logs.prod`",
     `SELECT (strpos("t0"."event_message", '/rest') > 0) AS "a", ("t0"."event_message" ~ '^GET') AS "b"
-FROM "logs"."cloudflare_logs_prod" AS "t0"`],
-  ['CROSS JOIN UNNEST of single records reads by path, with one not-null guard (the deepest implies the others)',
+FROM "logs"."cloudflare_logs_prod" AS "t0"`,
+  ],
+  [
+    'CROSS JOIN UNNEST of single records reads by path, with one not-null guard (the deepest implies the others)',
     'select r.path from `cloudflare.logs.prod` t cross join unnest(t.metadata) m cross join unnest(m.request) r',
     `SELECT (((("t0"."metadata" -> 0) -> 'request') -> 0) ->> 'path') AS "path"
 FROM "logs"."cloudflare_logs_prod" AS "t0"
-WHERE (((("t0"."metadata" -> 0) -> 'request') -> 0) IS NOT NULL)`],
-  ['LEFT JOIN UNNEST … ON TRUE reads by path without a guard; INT64 leaves are cast',
+WHERE (((("t0"."metadata" -> 0) -> 'request') -> 0) IS NOT NULL)`,
+  ],
+  [
+    'LEFT JOIN UNNEST … ON TRUE reads by path without a guard; INT64 leaves are cast',
     'select r.status_code from `cloudflare.logs.prod` t left join unnest(t.metadata) m on true left join unnest(m.response) r on true',
     `SELECT ((((("t0"."metadata" -> 0) -> 'response') -> 0) ->> 'status_code'))::bigint AS "status_code"
-FROM "logs"."cloudflare_logs_prod" AS "t0"`],
-  ['GROUP BY and ORDER BY a select alias become ordinals; truncation is in UTC',
+FROM "logs"."cloudflare_logs_prod" AS "t0"`,
+  ],
+  [
+    'GROUP BY and ORDER BY a select alias become ordinals; truncation is in UTC',
     'select timestamp_trunc(timestamp, hour) as timestamp, count(*) as n from `postgres.logs` group by timestamp order by timestamp',
     `SELECT date_trunc('hour', "t0"."timestamp", 'UTC') AS "timestamp", count(*) AS "n"
 FROM "logs"."postgres_logs" AS "t0"
 GROUP BY 1
-ORDER BY 1 ASC`],
-  ['a real array is unnested laterally; parameters are text placeholders',
+ORDER BY 1 ASC`,
+  ],
+  [
+    'a real array is unnested laterally; parameters are text placeholders',
     'select a from `gotrue.logs.prod` t cross join unnest(t.metadata) m cross join unnest(m.args) a where t.project = @project',
     `SELECT "t1"."value" AS "a"
 FROM "logs"."gotrue_logs_prod" AS "t0"
   CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN (jsonb_typeof((("t0"."metadata" -> 0) -> 'args')) = 'array') THEN (("t0"."metadata" -> 0) -> 'args') END) AS "t1"("value")
-WHERE ((("t0"."metadata" -> 0) IS NOT NULL) AND ("t0"."project" = $1::text))`],
-  ['an aggregate over JSON leaves computes them in an inner query fenced by OFFSET 0',
+WHERE ((("t0"."metadata" -> 0) IS NOT NULL) AND ("t0"."project" = $1::text))`,
+  ],
+  [
+    'an aggregate over JSON leaves computes them in an inner query fenced by OFFSET 0',
     'select r.method, count(*) as n from `deno-relay-logs` t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.method',
     `SELECT ("t1"."c0" ->> 'method') AS "method", count(*) AS "n"
 FROM (SELECT ((("t0"."metadata" -> 0) -> 'request') -> 0) AS "c0"
 FROM "logs"."deno_relay_logs" AS "t0"
 OFFSET 0) AS "t1"
 WHERE ("t1"."c0" IS NOT NULL)
-GROUP BY ("t1"."c0" ->> 'method')`],
-  ['an aggregate over a guarded record whose inner columns could fail keeps the guard inside',
+GROUP BY ("t1"."c0" ->> 'method')`,
+  ],
+  [
+    'an aggregate over a guarded record whose inner columns could fail keeps the guard inside',
     'select r.method, sum(cast(t.event_message as int64)) as n from `deno-relay-logs` t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.method',
     `SELECT "t1"."c0" AS "method", (sum("t1"."c1"))::bigint AS "n"
 FROM (SELECT (((("t0"."metadata" -> 0) -> 'request') -> 0) ->> 'method') AS "c0", ("t0"."event_message")::bigint AS "c1"
 FROM "logs"."deno_relay_logs" AS "t0"
 WHERE (((("t0"."metadata" -> 0) -> 'request') -> 0) IS NOT NULL)
 OFFSET 0) AS "t1"
-GROUP BY "t1"."c0"`],
+GROUP BY "t1"."c0"`,
+  ],
   ['division is floating point', 'select 7 / 2 as x', 'SELECT ((7)::float8 / 2) AS "x"'],
   ['maxRows lowers a larger LIMIT', 'select 1 as x limit 5000', 'SELECT 1 AS "x"\nLIMIT 1000', 1000],
   ['maxRows adds a LIMIT', 'select 1 as x', 'SELECT 1 AS "x"\nLIMIT 10', 10],
@@ -66,12 +80,15 @@ describe('printed Postgres', () => {
   }
 
   it('when UNION ALL joins a single-record source and a real array, then UNNEST of the column is lateral', () => {
-    const record = (single: boolean): SourceTable['fields'] => ({ metadata: { type: 'RECORD', repeated: true, single, fields: { level: { type: 'STRING', repeated: false } } } });
+    const record = (single: boolean): SourceTable['fields'] => ({
+      metadata: { type: 'RECORD', repeated: true, single, fields: { level: { type: 'STRING', repeated: false } } },
+    });
     const tables: Record<string, SourceTable> = {
       one: { name: 'one', schema: 'logs', table: 'one', fields: record(true) },
       many: { name: 'many', schema: 'logs', table: 'many', fields: record(false) },
     };
-    const bq = 'with u as (select metadata from one union all select metadata from many) select m.level from u cross join unnest(u.metadata) as m';
+    const bq =
+      'with u as (select metadata from one union all select metadata from many) select m.level from u cross join unnest(u.metadata) as m';
     const sql = translateQuery({ query: bq, sources: (name) => tables[name] }).sql;
     assert.match(sql, /CROSS JOIN LATERAL jsonb_array_elements\(/);
     const single = translateQuery({ query: bq.replace('from many', 'from one'), sources: (name) => tables[name] }).sql;

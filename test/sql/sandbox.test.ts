@@ -10,7 +10,12 @@ const ENDPOINT = `with edge_logs as (select t.id, t.timestamp, t.event_message f
 select * from edge_logs order by timestamp desc limit 100`;
 
 describe('sandboxed sql', () => {
-  before(() => insertEvents('cloudflare.logs.prod', [{ project: P, event_message: 'visible' }, { project: 'sqltest-sandbox-hidden', event_message: 'hidden' }]));
+  before(() =>
+    insertEvents('cloudflare.logs.prod', [
+      { project: P, event_message: 'visible' },
+      { project: 'sqltest-sandbox-hidden', event_message: 'hidden' },
+    ]),
+  );
 
   describe('wall 1: the resolver', () => {
     it('when the caller reads the endpoint CTEs and defines its own, then it runs', async () => {
@@ -43,18 +48,35 @@ describe('sandboxed sql', () => {
     }
 
     it('when a caller CTE shadows an endpoint CTE, then SqlSandboxError', async () => {
-      await expectTranslation(ENDPOINT, { sandboxSql: 'with edge_logs as (select 1 as x) select * from edge_logs' }).toFail(SqlSandboxError, /already defined by the endpoint/);
+      await expectTranslation(ENDPOINT, { sandboxSql: 'with edge_logs as (select 1 as x) select * from edge_logs' }).toFail(
+        SqlSandboxError,
+        /already defined by the endpoint/,
+      );
     });
 
-    for (const fn of ['pg_sleep(10)', 'pg_read_file(\'/etc/passwd\')', "set_config('role', 'postgres', false)", "dblink('x', 'y')", "lo_import('/etc/passwd')", "query_to_xml('select 1', true, true, '')", 'generate_series(1, 10)']) {
+    for (const fn of [
+      'pg_sleep(10)',
+      "pg_read_file('/etc/passwd')",
+      "set_config('role', 'postgres', false)",
+      "dblink('x', 'y')",
+      "lo_import('/etc/passwd')",
+      "query_to_xml('select 1', true, true, '')",
+      'generate_series(1, 10)',
+    ]) {
       it(`when the caller calls ${fn.split('(')[0]}, then an unknown-function error`, async () => {
         await expectTranslation(ENDPOINT, { sandboxSql: `select ${fn} as x from edge_logs` }).toFail(SqlNameError, /unknown function/);
       });
     }
 
     it('when the caller sends DML or several statements, then refused', async () => {
-      await expectTranslation(ENDPOINT, { sandboxSql: 'delete from edge_logs where true' }).toFail(SqlUnsupportedError, /DELETE is not supported/);
-      await expectTranslation(ENDPOINT, { sandboxSql: 'select 1 as x from edge_logs; drop table endpoints' }).toFail(SqlUnsupportedError, /only one statement/);
+      await expectTranslation(ENDPOINT, { sandboxSql: 'delete from edge_logs where true' }).toFail(
+        SqlUnsupportedError,
+        /DELETE is not supported/,
+      );
+      await expectTranslation(ENDPOINT, { sandboxSql: 'select 1 as x from edge_logs; drop table endpoints' }).toFail(
+        SqlUnsupportedError,
+        /only one statement/,
+      );
       await expectTranslation(ENDPOINT, { sandboxSql: 'select * from edge_logs for update' }).toFail(SqlUnsupportedError, /FOR/);
     });
 
@@ -66,8 +88,11 @@ describe('sandboxed sql', () => {
     });
 
     it('when sandboxed sql is capped by maxRows, then at most that many rows', async () => {
-      await expectTranslation(LOGS_ALL_SQL, { params: { project: P }, sandboxSql: 'select event_message from edge_logs union all select event_message from edge_logs', maxRows: 1 })
-        .toReturn([{ event_message: 'visible' }]);
+      await expectTranslation(LOGS_ALL_SQL, {
+        params: { project: P },
+        sandboxSql: 'select event_message from edge_logs union all select event_message from edge_logs',
+        maxRows: 1,
+      }).toReturn([{ event_message: 'visible' }]);
     });
   });
 
@@ -104,24 +129,29 @@ describe('sandboxed sql', () => {
       'SELECT count(*) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW EXCLUDE TIES) FROM logs.x',
       'SELECT pg_sleep(1) OVER () FROM logs.x',
       'SELECT count(*) OVER (ORDER BY pg_sleep(1)) FROM logs.x',
-      'SELECT jsonb_build_object(\'a\', (SELECT relname FROM pg_class LIMIT 1))',
+      "SELECT jsonb_build_object('a', (SELECT relname FROM pg_class LIMIT 1))",
       'SELECT * FROM "logs"."x" AS a, "pg_catalog"."pg_class" AS b',
       'SELECT * FROM logs.x /* ; */ ; DROP TABLE logs.x',
-      "SELECT $q$pg_authid$q$::regclass",
+      'SELECT $q$pg_authid$q$::regclass',
       'SELECT * FROM logs.x AS a WHERE a.id = (SELECT usename FROM pg_user LIMIT 1)',
       'SELECT a.id FROM logs.x AS a ORDER BY a.id USING ~<~',
       'SELECT current_user',
-      "SELECT a.id COLLATE \"C\" FROM logs.x AS a",
+      'SELECT a.id COLLATE "C" FROM logs.x AS a',
       'SELECT 1 IS DISTINCT FROM 2',
     ];
     for (const sql of refused) {
       it(`when given ${sql}, then SqlSandboxError`, () => {
-        assert.throws(() => validatePostgres(sql), (e: unknown) => e instanceof SqlSandboxError && e instanceof SqlError);
+        assert.throws(
+          () => validatePostgres(sql),
+          (e: unknown) => e instanceof SqlSandboxError && e instanceof SqlError,
+        );
       });
     }
 
     it('when given SQL of the printer’s shape, then it passes', () => {
-      validatePostgres('WITH "a" AS (SELECT "t0"."id" AS "id" FROM "logs"."x" AS "t0" CROSS JOIN LATERAL jsonb_array_elements("t0"."metadata") AS "t1"("value") WHERE ("t0"."project" = $1::text)) SELECT count(*) FILTER (WHERE TRUE) AS "n" FROM "a" AS "t2"');
+      validatePostgres(
+        'WITH "a" AS (SELECT "t0"."id" AS "id" FROM "logs"."x" AS "t0" CROSS JOIN LATERAL jsonb_array_elements("t0"."metadata") AS "t1"("value") WHERE ("t0"."project" = $1::text)) SELECT count(*) FILTER (WHERE TRUE) AS "n" FROM "a" AS "t2"',
+      );
     });
   });
 });

@@ -27,7 +27,14 @@ function edge(timestamp: string, path: string, project = PROJECT) {
 describe('seeded endpoint queries', () => {
   const now = Date.now();
   const at = (msAgo: number) => new Date(now - msAgo).toISOString();
-  const times = { m2: at(2 * 60_000), m5: at(5 * 60_000), m30: at(30 * 60_000), h3: at(3 * 3600_000), d2: at(2 * 86400_000), d9: at(9 * 86400_000) };
+  const times = {
+    m2: at(2 * 60_000),
+    m5: at(5 * 60_000),
+    m30: at(30 * 60_000),
+    h3: at(3 * 3600_000),
+    d2: at(2 * 86400_000),
+    d9: at(9 * 86400_000),
+  };
 
   const events = [
     edge(times.m2, '/rest/v1/todos'),
@@ -59,25 +66,41 @@ describe('seeded endpoint queries', () => {
         if (e.project !== PROJECT || Date.parse(e.timestamp) < Date.now() - length) continue;
         const key = bucket(e.timestamp, unit);
         const counts = buckets.get(key) ?? [0, 0, 0, 0];
-        AREAS.forEach((area, i) => { if (e.metadata.request.path.includes(area)) counts[i]!++; });
+        AREAS.forEach((area, i) => {
+          if (e.metadata.request.path.includes(area)) counts[i]!++;
+        });
         buckets.set(key, counts);
       }
-      return [...buckets.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([timestamp, c]) => ({
-        timestamp, total_rest_requests: c[0], total_storage_requests: c[1], total_auth_requests: c[2], total_realtime_requests: c[3],
-      }));
+      return [...buckets.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([timestamp, c]) => ({
+          timestamp,
+          total_rest_requests: c[0],
+          total_storage_requests: c[1],
+          total_auth_requests: c[2],
+          total_realtime_requests: c[3],
+        }));
     }
 
     for (const interval of ['minutely', 'hourly', 'daily'] as const) {
       it(`when ${interval}, then one row per ${WINDOWS[interval][1]} bucket of the window with the project's counts`, async () => {
         const expected = expectedRows(interval);
         assert.ok(expected.length > 0);
-        const translation = await expectTranslation(USAGE_API_COUNTS_SQL, { params: { interval, project: PROJECT }, maxRows: 1000 }).toReturn(expected);
-        assert.deepStrictEqual(translation.columns.map((c) => c.type), ['DATETIME', 'INT64', 'INT64', 'INT64', 'INT64']);
+        const translation = await expectTranslation(USAGE_API_COUNTS_SQL, {
+          params: { interval, project: PROJECT },
+          maxRows: 1000,
+        }).toReturn(expected);
+        assert.deepStrictEqual(
+          translation.columns.map((c) => c.type),
+          ['DATETIME', 'INT64', 'INT64', 'INT64', 'INT64'],
+        );
       });
     }
 
     it('when the session TimeZone is not UTC, then buckets are still UTC', async () => {
-      await expectTranslation(USAGE_API_COUNTS_SQL, { params: { interval: 'daily', project: PROJECT }, timeZone: 'Asia/Kolkata' }).toReturn(expectedRows('daily'));
+      await expectTranslation(USAGE_API_COUNTS_SQL, { params: { interval: 'daily', project: PROJECT }, timeZone: 'Asia/Kolkata' }).toReturn(
+        expectedRows('daily'),
+      );
     });
 
     it('when no request matches the project, then no rows', async () => {
@@ -88,15 +111,23 @@ describe('seeded endpoint queries', () => {
   describe('logs.all', () => {
     it('when no window is given, then the newest edge logs of the project, newest first', async () => {
       const { rows } = await runTranslation(LOGS_ALL_SQL, { params: { project: PROJECT }, maxRows: 1000 });
-      assert.deepStrictEqual(rows.map((r) => r.timestamp), [times.m2, times.m2, times.m5, times.m5, times.m30, times.h3, times.d2, times.d9]);
+      assert.deepStrictEqual(
+        rows.map((r) => r.timestamp),
+        [times.m2, times.m2, times.m5, times.m5, times.m30, times.h3, times.d2, times.d9],
+      );
       const first = rows[0]!;
       assert.deepStrictEqual(Object.keys(first), ['id', 'timestamp', 'event_message', 'metadata']);
       assert.equal((first.metadata as { request: { path: string }[] }[])[0]!.request[0]!.path.startsWith('/'), true);
     });
 
     it('when a window is given, then start is exclusive and end inclusive', async () => {
-      const { rows } = await runTranslation(LOGS_ALL_SQL, { params: { project: PROJECT, iso_timestamp_start: times.h3, iso_timestamp_end: times.m5 } });
-      assert.deepStrictEqual(rows.map((r) => r.timestamp), [times.m5, times.m5, times.m30]);
+      const { rows } = await runTranslation(LOGS_ALL_SQL, {
+        params: { project: PROJECT, iso_timestamp_start: times.h3, iso_timestamp_end: times.m5 },
+      });
+      assert.deepStrictEqual(
+        rows.map((r) => r.timestamp),
+        [times.m5, times.m5, times.m30],
+      );
     });
 
     it('when the bounds are empty strings, then they are ignored', async () => {
@@ -105,8 +136,12 @@ describe('seeded endpoint queries', () => {
     });
 
     it('when sandboxed, then the caller reads another CTE of the endpoint', async () => {
-      await insertEvents('deno-relay-logs', [{ timestamp: times.m2, event_message: 'fn call', metadata: { project_ref: PROJECT, request: { method: 'GET' } } }]);
-      await insertEvents('realtime.logs.prod', [{ timestamp: times.m5, event_message: 'rt', metadata: { project: PROJECT, level: 'info' } }]);
+      await insertEvents('deno-relay-logs', [
+        { timestamp: times.m2, event_message: 'fn call', metadata: { project_ref: PROJECT, request: { method: 'GET' } } },
+      ]);
+      await insertEvents('realtime.logs.prod', [
+        { timestamp: times.m5, event_message: 'rt', metadata: { project: PROJECT, level: 'info' } },
+      ]);
       await expectTranslation(LOGS_ALL_SQL, {
         params: { project: PROJECT },
         sandboxSql: 'select event_message from function_edge_logs union all select event_message from realtime_logs order by event_message',

@@ -13,9 +13,19 @@ const INLINE_RULE = (v: string) =>
   `CASE WHEN ${v} ~ '(:[0-9]{2}(\\.[0-9]*)? *([zZ]|[+-][0-9:]+)|[A-Za-z]) *$' THEN ${v}::timestamptz ELSE timezone('UTC', ${v}::timestamp) END`;
 
 const STRINGS = [
-  '2026-07-01', '2026-07-01 12:00', '2026-07-01T12:00:00', '2026-07-01 12:00:00.123456', '2026-07-01T12:00:00Z',
-  '2026-07-01T12:00:00.5z', '2026-07-01 12:00:00+05', '2026-07-01 12:00:00-03:30', '2026-07-01 12:00:00 UTC',
-  '2026-07-01 12:00:00 America/New_York', '2026-01-15 23:59:59.999999 +01:00', '2026-07-01 12:00:00 PST', ' 2026-07-01 12:00 ',
+  '2026-07-01',
+  '2026-07-01 12:00',
+  '2026-07-01T12:00:00',
+  '2026-07-01 12:00:00.123456',
+  '2026-07-01T12:00:00Z',
+  '2026-07-01T12:00:00.5z',
+  '2026-07-01 12:00:00+05',
+  '2026-07-01 12:00:00-03:30',
+  '2026-07-01 12:00:00 UTC',
+  '2026-07-01 12:00:00 America/New_York',
+  '2026-01-15 23:59:59.999999 +01:00',
+  '2026-07-01 12:00:00 PST',
+  ' 2026-07-01 12:00 ',
 ];
 
 describe('timestamp parameters: logs.bq_timestamp', () => {
@@ -42,7 +52,10 @@ describe('timestamp parameters: logs.bq_timestamp', () => {
 
   it('when the string is not a time, then the query fails with a data exception, like the cast', async () => {
     const { pool } = await testDatabase();
-    await assert.rejects(pool.query({ text: 'SELECT logs.bq_timestamp($1::text)', values: ['yesterday-ish'] }), (e: { code?: string }) => e.code?.startsWith('22') === true);
+    await assert.rejects(
+      pool.query({ text: 'SELECT logs.bq_timestamp($1::text)', values: ['yesterday-ish'] }),
+      (e: { code?: string }) => e.code?.startsWith('22') === true,
+    );
   });
 
   it('when a guarded bound is empty, then the cast is never evaluated', async () => {

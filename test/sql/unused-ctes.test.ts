@@ -18,7 +18,8 @@ describe('unread CTEs', () => {
     insertEvents('pgbouncer.logs.prod', [
       { project: P, event_message: 'one' },
       { project: `${P}-2`, event_message: 'two' },
-    ]));
+    ]),
+  );
 
   it('when the query reads one CTE, then only it is printed and its parameter becomes $1', async () => {
     const t = await expectTranslation(ENDPOINT, { params: { first: P, second: `${P}-2`, skip: 'x' } }).toReturn([{ event_message: 'two' }]);
@@ -28,7 +29,10 @@ describe('unread CTEs', () => {
   });
 
   it('when a read CTE reads another, then both stay, in order, with their parameters', async () => {
-    const t = await expectTranslation(ENDPOINT, { params: { first: P, second: `${P}-2`, skip: 'x' }, sandboxSql: 'select event_message from c' }).toReturn([{ event_message: 'one' }]);
+    const t = await expectTranslation(ENDPOINT, {
+      params: { first: P, second: `${P}-2`, skip: 'x' },
+      sandboxSql: 'select event_message from c',
+    }).toReturn([{ event_message: 'one' }]);
     assert.deepEqual(t.parameters, ['first', 'skip']);
     assert.match(t.sql, /^WITH "a" AS [^]*"c" AS/);
     assert.doesNotMatch(t.sql, /"b" AS/);
@@ -36,8 +40,10 @@ describe('unread CTEs', () => {
 
   it('when a sandboxed query reads one CTE of logs.all, then the eight others are not printed', async () => {
     await insertEvents('postgres.logs', [{ project: P, event_message: 'pg line' }]);
-    const t = await expectTranslation(LOGS_ALL_SQL, { params: { project: P, iso_timestamp_start: '', iso_timestamp_end: '' }, sandboxSql: 'select event_message from postgres_logs' })
-      .toReturn([{ event_message: 'pg line' }]);
+    const t = await expectTranslation(LOGS_ALL_SQL, {
+      params: { project: P, iso_timestamp_start: '', iso_timestamp_end: '' },
+      sandboxSql: 'select event_message from postgres_logs',
+    }).toReturn([{ event_message: 'pg line' }]);
     assert.equal(t.sql.match(/^"?[a-z_]+"? AS \(|^WITH "[a-z_]+" AS \(/gm)?.length, 1, t.sql);
   });
 });

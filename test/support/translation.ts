@@ -50,7 +50,10 @@ export function expectTranslation(bq: string, options: TranslationOptions = {}) 
       assert.throws(
         () => translateQuery({ query: bq, sources, sandboxSql: options.sandboxSql, maxRows: options.maxRows }),
         (e: unknown) => {
-          assert.ok(e instanceof errorClass, `expected ${errorClass.name}, got ${(e as Error)?.constructor?.name}: ${(e as Error)?.message}`);
+          assert.ok(
+            e instanceof errorClass,
+            `expected ${errorClass.name}, got ${(e as Error)?.constructor?.name}: ${(e as Error)?.message}`,
+          );
           assert.match((e as Error).message, message);
           return true;
         },
@@ -64,7 +67,13 @@ export async function runTranslation(bq: string, options: TranslationOptions = {
   await initTranslator();
   const { pool } = await testDatabase();
   const sources = options.sources ?? (await loadSources());
-  const translation = translateQuery({ query: bq, sources, sandboxSql: options.sandboxSql, maxRows: options.maxRows, optimise: options.optimise });
+  const translation = translateQuery({
+    query: bq,
+    sources,
+    sandboxSql: options.sandboxSql,
+    maxRows: options.maxRows,
+    optimise: options.optimise,
+  });
   const values = translation.parameters.map((name) => options.params?.[name] ?? null);
   const client = await pool.connect();
   try {
@@ -91,10 +100,20 @@ function normaliseRow(row: Row, columns: Translation['columns']): Row {
 function normalise(value: unknown, type: string): unknown {
   if (value === null || value === undefined) return null;
   switch (type) {
-    case 'INT64': case 'FLOAT64': case 'NUMERIC': return Number(value);
-    case 'TIMESTAMP': return new Date(String(value).replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00')).toISOString();
-    case 'DATETIME': return String(value).replace(' ', 'T');
-    default: return value;
+    case 'INT64':
+    case 'FLOAT64':
+    case 'NUMERIC':
+      return Number(value);
+    case 'TIMESTAMP':
+      return new Date(
+        String(value)
+          .replace(' ', 'T')
+          .replace(/([+-]\d\d)$/, '$1:00'),
+      ).toISOString();
+    case 'DATETIME':
+      return String(value).replace(' ', 'T');
+    default:
+      return value;
   }
 }
 
@@ -111,6 +130,7 @@ export function minutesAgo(minutes: number, seconds = 0): string {
  */
 export function sampleSources(): SourceLookup {
   const byName = new Map<string, SourceTable>();
-  for (const { name } of DEFAULT_SOURCES) byName.set(name, { name, schema: 'logs', table: tableNameForSource(name), fields: defaultSourceSchema(name) });
+  for (const { name } of DEFAULT_SOURCES)
+    byName.set(name, { name, schema: 'logs', table: tableNameForSource(name), fields: defaultSourceSchema(name) });
   return (name) => byName.get(name);
 }

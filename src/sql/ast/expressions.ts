@@ -3,9 +3,30 @@ import type { NodeBase } from './node.js';
 import type { Query } from './queries.js';
 
 export type Expr =
-  | Literal | Param | Path | FieldAccess | Subscript | Unary | Binary | Logical | IsTest | Between | Like
-  | InList | InQuery | Case | Cast | Call | Extract | Interval | ScalarSubquery | Exists
-  | Struct | ArrayLiteral | ArraySubquery | InUnnest;
+  | Literal
+  | Param
+  | Path
+  | FieldAccess
+  | Subscript
+  | Unary
+  | Binary
+  | Logical
+  | IsTest
+  | Between
+  | Like
+  | InList
+  | InQuery
+  | Case
+  | Cast
+  | Call
+  | Extract
+  | Interval
+  | ScalarSubquery
+  | Exists
+  | Struct
+  | ArrayLiteral
+  | ArraySubquery
+  | InUnnest;
 
 export type ExprKind = Expr['kind'];
 
@@ -16,41 +37,97 @@ export interface Literal extends NodeBase<'literal'> {
   readonly value: string | boolean | null;
 }
 
-export interface Param extends NodeBase<'param'> { readonly name: string }
+export interface Param extends NodeBase<'param'> {
+  readonly name: string;
+}
 
 /** A dotted name `a.b.c` (range alias, column, record fields); resolved later by scope. */
-export interface Path extends NodeBase<'path'> { readonly parts: readonly string[] }
+export interface Path extends NodeBase<'path'> {
+  readonly parts: readonly string[];
+}
 
 /** `.name` on an expression that is not a plain name, e.g. `arr[OFFSET(0)].path`. */
-export interface FieldAccess extends NodeBase<'field'> { readonly base: Expr; readonly name: string }
+export interface FieldAccess extends NodeBase<'field'> {
+  readonly base: Expr;
+  readonly name: string;
+}
 
 export type SubscriptMode = 'OFFSET' | 'SAFE_OFFSET' | 'ORDINAL' | 'SAFE_ORDINAL';
 /** `x[OFFSET(n)]`; a bare `x[n]` is OFFSET, as in BigQuery. */
-export interface Subscript extends NodeBase<'subscript'> { readonly base: Expr; readonly index: Expr; readonly mode: SubscriptMode }
+export interface Subscript extends NodeBase<'subscript'> {
+  readonly base: Expr;
+  readonly index: Expr;
+  readonly mode: SubscriptMode;
+}
 
-export interface Unary extends NodeBase<'unary'> { readonly op: '-' | '+' | 'NOT'; readonly operand: Expr }
+export interface Unary extends NodeBase<'unary'> {
+  readonly op: '-' | '+' | 'NOT';
+  readonly operand: Expr;
+}
 
 export type BinaryOp = '+' | '-' | '*' | '/' | '||' | '=' | '!=' | '<' | '<=' | '>' | '>=';
-export interface Binary extends NodeBase<'binary'> { readonly op: BinaryOp; readonly left: Expr; readonly right: Expr }
+export interface Binary extends NodeBase<'binary'> {
+  readonly op: BinaryOp;
+  readonly left: Expr;
+  readonly right: Expr;
+}
 
 /** AND / OR chains are n-ary, so a long `a OR b OR …` list is flat rather than deep. */
-export interface Logical extends NodeBase<'logical'> { readonly op: 'AND' | 'OR'; readonly operands: readonly Expr[] }
+export interface Logical extends NodeBase<'logical'> {
+  readonly op: 'AND' | 'OR';
+  readonly operands: readonly Expr[];
+}
 
-export interface IsTest extends NodeBase<'is'> { readonly operand: Expr; readonly test: 'NULL' | 'TRUE' | 'FALSE'; readonly negated: boolean }
-export interface Between extends NodeBase<'between'> { readonly operand: Expr; readonly low: Expr; readonly high: Expr; readonly negated: boolean }
-export interface Like extends NodeBase<'like'> { readonly operand: Expr; readonly pattern: Expr; readonly negated: boolean }
-export interface InList extends NodeBase<'inList'> { readonly operand: Expr; readonly list: readonly Expr[]; readonly negated: boolean }
-export interface InQuery extends NodeBase<'inQuery'> { readonly operand: Expr; readonly query: Query; readonly negated: boolean }
+export interface IsTest extends NodeBase<'is'> {
+  readonly operand: Expr;
+  readonly test: 'NULL' | 'TRUE' | 'FALSE';
+  readonly negated: boolean;
+}
+export interface Between extends NodeBase<'between'> {
+  readonly operand: Expr;
+  readonly low: Expr;
+  readonly high: Expr;
+  readonly negated: boolean;
+}
+export interface Like extends NodeBase<'like'> {
+  readonly operand: Expr;
+  readonly pattern: Expr;
+  readonly negated: boolean;
+}
+export interface InList extends NodeBase<'inList'> {
+  readonly operand: Expr;
+  readonly list: readonly Expr[];
+  readonly negated: boolean;
+}
+export interface InQuery extends NodeBase<'inQuery'> {
+  readonly operand: Expr;
+  readonly query: Query;
+  readonly negated: boolean;
+}
 
-export interface When { readonly when: Expr; readonly then: Expr }
+export interface When {
+  readonly when: Expr;
+  readonly then: Expr;
+}
 /** Both forms: `CASE x WHEN v THEN …` (operand set) and `CASE WHEN cond THEN …`. */
-export interface Case extends NodeBase<'case'> { readonly operand?: Expr; readonly whens: readonly When[]; readonly otherwise?: Expr }
+export interface Case extends NodeBase<'case'> {
+  readonly operand?: Expr;
+  readonly whens: readonly When[];
+  readonly otherwise?: Expr;
+}
 
 export type CastType = 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'STRING' | 'TIMESTAMP' | 'DATETIME' | 'DATE';
 /** CAST / SAFE_CAST, and typed literals (`TIMESTAMP '2026-01-01'`). */
-export interface Cast extends NodeBase<'cast'> { readonly operand: Expr; readonly type: CastType; readonly safe: boolean }
+export interface Cast extends NodeBase<'cast'> {
+  readonly operand: Expr;
+  readonly type: CastType;
+  readonly safe: boolean;
+}
 
-export interface CallOrder { readonly expr: Expr; readonly desc: boolean }
+export interface CallOrder {
+  readonly expr: Expr;
+  readonly desc: boolean;
+}
 /** A function call; `name` is lower case. Aggregate modifiers are kept for the function table to judge. */
 export interface Call extends NodeBase<'call'> {
   readonly name: string;
@@ -64,9 +141,17 @@ export interface Call extends NodeBase<'call'> {
   readonly over?: WindowSpec;
 }
 
-export interface WindowOrder { readonly expr: Expr; readonly desc: boolean; readonly nulls?: 'FIRST' | 'LAST' }
+export interface WindowOrder {
+  readonly expr: Expr;
+  readonly desc: boolean;
+  readonly nulls?: 'FIRST' | 'LAST';
+}
 export type FrameBoundKind = 'UNBOUNDED PRECEDING' | 'PRECEDING' | 'CURRENT ROW' | 'FOLLOWING' | 'UNBOUNDED FOLLOWING';
-export interface FrameBound { readonly kind: FrameBoundKind; readonly offset?: Expr; readonly pos: number }
+export interface FrameBound {
+  readonly kind: FrameBoundKind;
+  readonly offset?: Expr;
+  readonly pos: number;
+}
 /** `OVER (PARTITION BY … ORDER BY … ROWS|RANGE BETWEEN … AND …)`. */
 export interface WindowSpec {
   readonly pos: number;
@@ -81,17 +166,42 @@ export type TypeSpec =
   | { readonly kind: 'struct'; readonly fields: readonly { readonly name?: string; readonly type: TypeSpec }[] }
   | { readonly kind: 'array'; readonly element: TypeSpec };
 
-export interface StructField { readonly expr: Expr; readonly name?: string }
+export interface StructField {
+  readonly expr: Expr;
+  readonly name?: string;
+}
 /** `STRUCT(a, b AS y)`, `STRUCT<x INT64>(…)` and the tuple `(a, b)`. */
-export interface Struct extends NodeBase<'struct'> { readonly fields: readonly StructField[]; readonly types?: readonly { readonly name?: string; readonly type: TypeSpec }[] }
+export interface Struct extends NodeBase<'struct'> {
+  readonly fields: readonly StructField[];
+  readonly types?: readonly { readonly name?: string; readonly type: TypeSpec }[];
+}
 /** `[1, 2]`, `ARRAY[…]`, `ARRAY<INT64>[…]`. */
-export interface ArrayLiteral extends NodeBase<'arrayLiteral'> { readonly items: readonly Expr[]; readonly element?: TypeSpec }
+export interface ArrayLiteral extends NodeBase<'arrayLiteral'> {
+  readonly items: readonly Expr[];
+  readonly element?: TypeSpec;
+}
 /** `ARRAY(SELECT …)`. */
-export interface ArraySubquery extends NodeBase<'arraySubquery'> { readonly query: Query }
+export interface ArraySubquery extends NodeBase<'arraySubquery'> {
+  readonly query: Query;
+}
 /** `x [NOT] IN UNNEST(array)`. */
-export interface InUnnest extends NodeBase<'inUnnest'> { readonly operand: Expr; readonly array: Expr; readonly negated: boolean }
+export interface InUnnest extends NodeBase<'inUnnest'> {
+  readonly operand: Expr;
+  readonly array: Expr;
+  readonly negated: boolean;
+}
 
-export interface Extract extends NodeBase<'extract'> { readonly part: string; readonly operand: Expr }
-export interface Interval extends NodeBase<'interval'> { readonly value: Expr; readonly unit: string }
-export interface ScalarSubquery extends NodeBase<'subquery'> { readonly query: Query }
-export interface Exists extends NodeBase<'exists'> { readonly query: Query }
+export interface Extract extends NodeBase<'extract'> {
+  readonly part: string;
+  readonly operand: Expr;
+}
+export interface Interval extends NodeBase<'interval'> {
+  readonly value: Expr;
+  readonly unit: string;
+}
+export interface ScalarSubquery extends NodeBase<'subquery'> {
+  readonly query: Query;
+}
+export interface Exists extends NodeBase<'exists'> {
+  readonly query: Query;
+}

@@ -7,9 +7,18 @@ export type FromItem = TableRef | UnnestRef | DerivedRef | Join;
 export type FromKind = FromItem['kind'];
 
 /** A source (`cloudflare.logs.prod`) or a CTE; `name` is the dotted name as written. */
-export interface TableRef extends NodeBase<'table'> { readonly name: string; readonly alias?: string }
-export interface UnnestRef extends NodeBase<'unnest'> { readonly expr: Expr; readonly alias?: string }
-export interface DerivedRef extends NodeBase<'derived'> { readonly query: Query; readonly alias?: string }
+export interface TableRef extends NodeBase<'table'> {
+  readonly name: string;
+  readonly alias?: string;
+}
+export interface UnnestRef extends NodeBase<'unnest'> {
+  readonly expr: Expr;
+  readonly alias?: string;
+}
+export interface DerivedRef extends NodeBase<'derived'> {
+  readonly query: Query;
+  readonly alias?: string;
+}
 
 export type JoinType = 'COMMA' | 'CROSS' | 'INNER' | 'LEFT' | 'RIGHT' | 'FULL';
 export interface Join extends NodeBase<'join'> {

@@ -15,7 +15,10 @@ export interface Query extends NodeBase<'query'> {
 export type QueryBody = Select | SetOperation | Query;
 export type QueryBodyKind = QueryBody['kind'];
 
-export interface Cte extends NodeBase<'cte'> { readonly name: string; readonly query: Query }
+export interface Cte extends NodeBase<'cte'> {
+  readonly name: string;
+  readonly query: Query;
+}
 
 export interface Select extends NodeBase<'select'> {
   readonly distinct: boolean;
@@ -35,8 +38,18 @@ export interface SetOperation extends NodeBase<'setOp'> {
 }
 
 export type SelectItem = SelectExpr | SelectStar;
-export interface SelectExpr extends NodeBase<'selectExpr'> { readonly expr: Expr; readonly alias?: string }
+export interface SelectExpr extends NodeBase<'selectExpr'> {
+  readonly expr: Expr;
+  readonly alias?: string;
+}
 /** `*` or `alias.*`, with BigQuery's `EXCEPT (a, b)`. */
-export interface SelectStar extends NodeBase<'selectStar'> { readonly qualifier?: readonly string[]; readonly except: readonly string[] }
+export interface SelectStar extends NodeBase<'selectStar'> {
+  readonly qualifier?: readonly string[];
+  readonly except: readonly string[];
+}
 
-export interface OrderItem extends NodeBase<'orderItem'> { readonly expr: Expr; readonly desc: boolean; readonly nulls?: 'FIRST' | 'LAST' }
+export interface OrderItem extends NodeBase<'orderItem'> {
+  readonly expr: Expr;
+  readonly desc: boolean;
+  readonly nulls?: 'FIRST' | 'LAST';
+}

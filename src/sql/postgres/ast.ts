@@ -4,20 +4,71 @@
  */
 
 export type PgExpr =
-  | PgColumn | PgLiteral | PgParam | PgOp | PgNot | PgNeg | PgAndOr | PgIs | PgFunc | PgCast | PgCase
-  | PgIn | PgBetween | PgSubquery | PgSubscript | PgArray | PgExtract | PgAny;
+  | PgColumn
+  | PgLiteral
+  | PgParam
+  | PgOp
+  | PgNot
+  | PgNeg
+  | PgAndOr
+  | PgIs
+  | PgFunc
+  | PgCast
+  | PgCase
+  | PgIn
+  | PgBetween
+  | PgSubquery
+  | PgSubscript
+  | PgArray
+  | PgExtract
+  | PgAny;
 export type PgExprKind = PgExpr['kind'];
 
-export interface PgColumn { readonly kind: 'column'; readonly table?: string; readonly name: string }
-export interface PgLiteral { readonly kind: 'literal'; readonly value: string | number | boolean | null; /** numeric text kept verbatim */ readonly numeric?: string }
-export interface PgParam { readonly kind: 'param'; readonly index: number }
+export interface PgColumn {
+  readonly kind: 'column';
+  readonly table?: string;
+  readonly name: string;
+}
+export interface PgLiteral {
+  readonly kind: 'literal';
+  readonly value: string | number | boolean | null;
+  /** numeric text kept verbatim */ readonly numeric?: string;
+}
+export interface PgParam {
+  readonly kind: 'param';
+  readonly index: number;
+}
 /** A binary operator: arithmetic, comparison, `->`, `->>`, `#>`, `~`, `LIKE`, … */
-export interface PgOp { readonly kind: 'op'; readonly op: string; readonly left: PgExpr; readonly right: PgExpr }
-export interface PgNot { readonly kind: 'not'; readonly operand: PgExpr }
-export interface PgNeg { readonly kind: 'neg'; readonly operand: PgExpr }
-export interface PgAndOr { readonly kind: 'andOr'; readonly op: 'AND' | 'OR'; readonly operands: readonly PgExpr[] }
-export interface PgIs { readonly kind: 'is'; readonly operand: PgExpr; readonly test: 'NULL' | 'TRUE' | 'FALSE'; readonly negated: boolean }
-export interface PgOrder { readonly expr: PgExpr; readonly desc: boolean; readonly nulls?: 'FIRST' | 'LAST' }
+export interface PgOp {
+  readonly kind: 'op';
+  readonly op: string;
+  readonly left: PgExpr;
+  readonly right: PgExpr;
+}
+export interface PgNot {
+  readonly kind: 'not';
+  readonly operand: PgExpr;
+}
+export interface PgNeg {
+  readonly kind: 'neg';
+  readonly operand: PgExpr;
+}
+export interface PgAndOr {
+  readonly kind: 'andOr';
+  readonly op: 'AND' | 'OR';
+  readonly operands: readonly PgExpr[];
+}
+export interface PgIs {
+  readonly kind: 'is';
+  readonly operand: PgExpr;
+  readonly test: 'NULL' | 'TRUE' | 'FALSE';
+  readonly negated: boolean;
+}
+export interface PgOrder {
+  readonly expr: PgExpr;
+  readonly desc: boolean;
+  readonly nulls?: 'FIRST' | 'LAST';
+}
 export interface PgFunc {
   readonly kind: 'func';
   readonly name: string;
@@ -31,26 +82,72 @@ export interface PgFunc {
   /** a window function: `f(…) OVER (…)` */
   readonly over?: PgWindow;
 }
-export interface PgFrameBound { readonly kind: 'UNBOUNDED PRECEDING' | 'PRECEDING' | 'CURRENT ROW' | 'FOLLOWING' | 'UNBOUNDED FOLLOWING'; readonly offset?: PgExpr }
+export interface PgFrameBound {
+  readonly kind: 'UNBOUNDED PRECEDING' | 'PRECEDING' | 'CURRENT ROW' | 'FOLLOWING' | 'UNBOUNDED FOLLOWING';
+  readonly offset?: PgExpr;
+}
 export interface PgWindow {
   readonly partitionBy: readonly PgExpr[];
   readonly orderBy: readonly PgOrder[];
   readonly frame?: { readonly unit: 'ROWS' | 'RANGE'; readonly start: PgFrameBound; readonly end: PgFrameBound };
 }
-export interface PgCast { readonly kind: 'cast'; readonly operand: PgExpr; readonly type: PgTypeName }
-export interface PgCase { readonly kind: 'case'; readonly operand?: PgExpr; readonly whens: readonly { when: PgExpr; then: PgExpr }[]; readonly otherwise?: PgExpr }
-export interface PgIn { readonly kind: 'in'; readonly operand: PgExpr; readonly list?: readonly PgExpr[]; readonly query?: PgQuery; readonly negated: boolean }
-export interface PgBetween { readonly kind: 'between'; readonly operand: PgExpr; readonly low: PgExpr; readonly high: PgExpr; readonly negated: boolean }
-export interface PgSubquery { readonly kind: 'subquery'; readonly query: PgQuery; readonly exists?: boolean }
+export interface PgCast {
+  readonly kind: 'cast';
+  readonly operand: PgExpr;
+  readonly type: PgTypeName;
+}
+export interface PgCase {
+  readonly kind: 'case';
+  readonly operand?: PgExpr;
+  readonly whens: readonly { when: PgExpr; then: PgExpr }[];
+  readonly otherwise?: PgExpr;
+}
+export interface PgIn {
+  readonly kind: 'in';
+  readonly operand: PgExpr;
+  readonly list?: readonly PgExpr[];
+  readonly query?: PgQuery;
+  readonly negated: boolean;
+}
+export interface PgBetween {
+  readonly kind: 'between';
+  readonly operand: PgExpr;
+  readonly low: PgExpr;
+  readonly high: PgExpr;
+  readonly negated: boolean;
+}
+export interface PgSubquery {
+  readonly kind: 'subquery';
+  readonly query: PgQuery;
+  readonly exists?: boolean;
+}
 /** `(base)[index]` on a Postgres array (1-based); with `upper`, the slice `(base)[index:upper]`. */
-export interface PgSubscript { readonly kind: 'subscript'; readonly base: PgExpr; readonly index: PgExpr; readonly upper?: PgExpr }
+export interface PgSubscript {
+  readonly kind: 'subscript';
+  readonly base: PgExpr;
+  readonly index: PgExpr;
+  readonly upper?: PgExpr;
+}
 /** `(operand = ANY (array))` over a Postgres array; negated: `(NOT (operand = ANY (array)))`. */
-export interface PgAny { readonly kind: 'any'; readonly operand: PgExpr; readonly array: PgExpr; readonly negated: boolean }
-export interface PgArray { readonly kind: 'array'; readonly items: readonly PgExpr[] }
-export interface PgExtract { readonly kind: 'extract'; readonly field: string; readonly operand: PgExpr }
+export interface PgAny {
+  readonly kind: 'any';
+  readonly operand: PgExpr;
+  readonly array: PgExpr;
+  readonly negated: boolean;
+}
+export interface PgArray {
+  readonly kind: 'array';
+  readonly items: readonly PgExpr[];
+}
+export interface PgExtract {
+  readonly kind: 'extract';
+  readonly field: string;
+  readonly operand: PgExpr;
+}
 
 /** The only type names the printer emits; validate.ts allows exactly these. */
-export type PgTypeName = 'text' | 'integer' | 'bigint' | 'float8' | 'numeric' | 'boolean' | 'timestamptz' | 'timestamp' | 'date' | 'interval' | 'jsonb';
+export type PgTypeName =
+  'text' | 'integer' | 'bigint' | 'float8' | 'numeric' | 'boolean' | 'timestamptz' | 'timestamp' | 'date' | 'interval' | 'jsonb';
 
 // ── queries and FROM ───────────────────────────────────────────────────────
 
@@ -71,15 +168,42 @@ export interface PgSelect {
   readonly groupBy: readonly PgExpr[];
   readonly having?: PgExpr;
 }
-export interface PgSetOp { readonly kind: 'setOp'; readonly op: 'UNION ALL' | 'UNION'; readonly left: PgQuery['body']; readonly right: PgQuery['body'] }
+export interface PgSetOp {
+  readonly kind: 'setOp';
+  readonly op: 'UNION ALL' | 'UNION';
+  readonly left: PgQuery['body'];
+  readonly right: PgQuery['body'];
+}
 
 export type PgFrom = PgTable | PgDerived | PgFunctionFrom | PgJoin;
 export type PgFromKind = PgFrom['kind'];
-export interface PgTable { readonly kind: 'table'; readonly schema?: string; readonly name: string; readonly alias: string }
-export interface PgDerived { readonly kind: 'derived'; readonly query: PgQuery; readonly alias: string }
+export interface PgTable {
+  readonly kind: 'table';
+  readonly schema?: string;
+  readonly name: string;
+  readonly alias: string;
+}
+export interface PgDerived {
+  readonly kind: 'derived';
+  readonly query: PgQuery;
+  readonly alias: string;
+}
 /** `LATERAL jsonb_array_elements(arg) AS alias(value)`: the only set-returning function allowed. */
-export interface PgFunctionFrom { readonly kind: 'function'; readonly fn: 'jsonb_array_elements' | 'jsonb_array_elements_text'; readonly arg: PgExpr; readonly alias: string; readonly column: string }
-export interface PgJoin { readonly kind: 'join'; readonly type: 'CROSS' | 'INNER' | 'LEFT' | 'RIGHT' | 'FULL'; readonly left: PgFrom; readonly right: PgFrom; readonly on?: PgExpr; readonly using?: readonly string[] }
+export interface PgFunctionFrom {
+  readonly kind: 'function';
+  readonly fn: 'jsonb_array_elements' | 'jsonb_array_elements_text';
+  readonly arg: PgExpr;
+  readonly alias: string;
+  readonly column: string;
+}
+export interface PgJoin {
+  readonly kind: 'join';
+  readonly type: 'CROSS' | 'INNER' | 'LEFT' | 'RIGHT' | 'FULL';
+  readonly left: PgFrom;
+  readonly right: PgFrom;
+  readonly on?: PgExpr;
+  readonly using?: readonly string[];
+}
 
 // ── factories ──────────────────────────────────────────────────────────────
 
@@ -96,9 +220,11 @@ export const pg = {
   and: (...operands: PgExpr[]): PgExpr => (operands.length === 1 ? operands[0]! : f({ kind: 'andOr', op: 'AND', operands })),
   or: (...operands: PgExpr[]): PgExpr => (operands.length === 1 ? operands[0]! : f({ kind: 'andOr', op: 'OR', operands })),
   is: (operand: PgExpr, test: PgIs['test'], negated = false): PgIs => f({ kind: 'is', operand, test, negated }),
-  func: (name: string, args: PgExpr[], extra: Partial<Omit<PgFunc, 'kind' | 'name' | 'args'>> = {}): PgFunc => f({ kind: 'func', name, args, ...extra }),
+  func: (name: string, args: PgExpr[], extra: Partial<Omit<PgFunc, 'kind' | 'name' | 'args'>> = {}): PgFunc =>
+    f({ kind: 'func', name, args, ...extra }),
   cast: (operand: PgExpr, type: PgTypeName): PgCast => f({ kind: 'cast', operand, type }),
-  case: (whens: { when: PgExpr; then: PgExpr }[], otherwise?: PgExpr, operand?: PgExpr): PgCase => f({ kind: 'case', operand, whens, otherwise }),
+  case: (whens: { when: PgExpr; then: PgExpr }[], otherwise?: PgExpr, operand?: PgExpr): PgCase =>
+    f({ kind: 'case', operand, whens, otherwise }),
   subquery: (query: PgQuery, exists = false): PgSubquery => f({ kind: 'subquery', query, exists }),
   subscript: (base: PgExpr, index: PgExpr): PgSubscript => f({ kind: 'subscript', base, index }),
   slice: (base: PgExpr, lower: PgExpr, upper: PgExpr): PgSubscript => f({ kind: 'subscript', base, index: lower, upper }),

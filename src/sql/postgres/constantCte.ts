@@ -22,8 +22,11 @@ import { some } from './transform.js';
 import { isScalarFunction } from '../catalogue.js';
 
 const notConstant = (e: PgExpr): boolean =>
-  e.kind === 'column' || e.kind === 'subquery' || (e.kind === 'in' && e.query !== undefined) ||
-  (e.kind === 'func' && (!isScalarFunction(e.name) || !!e.star || !!e.distinct || !!e.filter || !!e.orderBy || !!e.withinGroup || !!e.over));
+  e.kind === 'column' ||
+  e.kind === 'subquery' ||
+  (e.kind === 'in' && e.query !== undefined) ||
+  (e.kind === 'func' &&
+    (!isScalarFunction(e.name) || !!e.star || !!e.distinct || !!e.filter || !!e.orderBy || !!e.withinGroup || !!e.over));
 
 /** The expressions of a CTE's single row of constants, in column order; undefined for any other CTE. */
 export function constantRow(query: PgQuery): readonly PgExpr[] | undefined {
@@ -38,7 +41,10 @@ export function constantRow(query: PgQuery): readonly PgExpr[] | undefined {
  * The expression a scalar subquery reads when it is `SELECT alias.column FROM cte AS alias` and
  * `rowOf(cte)` knows the CTE's constants; undefined otherwise.
  */
-export function readOfConstantCte(query: PgQuery, rowOf: (cte: string) => { names: readonly string[]; row: readonly PgExpr[] } | undefined): PgExpr | undefined {
+export function readOfConstantCte(
+  query: PgQuery,
+  rowOf: (cte: string) => { names: readonly string[]; row: readonly PgExpr[] } | undefined,
+): PgExpr | undefined {
   const s = query.body;
   if (query.ctes.length || query.orderBy.length || query.limit || query.offset) return undefined;
   if (s.kind !== 'select' || s.where || s.groupBy.length || s.having || s.distinct || s.targets.length !== 1) return undefined;

@@ -46,12 +46,19 @@ function visitQuery(q: PgQuery, candidates: ReadonlySet<string>, insensitive: ()
   const body = q.body;
   if (body.kind === 'query') return visitQuery(body, candidates, () => false, keep, keepAll);
   if (body.kind === 'setOp') {
-    for (const branch of [body.left, body.right]) visitQuery({ kind: 'query', ctes: [], body: branch, orderBy: [] }, candidates, () => false, keep, keepAll);
+    for (const branch of [body.left, body.right])
+      visitQuery({ kind: 'query', ctes: [], body: branch, orderBy: [] }, candidates, () => false, keep, keepAll);
     return;
   }
   const orderFree = !keepAll && readerIgnoresOrder(q, body, insensitive());
   visitFrom(body.from, candidates, orderFree, keep, keepAll);
-  const exprs = [...body.targets.map((t) => t.expr), ...(body.where ? [body.where] : []), ...body.groupBy, ...(body.having ? [body.having] : []), ...q.orderBy.map((o) => o.expr)];
+  const exprs = [
+    ...body.targets.map((t) => t.expr),
+    ...(body.where ? [body.where] : []),
+    ...body.groupBy,
+    ...(body.having ? [body.having] : []),
+    ...q.orderBy.map((o) => o.expr),
+  ];
   for (const e of exprs) visitSubqueries(e, candidates, keep, keepAll);
 }
 
@@ -67,7 +74,13 @@ function readerIgnoresOrder(q: PgQuery, s: PgSelect, insensitive: boolean): bool
   return !s.distinct && (s.groupBy.length > 0 || exprs.some((e) => some(e, (n) => n.kind === 'func' && isAggregate(n.name))));
 }
 
-function visitFrom(from: PgFrom | undefined, candidates: ReadonlySet<string>, orderFree: boolean, keep: Set<string>, keepAll: boolean): void {
+function visitFrom(
+  from: PgFrom | undefined,
+  candidates: ReadonlySet<string>,
+  orderFree: boolean,
+  keep: Set<string>,
+  keepAll: boolean,
+): void {
   if (!from) return;
   switch (from.kind) {
     case 'table':

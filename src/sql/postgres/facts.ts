@@ -40,16 +40,26 @@ export interface AggregateFacts {
 }
 
 /** A window function proper (`row_number`, `lag`, …): needs OVER, and its numbering, ties and frames follow input order. */
-export interface WindowFunctionFacts { readonly kind: 'window' }
+export interface WindowFunctionFacts {
+  readonly kind: 'window';
+}
 
 /** Returns rows: allowed only as `LATERAL f(…) AS alias(column)` in FROM. */
-export interface SetReturningFacts { readonly kind: 'setReturning' }
+export interface SetReturningFacts {
+  readonly kind: 'setReturning';
+}
 
 export type PgFunctionFacts = ScalarFacts | AggregateFacts | WindowFunctionFacts | SetReturningFacts;
 
 /** A scalar function; claims not made are false (the cautious answer). */
 export function scalar(facts: { mayFail: boolean; strict?: boolean; evaluatesAllArguments?: boolean; syntax?: boolean }): ScalarFacts {
-  return Object.freeze({ kind: 'scalar', mayFail: facts.mayFail, strict: facts.strict ?? false, evaluatesAllArguments: facts.evaluatesAllArguments ?? false, syntax: facts.syntax ?? false });
+  return Object.freeze({
+    kind: 'scalar',
+    mayFail: facts.mayFail,
+    strict: facts.strict ?? false,
+    evaluatesAllArguments: facts.evaluatesAllArguments ?? false,
+    syntax: facts.syntax ?? false,
+  });
 }
 
 export function aggregate(facts: { orderSensitive: boolean; window: boolean }): AggregateFacts {

@@ -29,18 +29,27 @@ const isWindow = (e: PgExpr): boolean => e.kind === 'func' && e.over !== undefin
 export function narrowAggregateInput(query: PgQuery, newAlias: () => string): PgQuery {
   const select = query.body;
   if (select.kind !== 'select' || !select.from || !select.groupBy.length) return query;
-  const outside = [...select.targets.map((t) => t.expr), ...select.groupBy, ...(select.having ? [select.having] : []), ...query.orderBy.map((o) => o.expr)];
+  const outside = [
+    ...select.targets.map((t) => t.expr),
+    ...select.groupBy,
+    ...(select.having ? [select.having] : []),
+    ...query.orderBy.map((o) => o.expr),
+  ];
   if (!outside.some((e) => some(e, readsJson))) return query;
   // Window functions run over the grouped rows and may order or partition by anything of them; left as they are.
   if (outside.some((e) => some(e, isWindow))) return query;
   const local = new Set(fromAliases(select.from));
   const isLocal = (e: PgExpr): boolean => e.kind === 'column' && e.table !== undefined && local.has(e.table);
   // Subqueries and unqualified (JOIN USING) columns would need scope analysis; leave those queries alone.
-  if (outside.some((e) => some(e, (n) => isSubquery(n) || (n.kind === 'column' && n.table === undefined) || isUnknownCall(n)))) return query;
+  if (outside.some((e) => some(e, (n) => isSubquery(n) || (n.kind === 'column' && n.table === undefined) || isUnknownCall(n))))
+    return query;
   const alias = newAlias();
   // Records whose UNNEST guard (`r IS NOT NULL`) can move out with them (see narrow()).
   const records = (select.where ? andOperands(select.where) : []).flatMap((c) =>
-    c.kind === 'is' && c.test === 'NULL' && c.negated && readsJson(c.operand) && outside.some((e) => some(e, (n) => sameExpr(n, c.operand))) ? [c.operand] : []);
+    c.kind === 'is' && c.test === 'NULL' && c.negated && readsJson(c.operand) && outside.some((e) => some(e, (n) => sameExpr(n, c.operand)))
+      ? [c.operand]
+      : [],
+  );
   return (records.length && narrow(query, select, alias, isLocal, records)) || narrow(query, select, alias, isLocal, [])!;
 }
 
@@ -52,7 +61,13 @@ export function narrowAggregateInput(query: PgQuery, newAlias: () => string): Pg
  * its columns for rows the guard drops too, so this is done only when none of them can fail
  * (undefined otherwise).
  */
-function narrow(query: PgQuery, select: PgSelect, alias: string, isLocal: (e: PgExpr) => boolean, records: readonly PgExpr[]): PgQuery | undefined {
+function narrow(
+  query: PgQuery,
+  select: PgSelect,
+  alias: string,
+  isLocal: (e: PgExpr) => boolean,
+  records: readonly PgExpr[],
+): PgQuery | undefined {
   const isRecord = (e: PgExpr): boolean => records.some((r) => sameExpr(r, e));
   const viaRecord = (e: PgExpr): boolean => records.length > 0 && some(e, isRecord);
   // GROUP BY expressions move inward first, so equal expressions elsewhere reuse their column.
@@ -108,7 +123,10 @@ function narrow(query: PgQuery, select: PgSelect, alias: string, isLocal: (e: Pg
   for (const t of select.targets) prime(t.expr, false);
   const groupBy = select.groupBy.map((g) => (isOrdinal(g) ? g : project(g)));
   const grouped = (e: PgExpr): PgExpr => (some(e, isLocal) ? project(e) : e);
-  const targets = select.targets.map((t, i) => ({ name: t.name, expr: byOrdinal.has(i) && !some(t.expr, isAggregate) ? grouped(t.expr) : outer(t.expr) }));
+  const targets = select.targets.map((t, i) => ({
+    name: t.name,
+    expr: byOrdinal.has(i) && !some(t.expr, isAggregate) ? grouped(t.expr) : outer(t.expr),
+  }));
   const having = select.having && outer(select.having);
   const orderBy: PgOrder[] = query.orderBy.map((o) => ({ ...o, expr: outer(o.expr) }));
 
@@ -117,11 +135,29 @@ function narrow(query: PgQuery, select: PgSelect, alias: string, isLocal: (e: Pg
   const guards = records.map((r) => pg.is(column(r), 'NULL', true));
   if (records.length && projections.some((p) => !isRecord(p.expr) && some(p.expr, mayFail))) return undefined;
   const inner: PgQuery = {
-    kind: 'query', ctes: [], orderBy: [], offset: pg.number('0'),
-    body: { kind: 'select', distinct: false, targets: projections, from: select.from, where: records.length ? andOf(innerWhere) : select.where, groupBy: [] },
+    kind: 'query',
+    ctes: [],
+    orderBy: [],
+    offset: pg.number('0'),
+    body: {
+      kind: 'select',
+      distinct: false,
+      targets: projections,
+      from: select.from,
+      where: records.length ? andOf(innerWhere) : select.where,
+      groupBy: [],
+    },
   };
   const where = guards.length ? pg.and(...guards) : undefined;
-  const narrowed: PgSelect = { kind: 'select', distinct: select.distinct, targets, from: { kind: 'derived', query: inner, alias }, where, groupBy, having };
+  const narrowed: PgSelect = {
+    kind: 'select',
+    distinct: select.distinct,
+    targets,
+    from: { kind: 'derived', query: inner, alias },
+    where,
+    groupBy,
+    having,
+  };
   return { ...query, body: narrowed, orderBy };
 }
 
@@ -152,9 +188,17 @@ function isLeafRead(e: PgExpr): boolean {
  */
 function evaluatesAllParts(e: PgExpr): boolean {
   switch (e.kind) {
-    case 'op': case 'not': case 'neg': case 'is': case 'between': case 'cast': return true;
-    case 'func': return evaluatesAllArguments(e.name) && !e.filter && !e.orderBy && !e.withinGroup;
-    default: return false;
+    case 'op':
+    case 'not':
+    case 'neg':
+    case 'is':
+    case 'between':
+    case 'cast':
+      return true;
+    case 'func':
+      return evaluatesAllArguments(e.name) && !e.filter && !e.orderBy && !e.withinGroup;
+    default:
+      return false;
   }
 }
 

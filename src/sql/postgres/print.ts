@@ -29,7 +29,11 @@ let printed = 0;
 
 function counted(size: number): void {
   if (printing > 0 && (printed += size) > MAX_PRINTED_CHARS) {
-    throw new SqlLimitError(`the translated query would be larger than ${MAX_PRINTED_CHARS / 1024} KB; use fewer repeated expressions, aliases or columns`, '', 0);
+    throw new SqlLimitError(
+      `the translated query would be larger than ${MAX_PRINTED_CHARS / 1024} KB; use fewer repeated expressions, aliases or columns`,
+      '',
+      0,
+    );
   }
 }
 
@@ -95,7 +99,9 @@ function writeQuery(q: P.PgQuery): void {
 
 function writeBody(b: P.PgQuery['body']): void {
   switch (b.kind) {
-    case 'select': writeSelect(b); return;
+    case 'select':
+      writeSelect(b);
+      return;
     case 'setOp':
       writeOperand(b.left);
       sql += '\n' + b.op + '\n';
@@ -178,7 +184,11 @@ const FROM_WRITERS: { [K in P.PgFromKind]: (node: Extract<P.PgFrom, { kind: K }>
 };
 
 const JOIN_WORDS: Readonly<Record<P.PgJoin['type'], string>> = {
-  CROSS: '\n  CROSS JOIN ', INNER: '\n  JOIN ', LEFT: '\n  LEFT JOIN ', RIGHT: '\n  RIGHT JOIN ', FULL: '\n  FULL JOIN ',
+  CROSS: '\n  CROSS JOIN ',
+  INNER: '\n  JOIN ',
+  LEFT: '\n  LEFT JOIN ',
+  RIGHT: '\n  RIGHT JOIN ',
+  FULL: '\n  FULL JOIN ',
 };
 
 function writeFrom(node: P.PgFrom): void {

@@ -53,7 +53,12 @@ export function resolveEndpointTable(item: F.TableRef, ctx: Context): Resolved |
     throw new SqlNestingError(`endpoints read each other in a cycle: ${chain.join(' → ')}`, ctx.text, item.pos, chain);
   }
   if (nested.depth + 1 > MAX_ENDPOINT_DEPTH) {
-    throw new SqlNestingError(`endpoints are nested more than ${MAX_ENDPOINT_DEPTH} levels deep: ${chain.join(' → ')}`, ctx.text, item.pos, chain);
+    throw new SqlNestingError(
+      `endpoints are nested more than ${MAX_ENDPOINT_DEPTH} levels deep: ${chain.join(' → ')}`,
+      ctx.text,
+      item.pos,
+      chain,
+    );
   }
   const inner: Context = {
     translation: ctx.translation,

@@ -8,21 +8,48 @@ import { pg, type PgExpr, type PgFrameBound, type PgOrder, type PgQuery, type Pg
 import { mapChildren, some } from '../postgres/transform.js';
 import { buildStruct } from './structs.js';
 import { readOfConstantCte } from '../postgres/constantCte.js';
-import { BOOL, FLOAT64, INT64, NULL_TYPE, STRING, isNumeric, isScalar, scalar, typed, type BqType, type ScalarName, type Typed } from '../types.js';
+import {
+  BOOL,
+  FLOAT64,
+  INT64,
+  NULL_TYPE,
+  STRING,
+  isNumeric,
+  isScalar,
+  scalar,
+  typed,
+  type BqType,
+  type ScalarName,
+  type Typed,
+} from '../types.js';
 import { pgTypeOf } from '../coerce.js';
 import { fieldOf, nameResolves, resolveName } from './names.js';
 import { resolveQuery } from './queries.js';
 import type { Context, Scope } from './scope.js';
 
 const INTERVAL_UNITS: Readonly<Record<string, [number, string]>> = {
-  MICROSECOND: [1, 'microseconds'], MILLISECOND: [1, 'milliseconds'], SECOND: [1, 'seconds'], MINUTE: [1, 'minutes'], HOUR: [1, 'hours'],
-  DAY: [1, 'days'], WEEK: [1, 'weeks'], MONTH: [1, 'months'], QUARTER: [3, 'months'], YEAR: [1, 'years'],
+  MICROSECOND: [1, 'microseconds'],
+  MILLISECOND: [1, 'milliseconds'],
+  SECOND: [1, 'seconds'],
+  MINUTE: [1, 'minutes'],
+  HOUR: [1, 'hours'],
+  DAY: [1, 'days'],
+  WEEK: [1, 'weeks'],
+  MONTH: [1, 'months'],
+  QUARTER: [3, 'months'],
+  YEAR: [1, 'years'],
 };
 
 const EXTRACT_PARTS: Readonly<Record<string, (ts: PgExpr) => PgExpr>> = {
-  YEAR: (ts) => pg.extract('year', ts), MONTH: (ts) => pg.extract('month', ts), DAY: (ts) => pg.extract('day', ts),
-  HOUR: (ts) => pg.extract('hour', ts), MINUTE: (ts) => pg.extract('minute', ts), QUARTER: (ts) => pg.extract('quarter', ts),
-  DAYOFYEAR: (ts) => pg.extract('doy', ts), ISOWEEK: (ts) => pg.extract('week', ts), ISOYEAR: (ts) => pg.extract('isoyear', ts),
+  YEAR: (ts) => pg.extract('year', ts),
+  MONTH: (ts) => pg.extract('month', ts),
+  DAY: (ts) => pg.extract('day', ts),
+  HOUR: (ts) => pg.extract('hour', ts),
+  MINUTE: (ts) => pg.extract('minute', ts),
+  QUARTER: (ts) => pg.extract('quarter', ts),
+  DAYOFYEAR: (ts) => pg.extract('doy', ts),
+  ISOWEEK: (ts) => pg.extract('week', ts),
+  ISOYEAR: (ts) => pg.extract('isoyear', ts),
   // BigQuery numbers days from Sunday = 1; Postgres' dow from Sunday = 0.
   DAYOFWEEK: (ts) => pg.op('+', pg.extract('dow', ts), pg.number('1')),
   SECOND: (ts) => pg.func('floor', [pg.extract('second', ts)]),
@@ -36,11 +63,16 @@ type ExprResolver<K extends E.ExprKind> = (e: Extract<E.Expr, { kind: K }>, scop
 const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   literal: (e) => {
     switch (e.type) {
-      case 'STRING': return typed(pg.literal(e.value as string), STRING, { literal: e.value as string });
-      case 'INT64': return typed(pg.number(BigInt(e.value as string).toString()), INT64);
-      case 'FLOAT64': return typed(pg.cast(pg.number(e.value as string), 'float8'), FLOAT64);
-      case 'BOOL': return typed(pg.literal(e.value as boolean), BOOL);
-      case 'NULL': return typed(pg.literal(null), NULL_TYPE);
+      case 'STRING':
+        return typed(pg.literal(e.value as string), STRING, { literal: e.value as string });
+      case 'INT64':
+        return typed(pg.number(BigInt(e.value as string).toString()), INT64);
+      case 'FLOAT64':
+        return typed(pg.cast(pg.number(e.value as string), 'float8'), FLOAT64);
+      case 'BOOL':
+        return typed(pg.literal(e.value as boolean), BOOL);
+      case 'NULL':
+        return typed(pg.literal(null), NULL_TYPE);
     }
   },
   param: (e, _scope, ctx) => typed(pg.param(ctx.translation.parameter(e.name)), STRING, { param: true }),
@@ -87,12 +119,19 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   case: (e, scope, ctx) => {
     const operand = e.operand && resolveExpr(e.operand, scope, ctx);
     const conditions = e.whens.map((w) => resolveExpr(w.when, scope, ctx));
-    const results = unifyAll([...e.whens.map((w) => resolveExpr(w.then, scope, ctx)), ...(e.otherwise ? [resolveExpr(e.otherwise, scope, ctx)] : [])]);
+    const results = unifyAll([
+      ...e.whens.map((w) => resolveExpr(w.then, scope, ctx)),
+      ...(e.otherwise ? [resolveExpr(e.otherwise, scope, ctx)] : []),
+    ]);
     const whens = conditions.map((c, i) => ({
       when: operand ? compared(operand, c, '=', ctx.text, e.whens[i]!.when.pos)[1].sql : expectBool(c, ctx, e.whens[i]!.when.pos),
       then: results[i]!.sql,
     }));
-    const node = pg.case(whens, e.otherwise ? results[results.length - 1]!.sql : undefined, operand && unify(operand, conditions[0]!)[0].sql);
+    const node = pg.case(
+      whens,
+      e.otherwise ? results[results.length - 1]!.sql : undefined,
+      operand && unify(operand, conditions[0]!)[0].sql,
+    );
     return typed(node, commonType(results));
   },
   cast: (e, scope, ctx) => castTo(resolveExpr(e.operand, scope, ctx), e.type, e.safe, ctx.text, e.pos),
@@ -137,7 +176,8 @@ function toDeclared(v: Typed, spec: E.TypeSpec, ctx: Context, pos: number): Type
     if (isScalar(v.type, spec.name)) return v;
     return castTo(v, spec.name, false, ctx.text, pos);
   }
-  const ok = spec.kind === 'struct' ? v.type.kind === 'record' || isScalar(v.type, 'NULL') : v.type.kind !== 'scalar' || isScalar(v.type, 'NULL');
+  const ok =
+    spec.kind === 'struct' ? v.type.kind === 'record' || isScalar(v.type, 'NULL') : v.type.kind !== 'scalar' || isScalar(v.type, 'NULL');
   if (!ok) throw new SqlSyntaxError(`expected ${spec.kind === 'struct' ? 'a STRUCT' : 'an ARRAY'} value`, ctx.text, pos);
   return v;
 }
@@ -154,7 +194,12 @@ function resolveStruct(e: E.Struct, scope: Scope, ctx: Context): Typed {
     const implicit = f.expr.kind === 'path' ? f.expr.parts[f.expr.parts.length - 1] : f.expr.kind === 'field' ? f.expr.name : undefined;
     const name = declared?.name ?? f.name ?? implicit ?? `_field_${i + 1}`;
     const key = name.toLowerCase();
-    if (seen.has(key)) throw new SqlUnsupportedError(`STRUCT field name ${name} is used twice; STRUCTs are JSON objects here, so field names must differ`, ctx.text, f.expr.pos);
+    if (seen.has(key))
+      throw new SqlUnsupportedError(
+        `STRUCT field name ${name} is used twice; STRUCTs are JSON objects here, so field names must differ`,
+        ctx.text,
+        f.expr.pos,
+      );
     seen.add(key);
     fields.push({ name, value });
   }
@@ -172,7 +217,10 @@ function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typ
     // jsonb_build_array takes up to 100 arguments; longer arrays are concatenated (jsonb || jsonb appends arrays).
     let sql: PgExpr | undefined;
     for (let k = 0; k < items.length || k === 0; k += 100) {
-      const call = pg.func('jsonb_build_array', items.slice(k, k + 100).map((v) => v.sql));
+      const call = pg.func(
+        'jsonb_build_array',
+        items.slice(k, k + 100).map((v) => v.sql),
+      );
       sql = sql ? pg.op('||', sql, call) : call;
     }
     return typed(sql!, { kind: 'jsonArray', element: record?.type ?? { kind: 'record', struct: [] }, single: false });
@@ -184,7 +232,10 @@ function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typ
   const pgType = pgTypeOf(isScalar(elementType, 'NULL') ? INT64 : elementType);
   if (!items.length) {
     // An empty array of the element type, without an array type name (wall 2 allows none): a slice of nothing.
-    return typed(pg.slice(pg.array([pg.cast(pg.literal(null), pgType)]), pg.number('1'), pg.number('0')), { kind: 'array', element: elementType });
+    return typed(pg.slice(pg.array([pg.cast(pg.literal(null), pgType)]), pg.number('1'), pg.number('0')), {
+      kind: 'array',
+      element: elementType,
+    });
   }
   // The first element typed (literals would make `integer[]`), so the array has the element type.
   const sql = items.map((v, i) => (i === 0 ? pg.cast(v.sql, pgType) : v.sql));
@@ -200,16 +251,27 @@ function resolveArraySubquery(e: E.ArraySubquery, scope: Scope, ctx: Context): T
   const r = resolveQuery(e.query, ctx, scope);
   if (r.columns.length !== 1) throw new SqlSyntaxError('ARRAY(subquery) needs a subquery with one column', ctx.text, e.query.pos);
   const column = r.columns[0]!;
-  if (column.type.kind === 'array' || column.type.kind === 'jsonArray') throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.pos);
+  if (column.type.kind === 'array' || column.type.kind === 'jsonArray')
+    throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.pos);
   const alias = ctx.translation.alias();
   const value = pg.column(alias, column.name);
   const json = column.type.kind === 'record';
   const pgType = pgTypeOf(isScalar(column.type, 'NULL') ? INT64 : column.type);
-  const empty = json ? pg.cast(pg.literal('[]'), 'jsonb') : pg.slice(pg.array([pg.cast(pg.literal(null), pgType)]), pg.number('1'), pg.number('0'));
+  const empty = json
+    ? pg.cast(pg.literal('[]'), 'jsonb')
+    : pg.slice(pg.array([pg.cast(pg.literal(null), pgType)]), pg.number('1'), pg.number('0'));
   const agg = pg.func('coalesce', [pg.func(json ? 'jsonb_agg' : 'array_agg', [value]), empty]);
   const query: PgQuery = {
-    kind: 'query', ctes: [], orderBy: [],
-    body: { kind: 'select', distinct: false, targets: [{ expr: agg, name: column.name }], from: { kind: 'derived', query: r.query, alias }, groupBy: [] },
+    kind: 'query',
+    ctes: [],
+    orderBy: [],
+    body: {
+      kind: 'select',
+      distinct: false,
+      targets: [{ expr: agg, name: column.name }],
+      from: { kind: 'derived', query: r.query, alias },
+      groupBy: [],
+    },
   };
   const type: BqType = json ? { kind: 'jsonArray', element: column.type, single: false } : { kind: 'array', element: column.type };
   return typed(pg.subquery(query), type);
@@ -229,8 +291,16 @@ function resolveInUnnest(e: E.InUnnest, scope: Scope, ctx: Context): Typed {
     const [operand, item] = compared(v, element, 'IN', ctx.text, e.pos);
     const arg = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
     const query: PgQuery = {
-      kind: 'query', ctes: [], orderBy: [],
-      body: { kind: 'select', distinct: false, targets: [{ expr: item.sql, name: 'value' }], from: { kind: 'function', fn: 'jsonb_array_elements_text', arg, alias, column: 'value' }, groupBy: [] },
+      kind: 'query',
+      ctes: [],
+      orderBy: [],
+      body: {
+        kind: 'select',
+        distinct: false,
+        targets: [{ expr: item.sql, name: 'value' }],
+        from: { kind: 'function', fn: 'jsonb_array_elements_text', arg, alias, column: 'value' },
+        groupBy: [],
+      },
     };
     return typed({ kind: 'in', operand: operand.sql, query, negated: e.negated }, BOOL);
   }
@@ -270,17 +340,23 @@ export function findWindowCall(node: unknown): E.Call | undefined {
 function resolveWindow(w: E.WindowSpec, scope: Scope, ctx: Context): PgWindow {
   const partitionBy = w.partitionBy.map((p) => resolveExpr(p, scope, ctx).sql);
   // BigQuery sorts NULLs first ascending and last descending; Postgres the other way round.
-  const orderBy: PgOrder[] = w.orderBy.map((o) => ({ expr: resolveExpr(o.expr, scope, ctx).sql, desc: o.desc, nulls: o.nulls ?? (o.desc ? 'LAST' : 'FIRST') }));
+  const orderBy: PgOrder[] = w.orderBy.map((o) => ({
+    expr: resolveExpr(o.expr, scope, ctx).sql,
+    desc: o.desc,
+    nulls: o.nulls ?? (o.desc ? 'LAST' : 'FIRST'),
+  }));
   if (!w.frame) return { partitionBy, orderBy };
   const bound = (b: E.FrameBound): PgFrameBound => {
     if (!b.offset) return { kind: b.kind };
-    if (b.offset.kind === 'literal' && b.offset.type === 'INT64') return { kind: b.kind, offset: pg.number(String(Number(b.offset.value))) };
+    if (b.offset.kind === 'literal' && b.offset.type === 'INT64')
+      return { kind: b.kind, offset: pg.number(String(Number(b.offset.value))) };
     if (b.offset.kind === 'param') return { kind: b.kind, offset: pg.cast(pg.param(ctx.translation.parameter(b.offset.name)), 'bigint') };
     throw new SqlUnsupportedError('a window frame offset must be a non-negative integer literal or a parameter', ctx.text, b.offset.pos);
   };
   const start = bound(w.frame.start);
   const end: PgFrameBound = w.frame.end ? bound(w.frame.end) : { kind: 'CURRENT ROW' };
-  if (start.kind === 'UNBOUNDED FOLLOWING' || end.kind === 'UNBOUNDED PRECEDING') throw new SqlSyntaxError('invalid window frame', ctx.text, w.frame.start.pos);
+  if (start.kind === 'UNBOUNDED FOLLOWING' || end.kind === 'UNBOUNDED PRECEDING')
+    throw new SqlSyntaxError('invalid window frame', ctx.text, w.frame.start.pos);
   return { partitionBy, orderBy, frame: { unit: w.frame.unit, start, end } };
 }
 
@@ -304,7 +380,11 @@ export function resolveExpr(e: E.Expr, scope: Scope, ctx: Context): Typed {
 export function expectBool(v: Typed, ctx: Context, pos: number): PgExpr {
   if (v.type.kind !== 'scalar' || !['BOOL', 'NULL'].includes(v.type.name)) {
     if (v.type.kind === 'scalar' && v.type.loose) return pg.cast(v.sql, 'boolean');
-    throw new SqlSyntaxError(`expected a BOOL condition, got ${v.type.kind === 'scalar' ? v.type.name : 'a record or array'}`, ctx.text, pos);
+    throw new SqlSyntaxError(
+      `expected a BOOL condition, got ${v.type.kind === 'scalar' ? v.type.name : 'a record or array'}`,
+      ctx.text,
+      pos,
+    );
   }
   return v.sql;
 }
@@ -349,12 +429,23 @@ function resolveSubscript(e: E.Subscript, scope: Scope, ctx: Context): Typed {
   if (e.base.kind === 'path' && e.base.parts.length === 1 && !nameResolves(e.base.parts[0]!, scope)) {
     const cte = ctx.ctes.get(e.base.parts[0]!.toLowerCase());
     if (cte) {
-      if (cte.columns.length !== 1) throw new SqlSyntaxError(`${cte.name}[…] needs a CTE with one column; ${cte.name} has ${cte.columns.length}`, ctx.text, e.pos);
+      if (cte.columns.length !== 1)
+        throw new SqlSyntaxError(`${cte.name}[…] needs a CTE with one column; ${cte.name} has ${cte.columns.length}`, ctx.text, e.pos);
       const alias = ctx.translation.alias();
       const column = cte.columns[0]!;
       const query: PgQuery = {
-        kind: 'query', ctes: [], orderBy: [], limit: pg.number('1'), offset: zeroBased,
-        body: { kind: 'select', distinct: false, targets: [{ expr: pg.column(alias, column.name), name: column.name }], from: { kind: 'table', name: cte.name, alias }, groupBy: [] },
+        kind: 'query',
+        ctes: [],
+        orderBy: [],
+        limit: pg.number('1'),
+        offset: zeroBased,
+        body: {
+          kind: 'select',
+          distinct: false,
+          targets: [{ expr: pg.column(alias, column.name), name: column.name }],
+          from: { kind: 'table', name: cte.name, alias },
+          groupBy: [],
+        },
       };
       return typed(pg.subquery(query), column.type);
     }
@@ -379,24 +470,39 @@ function resolveCall(e: E.Call, scope: Scope, ctx: Context): Typed {
   const n = e.args.length;
   if (n < fn.min || n > fn.max || (e.star && e.name !== 'count')) {
     const range = fn.min === fn.max ? `${fn.min}` : `${fn.min} to ${fn.max}`;
-    throw new SqlSyntaxError(`${e.name.toUpperCase()} takes ${range} argument${fn.max === 1 ? '' : 's'}, got ${e.star ? '*' : n}`, ctx.text, e.pos);
+    throw new SqlSyntaxError(
+      `${e.name.toUpperCase()} takes ${range} argument${fn.max === 1 ? '' : 's'}, got ${e.star ? '*' : n}`,
+      ctx.text,
+      e.pos,
+    );
   }
-  if (e.distinct && !fn.aggregate?.distinct) throw new SqlUnsupportedError(`${e.name.toUpperCase()}(DISTINCT …) is not supported`, ctx.text, e.pos);
-  if ((e.orderBy.length || e.limit) && !fn.aggregate?.orderBy) throw new SqlUnsupportedError(`${e.name.toUpperCase()}(… ORDER BY / LIMIT) is not supported`, ctx.text, e.pos);
+  if (e.distinct && !fn.aggregate?.distinct)
+    throw new SqlUnsupportedError(`${e.name.toUpperCase()}(DISTINCT …) is not supported`, ctx.text, e.pos);
+  if ((e.orderBy.length || e.limit) && !fn.aggregate?.orderBy)
+    throw new SqlUnsupportedError(`${e.name.toUpperCase()}(… ORDER BY / LIMIT) is not supported`, ctx.text, e.pos);
   if (e.over || fn.window?.kind === 'function') return resolveWindowCall(e, fn, scope, ctx);
   const built = fn.build(new ResolvingCallSite(e, scope, ctx));
-  if (fn.window && hasWindow(built.sql)) throw new SqlSyntaxError(`an aggregate ${e.name.toUpperCase()} cannot contain a window function`, ctx.text, e.pos);
+  if (fn.window && hasWindow(built.sql))
+    throw new SqlSyntaxError(`an aggregate ${e.name.toUpperCase()} cannot contain a window function`, ctx.text, e.pos);
   return built;
 }
 
 function resolveWindowCall(e: E.Call, fn: (typeof FUNCTIONS)[string], scope: Scope, ctx: Context): Typed {
   const name = e.name.toUpperCase();
-  if (!fn.window) throw new SqlSyntaxError(`${name} is not a window function or aggregate, so it takes no OVER clause`, ctx.text, e.over!.pos);
+  if (!fn.window)
+    throw new SqlSyntaxError(`${name} is not a window function or aggregate, so it takes no OVER clause`, ctx.text, e.over!.pos);
   if (!e.over) throw new SqlSyntaxError(`${name} is a window function: it needs an OVER clause`, ctx.text, e.pos);
-  if (e.distinct) throw new SqlUnsupportedError(`${name}(DISTINCT …) OVER (…) is not supported (Postgres has no DISTINCT window aggregates)`, ctx.text, e.pos);
+  if (e.distinct)
+    throw new SqlUnsupportedError(
+      `${name}(DISTINCT …) OVER (…) is not supported (Postgres has no DISTINCT window aggregates)`,
+      ctx.text,
+      e.pos,
+    );
   if (e.orderBy.length || e.limit) throw new SqlSyntaxError(`${name}(… ORDER BY / LIMIT) cannot be used with OVER`, ctx.text, e.pos);
-  if (fn.window.orderBy === 'required' && !e.over.orderBy.length) throw new SqlSyntaxError(`${name} needs ORDER BY in its OVER clause`, ctx.text, e.over.pos);
-  if (!fn.window.frame && e.over.frame) throw new SqlSyntaxError(`${name} does not take a window frame (ROWS / RANGE)`, ctx.text, e.over.pos);
+  if (fn.window.orderBy === 'required' && !e.over.orderBy.length)
+    throw new SqlSyntaxError(`${name} needs ORDER BY in its OVER clause`, ctx.text, e.over.pos);
+  if (!fn.window.frame && e.over.frame)
+    throw new SqlSyntaxError(`${name} does not take a window frame (ROWS / RANGE)`, ctx.text, e.over.pos);
   const built = fn.build(new ResolvingCallSite(e, scope, ctx));
   if (hasWindow(built.sql)) throw new SqlSyntaxError('window functions cannot be nested', ctx.text, e.pos);
   const over = resolveWindow(e.over, scope, ctx);
@@ -411,7 +517,11 @@ class ResolvingCallSite implements CallSite {
   private readonly resolved: Typed[] = [];
   readonly text: string;
 
-  constructor(readonly call: E.Call, private readonly scope: Scope, private readonly ctx: Context) {
+  constructor(
+    readonly call: E.Call,
+    private readonly scope: Scope,
+    private readonly ctx: Context,
+  ) {
     this.text = ctx.text;
   }
 

@@ -60,7 +60,8 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
 
   unnest: (item, link, guards) => {
     const { scope, ctx, type, on } = link;
-    if (type === 'RIGHT' || type === 'FULL') throw new SqlUnsupportedError(`UNNEST cannot be the right side of a ${type} JOIN (nor in BigQuery)`, ctx.text, item.pos);
+    if (type === 'RIGHT' || type === 'FULL')
+      throw new SqlUnsupportedError(`UNNEST cannot be the right side of a ${type} JOIN (nor in BigQuery)`, ctx.text, item.pos);
     let array = resolveExpr(item.expr, scope, ctx);
     // A field no event has brought yet: unnested as the array of records it would be (no rows until then).
     if (array.unknownJson) array = typed(array.unknownJson, { kind: 'jsonArray', element: { kind: 'record' }, single: false });
@@ -70,11 +71,20 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
       array = typed(pg.func('to_jsonb', [array.sql]), { kind: 'jsonArray', element: jsonStoredType(array.type.element), single: false });
     }
     if (array.type.kind !== 'jsonArray') {
-      throw new SqlUnsupportedError(`UNNEST needs an array field of a source; got ${array.type.kind === 'scalar' ? array.type.name : 'a computed array'}`, ctx.text, item.expr.pos);
+      throw new SqlUnsupportedError(
+        `UNNEST needs an array field of a source; got ${array.type.kind === 'scalar' ? array.type.name : 'a computed array'}`,
+        ctx.text,
+        item.expr.pos,
+      );
     }
     const names = [item.alias ?? implicitAlias(item.expr) ?? ctx.translation.alias()];
     const trueOn = on === undefined || (on.kind === 'literal' && on.value === true);
-    if (ctx.translation.optimise && array.type.single && array.type.element.kind === 'record' && (link.realUnnest ? type === 'LEFT' && trueOn : type !== 'LEFT' || trueOn)) {
+    if (
+      ctx.translation.optimise &&
+      array.type.single &&
+      array.type.element.kind === 'record' &&
+      (link.realUnnest ? type === 'LEFT' && trueOn : type !== 'LEFT' || trueOn)
+    ) {
       const value = typed(pg.op('->', array.sql, pg.number('0')), array.type.element);
       scope.ranges.push({ kind: 'value', names, value });
       if (type !== 'LEFT') {
@@ -97,7 +107,9 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     const column = pg.column(alias, 'value');
     const value = record ? typed(column, array.type.element) : fromJsonText(column, array.type.element);
     // jsonb_array_elements raises on a non-array; a stray scalar must behave like a missing array.
-    const arg = pgArray ? array.sql : pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
+    const arg = pgArray
+      ? array.sql
+      : pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
     scope.ranges.push({ kind: 'value', names, value });
     return join(link, { kind: 'function', fn: record ? 'jsonb_array_elements' : 'jsonb_array_elements_text', arg, alias, column: 'value' });
   },
@@ -120,7 +132,11 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     }
     const cteNames = [...ctx.ctes.values()].map((c) => c.name);
     if (!ctx.sources) {
-      throw new SqlSandboxError(`table ${item.name} is not allowed here: a sandboxed query may only read the endpoint's CTEs (${cteNames.join(', ')})`, ctx.text, item.pos);
+      throw new SqlSandboxError(
+        `table ${item.name} is not allowed here: a sandboxed query may only read the endpoint's CTEs (${cteNames.join(', ')})`,
+        ctx.text,
+        item.pos,
+      );
     }
     const source = ctx.sources(item.name);
     // Without an alias, both the full name and its last part qualify columns (`prod.id`).
@@ -129,7 +145,12 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
       // Then an endpoint (endpoint text only), as a derived table.
       const endpoint = resolveEndpointTable(item, ctx);
       if (!endpoint) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
-      scope.ranges.push({ kind: 'relation', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!], alias, columns: endpoint.columns });
+      scope.ranges.push({
+        kind: 'relation',
+        names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!],
+        alias,
+        columns: endpoint.columns,
+      });
       return join(link, { kind: 'derived', query: endpoint.query, alias });
     }
     scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!], alias, source });
@@ -161,11 +182,16 @@ const JSON_READS = new Set(['->', '->>', '#>', '#>>']);
 /** Whether `condition` is NULL (so not true) whenever `record` is NULL. */
 function rejectsNull(condition: PgExpr, record: PgExpr): boolean {
   switch (condition.kind) {
-    case 'op': return STRICT_COMPARISONS.has(condition.op) && (readsFrom(condition.left, record) || readsFrom(condition.right, record));
-    case 'is': return condition.test === 'NULL' && condition.negated && readsFrom(condition.operand, record);
-    case 'in': return condition.list !== undefined && readsFrom(condition.operand, record);
-    case 'between': return readsFrom(condition.operand, record);
-    default: return false;
+    case 'op':
+      return STRICT_COMPARISONS.has(condition.op) && (readsFrom(condition.left, record) || readsFrom(condition.right, record));
+    case 'is':
+      return condition.test === 'NULL' && condition.negated && readsFrom(condition.operand, record);
+    case 'in':
+      return condition.list !== undefined && readsFrom(condition.operand, record);
+    case 'between':
+      return readsFrom(condition.operand, record);
+    default:
+      return false;
   }
 }
 

@@ -33,19 +33,22 @@ export function lower(name: string): string {
 /** Every column a FROM item offers, in order (for `*`, `alias.*` and suggestions). */
 export function rangeColumns(range: Range): { name: string; value: Typed }[] {
   switch (range.kind) {
-    case 'source': return sourceColumnNames(range.source).map((name) => ({ name, value: sourceColumn(range, name)! }));
-    case 'relation': return range.columns.map((c) => ({ name: c.name, value: typed(pg.column(range.alias, c.name), c.type) }));
-    case 'value': return [{ name: range.names[0]!, value: range.value }];
+    case 'source':
+      return sourceColumnNames(range.source).map((name) => ({ name, value: sourceColumn(range, name)! }));
+    case 'relation':
+      return range.columns.map((c) => ({ name: c.name, value: typed(pg.column(range.alias, c.name), c.type) }));
+    case 'value':
+      return [{ name: range.names[0]!, value: range.value }];
   }
 }
 
 /** The fields of a record value as columns (`select r.*`). */
 export function recordColumns(value: Typed, ctx: Context, pos: number): { name: string; value: Typed }[] {
-  if (value.type.kind === 'record' && value.type.struct) return value.type.struct.map((f) => ({ name: f.name, value: structField(value.sql, f) }));
-  const fields = value.type.kind === 'record' ? value.type.fields ?? {} : {};
+  if (value.type.kind === 'record' && value.type.struct)
+    return value.type.struct.map((f) => ({ name: f.name, value: structField(value.sql, f) }));
+  const fields = value.type.kind === 'record' ? (value.type.fields ?? {}) : {};
   return Object.keys(fields).map((name) => ({ name, value: fieldOf(value, name, ctx, pos) }));
 }
-
 
 function sourceColumnNames(source: SourceTable): string[] {
   return [...FIXED.keys(), METADATA_COLUMN, ...Object.keys(source.fields).filter((k) => k !== METADATA_COLUMN && !FIXED.has(k))];
@@ -73,7 +76,11 @@ function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): 
  */
 function wholeEvent(range: Extract<Range, { kind: 'source' }>): Typed {
   const columns = [...FIXED.keys(), METADATA_COLUMN].flatMap((c) => [pg.literal(c), pg.column(range.alias, c)]);
-  const sql = pg.op('||', pg.func('coalesce', [pg.column(range.alias, BODY_COLUMN), pg.cast(pg.literal('{}'), 'jsonb')]), pg.func('jsonb_build_object', columns));
+  const sql = pg.op(
+    '||',
+    pg.func('coalesce', [pg.column(range.alias, BODY_COLUMN), pg.cast(pg.literal('{}'), 'jsonb')]),
+    pg.func('jsonb_build_object', columns),
+  );
   return typed(sql, { kind: 'record', fields: { ...range.source.fields, ...FIXED_COLUMNS } });
 }
 
@@ -82,7 +89,11 @@ function wholeEvent(range: Extract<Range, { kind: 'source' }>): Typed {
  * `source.fields`, not the source: the service's lookup makes a new SourceTable object per call
  * around the same (immutable) field map, so a cache by source object never hit there.
  */
-interface SourceKeys { readonly exact: ReadonlySet<string>; readonly folded: ReadonlyMap<string, string>; readonly all: readonly string[] }
+interface SourceKeys {
+  readonly exact: ReadonlySet<string>;
+  readonly folded: ReadonlyMap<string, string>;
+  readonly all: readonly string[];
+}
 const keysByFields = new WeakMap<SourceTable['fields'], SourceKeys>();
 
 function sourceKeys(source: SourceTable): SourceKeys {
@@ -133,7 +144,15 @@ export function fieldOf(value: Typed, name: string, ctx: Context, pos: number): 
   }
   if (t.kind === 'record' && t.struct) {
     const field = findStructField(t.struct, name);
-    if (!field) throw new SqlNameError(`unknown field ${name}${didYouMean(name, t.struct.map((f) => f.name))}`, ctx.text, pos);
+    if (!field)
+      throw new SqlNameError(
+        `unknown field ${name}${didYouMean(
+          name,
+          t.struct.map((f) => f.name),
+        )}`,
+        ctx.text,
+        pos,
+      );
     return structField(value.sql, field);
   }
   if (t.kind === 'record') {
@@ -169,7 +188,15 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
       }
       const name = parts[1]!;
       const column = rangeColumn(range, name) ?? unknownSourceField(range, name, ctx, pos);
-      if (!column) throw new SqlNameError(`unknown column ${name} of ${head}${didYouMean(name, rangeColumns(range).map((c) => c.name))}`, ctx.text, pos);
+      if (!column)
+        throw new SqlNameError(
+          `unknown column ${name} of ${head}${didYouMean(
+            name,
+            rangeColumns(range).map((c) => c.name),
+          )}`,
+          ctx.text,
+          pos,
+        );
       if (parts.length === 2 && allowRange && column.type.kind === 'record') return { kind: 'value', value: column };
       return { kind: 'value', value: fields(column, parts, 2, ctx, pos) };
     }
@@ -185,7 +212,10 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
   const field = sources.length === 1 ? unknownSourceField(sources[0]!, head, ctx, pos) : undefined;
   if (field) return { kind: 'value', value: fields(field, parts, 1, ctx, pos) };
   const candidates = visibleNames(scope);
-  const qualify = sources.length > 1 ? `; if it is a field of one of the tables that no event has brought yet, qualify it (${sources.map((r) => `${r.names[0]}.${head}`).join(' or ')})` : '';
+  const qualify =
+    sources.length > 1
+      ? `; if it is a field of one of the tables that no event has brought yet, qualify it (${sources.map((r) => `${r.names[0]}.${head}`).join(' or ')})`
+      : '';
   throw new SqlNameError(`unknown name ${head}${didYouMean(head, candidates)}${qualify}`, ctx.text, pos);
 }
 
@@ -196,7 +226,11 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
  */
 function unknownSourceField(range: Range, name: string, ctx: Context, pos: number): Typed | undefined {
   if (range.kind !== 'source') return undefined;
-  ctx.translation.warn(`unknown field ${name} of ${range.source.name} reads as NULL until events bring it${didYouMean(name, sourceKeys(range.source).all)}`, ctx.text, pos);
+  ctx.translation.warn(
+    `unknown field ${name} of ${range.source.name} reads as NULL until events bring it${didYouMean(name, sourceKeys(range.source).all)}`,
+    ctx.text,
+    pos,
+  );
   return unknownField(pg.column(range.alias, BODY_COLUMN), name);
 }
 
@@ -267,7 +301,8 @@ function visibleNames(scope: Scope): string[] {
     for (const r of s.ranges) {
       names.push(...r.names);
       if (r.kind !== 'value') names.push(...rangeColumns(r).map((c) => c.name));
-      else if (r.value.type.kind === 'record') names.push(...(r.value.type.struct?.map((f) => f.name) ?? Object.keys(r.value.type.fields ?? {})));
+      else if (r.value.type.kind === 'record')
+        names.push(...(r.value.type.struct?.map((f) => f.name) ?? Object.keys(r.value.type.fields ?? {})));
     }
   }
   return names;

@@ -82,23 +82,34 @@ function wrapQualify(select: PgSelect, qualify: PgExpr, orderBy: readonly PgOrde
  * aggregates (and calls the catalogue does not know, which might be), subqueries.
  */
 const innerOnly = (e: PgExpr): boolean =>
-  e.kind === 'column' || e.kind === 'subquery' || (e.kind === 'in' && e.query !== undefined) ||
+  e.kind === 'column' ||
+  e.kind === 'subquery' ||
+  (e.kind === 'in' && e.query !== undefined) ||
   (e.kind === 'func' && (e.over !== undefined || !isScalarFunction(e.name)));
 
 /** Window functions are computed after WHERE, GROUP BY and HAVING: BigQuery refuses them there. */
 function refuseWindow(clause: string, syntax: E.Expr | undefined, ctx: Context, fallback: number): never {
   const call = findWindowCall(syntax);
-  throw new SqlSyntaxError(`window functions are not allowed in ${clause}; compute them in the select list and filter with QUALIFY or an outer query`, ctx.text, call?.pos ?? syntax?.pos ?? fallback);
+  throw new SqlSyntaxError(
+    `window functions are not allowed in ${clause}; compute them in the select list and filter with QUALIFY or an outer query`,
+    ctx.text,
+    call?.pos ?? syntax?.pos ?? fallback,
+  );
 }
 
 /** WITH: each CTE sees the ones before it; names must be new in this query. */
-export function resolveCtes(list: readonly Q.Cte[], ctx: Context, reserved: ReadonlySet<string> = new Set()): { ctx: Context; ctes: PgQuery['ctes'] } {
+export function resolveCtes(
+  list: readonly Q.Cte[],
+  ctx: Context,
+  reserved: ReadonlySet<string> = new Set(),
+): { ctx: Context; ctes: PgQuery['ctes'] } {
   if (!list.length) return { ctx, ctes: [] };
   const visible = new Map(ctx.ctes);
   const ctes: { name: string; query: PgQuery }[] = [];
   for (const cte of list) {
     const key = cte.name.toLowerCase();
-    if (reserved.has(key)) throw new SqlSandboxError(`CTE ${cte.name} is already defined by the endpoint; choose another name`, ctx.text, cte.pos);
+    if (reserved.has(key))
+      throw new SqlSandboxError(`CTE ${cte.name} is already defined by the endpoint; choose another name`, ctx.text, cte.pos);
     if (ctes.some((c) => c.name.toLowerCase() === key)) throw new SqlNameError(`duplicate CTE name ${cte.name}`, ctx.text, cte.pos);
     const resolved = resolveQuery(cte.query, { ...ctx, ctes: visible });
     ctes.push({ name: cte.name, query: resolved.query });
@@ -131,7 +142,10 @@ const BODY_RESOLVERS: { [K in Q.QueryBodyKind]: (b: Extract<Q.QueryBody, { kind:
       throw new SqlSyntaxError(`${s.op} operands have ${left.columns.length} and ${right.columns.length} columns`, ctx.text, s.pos);
     }
     const columns = left.columns.map((c, i) => ({ name: c.name, type: unionType(c.type, right.columns[i]!.type) }));
-    return { pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: branch(left, ctx), right: branch(right, ctx) }, columns };
+    return {
+      pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: branch(left, ctx), right: branch(right, ctx) },
+      columns,
+    };
   },
 };
 
@@ -148,7 +162,8 @@ function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody 
   const scope = new Scope(parent);
   const guards: PgExpr[] = [];
   const realUnnest = s.from !== undefined && needsRealUnnest(s.from);
-  const from = s.from && resolveFromItem(s.from, { left: undefined, type: 'COMMA', on: undefined, using: [], scope, ctx, realUnnest }, guards);
+  const from =
+    s.from && resolveFromItem(s.from, { left: undefined, type: 'COMMA', on: undefined, using: [], scope, ctx, realUnnest }, guards);
   // perf: window calls are counted as they are resolved, so clauses are not walked to find them
   // (a HAVING may repeat a large select alias thousands of times).
   const state = ctx.translation;
@@ -193,7 +208,8 @@ function resolveSelectList(list: readonly Q.SelectItem[], scope: Scope, ctx: Con
     }
     const value = resolveExpr(item.expr, scope, ctx);
     // BigQuery names an unaliased column after its last name part (`request.method` → method), else f0_, f1_, …
-    const implicit = item.expr.kind === 'path' ? item.expr.parts[item.expr.parts.length - 1] : item.expr.kind === 'field' ? item.expr.name : undefined;
+    const implicit =
+      item.expr.kind === 'path' ? item.expr.parts[item.expr.parts.length - 1] : item.expr.kind === 'field' ? item.expr.name : undefined;
     const name = item.alias ?? implicit ?? `f${anonymous++}_`;
     targets.push({ name, value, explicit: item.alias !== undefined });
   }
@@ -219,7 +235,8 @@ function expandStar(item: Q.SelectStar, scope: Scope, ctx: Context): SelectTarge
   }
   const except = new Set(item.except.map((n) => n.toLowerCase()));
   for (const name of item.except) {
-    if (!columns.some((c) => c.name.toLowerCase() === name.toLowerCase())) throw new SqlNameError(`column ${name} in EXCEPT is not in *`, ctx.text, item.pos);
+    if (!columns.some((c) => c.name.toLowerCase() === name.toLowerCase()))
+      throw new SqlNameError(`column ${name} in EXCEPT is not in *`, ctx.text, item.pos);
   }
   return columns.filter((c) => !except.has(c.name.toLowerCase())).map((c) => ({ ...c, explicit: false }));
 }
@@ -232,13 +249,17 @@ function resolveGroupKey(g: E.Expr, items: readonly SelectTarget[], scope: Scope
 }
 
 /** An output column as ORDER BY and GROUP BY see it. */
-interface OutputName { readonly name: string; readonly explicit: boolean }
+interface OutputName {
+  readonly name: string;
+  readonly explicit: boolean;
+}
 
 /** `e` as a select-list position: an integer literal, or a name of the select list (GROUP BY: aliases only). */
 function selectOrdinal(e: E.Expr, items: readonly OutputName[], ctx: Context, implicitNames = false): number | undefined {
   if (e.kind === 'literal' && e.type === 'INT64') {
     const n = Number(e.value);
-    if (n < 1 || n > items.length) throw new SqlNameError(`ordinal ${n} is out of range: the SELECT list has ${items.length} columns`, ctx.text, e.pos);
+    if (n < 1 || n > items.length)
+      throw new SqlNameError(`ordinal ${n} is out of range: the SELECT list has ${items.length} columns`, ctx.text, e.pos);
     return n;
   }
   if (e.kind === 'path' && e.parts.length === 1) {
@@ -255,7 +276,13 @@ function resolveOrder(o: Q.OrderItem, body: ResolvedBody, ctx: Context): PgOrder
   const ordinal = selectOrdinal(o.expr, items, ctx, true);
   if (ordinal !== undefined) return { expr: pg.number(String(ordinal)), desc: o.desc, nulls: o.nulls };
   if (!body.select) {
-    const hint = o.expr.kind === 'path' ? didYouMean(o.expr.parts.join('.'), items.map((t) => t.name)) : '';
+    const hint =
+      o.expr.kind === 'path'
+        ? didYouMean(
+            o.expr.parts.join('.'),
+            items.map((t) => t.name),
+          )
+        : '';
     throw new SqlNameError(`ORDER BY after a set operation takes output column names or ordinals${hint}`, ctx.text, o.pos);
   }
   const expr = resolveExpr(o.expr, body.select.scope.withAliases(body.select.items), ctx).sql;

@@ -16,10 +16,16 @@ export const MAX_SELECT_COLUMNS = 1664;
 export const MAX_TRANSLATION_COLUMNS = 20_000;
 const MAX_WARNINGS = 50;
 
-export interface Column { readonly name: string; readonly type: BqType }
+export interface Column {
+  readonly name: string;
+  readonly type: BqType;
+}
 
 /** A resolved query: its Postgres tree and its output columns. */
-export interface Resolved { readonly query: PgQuery; readonly columns: readonly Column[] }
+export interface Resolved {
+  readonly query: PgQuery;
+  readonly columns: readonly Column[];
+}
 
 /** A CTE visible by name. */
 export interface CteBinding {
@@ -65,7 +71,8 @@ export class TranslationState {
   addColumns(count: number, text: string, pos: number): void {
     this.checkSelectColumns(count, text, pos);
     this.columns += count;
-    if (this.columns > MAX_TRANSLATION_COLUMNS) throw new SqlLimitError(`the query has more than ${MAX_TRANSLATION_COLUMNS} output columns in all`, text, pos);
+    if (this.columns > MAX_TRANSLATION_COLUMNS)
+      throw new SqlLimitError(`the query has more than ${MAX_TRANSLATION_COLUMNS} output columns in all`, text, pos);
   }
 
   parameter(name: string): number {
@@ -130,4 +137,8 @@ export class Scope {
 /** Column names of the physical log tables, typed. */
 
 /** One column of a select list: its output name, value, and whether the query named it. */
-export interface SelectTarget { readonly name: string; readonly value: Typed; readonly explicit: boolean }
+export interface SelectTarget {
+  readonly name: string;
+  readonly value: Typed;
+  readonly explicit: boolean;
+}
