@@ -318,7 +318,7 @@ function queryError(err: unknown): unknown {
   // security: caller SQL that passes both walls can still fail in Postgres: a scalar subquery
   // returning several rows (21000), or names that Postgres truncates to 63 bytes and then finds
   // duplicate or ambiguous (42712, 42702; class 42). That is bad input, so 400, not a 500 per
-  // request in the error log (test/security/http.test.ts, runtimeErrors).
+  // request in the error log (test/hardening/hostile-http.test.ts, runtimeErrors).
   if (e.code === '42803') {
     // Postgres quotes the column (`column "t0.body" must appear in the GROUP BY clause …`), which
     // firstLine cuts; the rule is BigQuery's too.
@@ -336,7 +336,7 @@ function queryError(err: unknown): unknown {
   // security: a value past Postgres' own limits (a string_agg over a cross join reaching the
   // 1 GB string limit, 54000) is what the caller asked for: 400, not a 500 per request. Which
   // of this and the statement timeout comes first depends on how fast the machine is
-  // (test/security/http.test.ts, bigStrings).
+  // (test/hardening/hostile-http.test.ts, bigStrings).
   if (e.code.startsWith('54')) {
     return new BadRequestError(`The query exceeds a database limit: ${firstLine(e.message)}.`, [
       { domain: 'sql', reason: 'limitExceeded', message: firstLine(e.message) },
@@ -349,7 +349,7 @@ function queryError(err: unknown): unknown {
  * security: the first line of a Postgres message, cut before the first double quote. Data errors
  * quote the offending value (`invalid input syntax for type boolean: "…"`), and Postgres may
  * evaluate a caller's condition on rows that an endpoint CTE's own filter would drop, so the
- * value can be a row the caller may not read (test/security/http.test.ts, "rows outside a CTE").
+ * value can be a row the caller may not read (test/hardening/hostile-http.test.ts, "rows outside a CTE").
  */
 function firstLine(message: string | undefined): string {
   const line = (message ?? '').split('\n')[0]!;

@@ -1,6 +1,6 @@
 /**
  * Hostile input for the query sandbox (docs/API.md, "Query sandboxing"; SECURITY.md), organised
- * by technique. Used three ways: through HTTP (http.test.ts), against each wall on its own
+ * by technique. Used three ways: through HTTP (test/hardening/hostile-http.test.ts), against each wall on its own
  * (walls.test.ts) and as seeds for mutation (fuzz.test.ts).
  *
  * - FORBIDDEN_SQL: caller `sql` for `logs.all` that must never run. Wall 1 (translateQuery with

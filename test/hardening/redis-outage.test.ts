@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { OwnRedis, countingCompute, eventually, request, sleep, testCache, uniqueNamespace, type TestCache } from './support.js';
+import { OwnRedis, countingCompute, eventually, request, sleep, testCache, uniqueNamespace, type TestCache } from '../cache/support.js';
 
 /**
  * Redis down or stalled never fails or stalls a request. These tests run their own redis-server

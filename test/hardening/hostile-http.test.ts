@@ -22,7 +22,7 @@ import {
   label,
   resourceEntries,
   type ParamAttack,
-} from './corpus.js';
+} from '../security/corpus.js';
 
 const TIMEOUT_MS = 2_000;
 const MAX_ROWS = 1_000;
