@@ -7,7 +7,7 @@ import { OwnRedis, SHARED_REDIS_URL, request, testCache, uniqueNamespace } from 
 
 function stats(samples: number[]): string {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   return `median ${(at(0.5) * 1000).toFixed(1)} µs, p99 ${(at(0.99) * 1000).toFixed(1)} µs (n=${samples.length})`;
 }
 
@@ -64,7 +64,7 @@ async function main() {
   redis.freeze();
   const stalled = await timeEach(3000, (i) => cache.fetch(request(`ep:s:1:${i % 3}`), instant(body)));
   console.log(
-    `Redis stalled (SIGSTOP): first request ${stalled[0]!.toFixed(1)} ms; every later one in the same second: ${stats(stalled.slice(1))}; slowest ${Math.max(...stalled).toFixed(1)} ms`,
+    `Redis stalled (SIGSTOP): first request ${stalled[0].toFixed(1)} ms; every later one in the same second: ${stats(stalled.slice(1))}; slowest ${Math.max(...stalled).toFixed(1)} ms`,
   );
   redis.thaw();
   await cache.close();

@@ -28,7 +28,7 @@ import { benchEnv, ensureBenchData, SIZES, type Size } from './data.js';
 import { SCENARIOS } from './queries.js';
 
 const { values: opts } = parseArgs({ options: { runs: { type: 'string', default: '300' }, size: { type: 'string', default: '1m' } } });
-if (!(opts.size! in SIZES)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
+if (!(opts.size in SIZES)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
 const RUNS = Number(opts.runs);
 const WARMUP = Math.min(50, Math.ceil(RUNS / 5));
 const TIMEOUT_MS = 15_000;
@@ -89,7 +89,7 @@ const paths: Array<[string, Run]> = [
 
 const median = (a: number[]) => {
   const s = [...a].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
 console.log(`lq_bench_${opts.size}, ${RUNS} runs each (after ${WARMUP} warm-up), interleaved; medians in ms`);
@@ -98,14 +98,14 @@ for (const q of queries) {
   for (let i = 0; i < WARMUP + RUNS; i++) {
     for (let p = 0; p < paths.length; p++) {
       const t0 = performance.now();
-      await paths[p]![1](q.sql, q.values);
-      if (i >= WARMUP) times[p]!.push(performance.now() - t0);
+      await paths[p][1](q.sql, q.values);
+      if (i >= WARMUP) times[p].push(performance.now() - t0);
     }
   }
-  const floor = median(times[0]!);
+  const floor = median(times[0]);
   console.log(`\n${q.id}`);
   paths.forEach(([name], p) => {
-    const m = median(times[p]!);
+    const m = median(times[p]);
     console.log(
       `  ${name.padEnd(26)} ${m.toFixed(3).padStart(8)}${p === 0 ? '' : `   +${(m - floor).toFixed(3)} over the floor (${(m / floor).toFixed(2)}×)`}`,
     );

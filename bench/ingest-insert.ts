@@ -84,10 +84,10 @@ const { url, name } = await createEmptyDatabase('lq_bench_insert');
 const ctx = await createContext(testConfig(url), createLogger('silent'));
 const client = await ctx.db.pool.connect();
 /** CPU seconds used so far by this connection's backend (local server: /proc; NaN otherwise). */
-const backendPid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+const backendPid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
 const backendCpu = (): number => {
   try {
-    const fields = readFileSync(`/proc/${backendPid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(`/proc/${backendPid}/stat`, 'utf8').split(') ')[1].split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return NaN;
@@ -101,23 +101,23 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     const names = Object.keys(variants);
     for (let k = 0; k < names.length; k++) {
-      const label = names[(k + round) % names.length]!;
+      const label = names[(k + round) % names.length];
       const rows = batch();
       const cpuStart = process.cpuUsage();
       const pgStart = backendCpu();
       const start = performance.now();
-      await variants[label]!(client, rows);
-      times[label]!.push(performance.now() - start);
+      await variants[label](client, rows);
+      times[label].push(performance.now() - start);
       const cpu = process.cpuUsage(cpuStart);
-      nodeCpu[label]! += (cpu.user + cpu.system) / 1000;
-      pgCpu[label]! += (backendCpu() - pgStart) * 1000;
+      nodeCpu[label] += (cpu.user + cpu.system) / 1000;
+      pgCpu[label] += (backendCpu() - pgStart) * 1000;
     }
   }
   for (const [label, t] of Object.entries(times)) {
     t.sort((a, b) => a - b);
     console.log(
-      `${label.padEnd(38)} ${t[t.length >> 1]!.toFixed(1).padStart(7)} ms per 1,000 rows (median of ${ROUNDS}); ` +
-        `CPU per 1,000 rows, mean: Node ${(nodeCpu[label]! / ROUNDS).toFixed(0)} ms, Postgres ${(pgCpu[label]! / ROUNDS).toFixed(0)} ms`,
+      `${label.padEnd(38)} ${t[t.length >> 1].toFixed(1).padStart(7)} ms per 1,000 rows (median of ${ROUNDS}); ` +
+        `CPU per 1,000 rows, mean: Node ${(nodeCpu[label] / ROUNDS).toFixed(0)} ms, Postgres ${(pgCpu[label] / ROUNDS).toFixed(0)} ms`,
     );
   }
 } finally {

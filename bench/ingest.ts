@@ -101,7 +101,7 @@ async function backendCpuSeconds(pool: pg.Pool): Promise<number | undefined> {
   let ticks = 0;
   try {
     for (const { pid } of rows) {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
       ticks += Number(fields[11]) + Number(fields[12]);
     }
   } catch {
@@ -270,7 +270,7 @@ async function main(): Promise<void> {
         client.release();
       }
     };
-    await copy(copyBodies()[0]!);
+    await copy(copyBodies()[0]);
 
     const paths = {
       http: async () => {
@@ -285,14 +285,14 @@ async function main(): Promise<void> {
         const batches = directBatches();
         collectGarbage();
         return timed(BATCHES, CLIENTS, async (i) => {
-          const batch = normaliseEvents(batches[i]!, { nowMs: Date.now(), retentionDays: source.retention_days });
+          const batch = normaliseEvents(batches[i], { nowMs: Date.now(), retentionDays: source.retention_days });
           await ctx.writer.write(source, batch.rows, batch.fields);
         });
       },
       copy: async () => {
         const bodies = copyBodies();
         collectGarbage();
-        return timed(BATCHES, CLIENTS, (i) => copy(bodies[i]!));
+        return timed(BATCHES, CLIENTS, (i) => copy(bodies[i]));
       },
       otlp: async () => {
         const bodies = otlpBodies();
@@ -310,7 +310,7 @@ async function main(): Promise<void> {
         return { seconds, cpu: (cpu.user + cpu.system) / 1e6 };
       },
     };
-    const loadAtStart = os.loadavg()[0]!.toFixed(1);
+    const loadAtStart = os.loadavg()[0].toFixed(1);
     const best = { http: Infinity, direct: Infinity, copy: Infinity, otlp: Infinity };
     const cpuOfBest = { http: 0, direct: 0, copy: 0, otlp: 0 };
     /** Node + Postgres CPU ms per 1,000 events, per round. */
@@ -323,7 +323,7 @@ async function main(): Promise<void> {
     ];
     for (let round = 0; round < ROUNDS; round++) {
       const times: string[] = [];
-      for (const path of orders[round % orders.length]!.filter((p) => opts.only.split(',').includes(p))) {
+      for (const path of orders[round % orders.length].filter((p) => opts.only.split(',').includes(p))) {
         const pgBefore = await backendCpuSeconds(ctx.db.pool);
         const { seconds, cpu } = await paths[path]();
         const pgAfter = await backendCpuSeconds(ctx.db.pool);
@@ -371,7 +371,7 @@ async function main(): Promise<void> {
       batchSize: BATCH_SIZE,
       clients: CLIENTS,
       rounds: ROUNDS,
-      load: `${loadAtStart} → ${os.loadavg()[0]!.toFixed(1)}`,
+      load: `${loadAtStart} → ${os.loadavg()[0].toFixed(1)}`,
       mbPerBatch: bodyBytes / BATCHES / 1e6,
       httpRate,
       directRate,

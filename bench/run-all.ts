@@ -50,10 +50,10 @@ const { values: opts } = parseArgs({
     render: { type: 'boolean', default: false },
   },
 });
-if (!(opts.size! in SIZES)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
+if (!(opts.size in SIZES)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
 const SIZE = opts.size as Size;
-const QUICK = opts.quick!;
-const ONLY = new Set(opts.only!.split(','));
+const QUICK = opts.quick;
+const ONLY = new Set(opts.only.split(','));
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Cache-hit load: rounds × (service, floor) of this many seconds each. */
 const LOAD = QUICK ? { rounds: 1, seconds: 3, connections: 50 } : { rounds: 3, seconds: 10, connections: 50 };
@@ -64,7 +64,7 @@ const started = performance.now();
 const log = (line: string) => console.log(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -95,8 +95,8 @@ async function startProcess(script: string, env: Record<string, string>, ready: 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (d) => (output = (output + d).slice(-4000)));
-  child.stderr!.on('data', (d) => (output = (output + d).slice(-4000)));
+  child.stdout.on('data', (d) => (output = (output + d).slice(-4000)));
+  child.stderr.on('data', (d) => (output = (output + d).slice(-4000)));
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${script} exited: ${output}`);
@@ -274,7 +274,7 @@ async function cacheScenario(svc: Service) {
     // (50 ms budget, 1 s breaker) trip and send requests to the database?
     const metrics = await (await fetch(`http://127.0.0.1:${svc.port}/metrics`)).text();
     const events = Object.fromEntries(
-      [...metrics.matchAll(/^logquery_cache_events_total\{event="(\w+)"\} (\d+)/gm)].map((m) => [m[1]!, Number(m[2])]),
+      [...metrics.matchAll(/^logquery_cache_events_total\{event="(\w+)"\} (\d+)/gm)].map((m) => [m[1], Number(m[2])]),
     );
     log(`  service cache events: ${JSON.stringify(events)}`);
     const pick = (xs: LoadFigures[]) => ({
@@ -308,7 +308,7 @@ async function floorClient(url: string): Promise<pg.Client> {
   const types = {
     getTypeParser: (oid: number, format?: 'text' | 'binary') =>
       [20, 1700, 1114, 1184].includes(oid) ? (v: string) => v : pg.types.getTypeParser(oid, format ?? 'text'),
-  } as pg.CustomTypesConfig;
+  };
   const client = new pg.Client({ connectionString: url, types });
   await client.connect();
   await client.query(`SET TimeZone = 'UTC'; SET jit = off`);
@@ -325,7 +325,7 @@ function encodeFloorValue(value: unknown, oid: number): unknown {
   }
   if (oid === 1114) {
     const [date, time] = (value as string).split(' ');
-    const [hms, frac] = time!.split('.');
+    const [hms, frac] = time.split('.');
     const f = frac ? frac.replace(/0+$/, '') : '';
     return `${date}T${hms}${f ? '.' + f : ''}`;
   }
@@ -378,7 +378,7 @@ async function runScenarios(svc: Service, floor: pg.Client, scenarios: Scenario[
       const t0 = performance.now();
       const r = await floor.query({ text: f.text, values: f.values, rowMode: 'array' });
       const ms = performance.now() - t0;
-      return { ms, rows: r.rows.map((row: unknown[]) => row.map((v, i) => encodeFloorValue(v, r.fields[i]!.dataTypeID))) };
+      return { ms, rows: r.rows.map((row: unknown[]) => row.map((v, i) => encodeFloorValue(v, r.fields[i].dataTypeID))) };
     };
     // Warm-up, and the honesty check: the floor answers the same rows.
     let first = await callService();
@@ -455,22 +455,22 @@ async function scalingScenario(
       for (let i = 0; i < QUERY.warmup; i++) for (const svc of services) first = Math.max(first, (await call(svc)).ms);
       const rounds = first > 2000 ? QUERY.slowRounds : first < 100 ? QUERY.fastRounds : QUERY.rounds;
       const times: number[][] = [[], []];
-      let rows = [0, 0];
+      const rows = [0, 0];
       for (let round = 0; round < rounds; round++) {
         const order = round % 2 ? [1, 0] : [0, 1];
         for (const i of order) {
-          const r = await call(services[i]!);
-          times[i]!.push(r.ms);
+          const r = await call(services[i]);
+          times[i].push(r.ms);
           rows[i] = r.rows;
         }
       }
       const fig = (i: number): QueryFigures => ({
         id: s.id,
         title: s.title,
-        serviceMs: median(times[i]!),
+        serviceMs: median(times[i]),
         floorMs: NaN,
         ratio: NaN,
-        rows: rows[i]!,
+        rows: rows[i],
         compared: '',
         runs: rounds,
       });
@@ -573,8 +573,8 @@ async function ingestScenario(): Promise<IngestFigures> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const num = (re: RegExp) => {
     const m = re.exec(out);
@@ -742,7 +742,7 @@ async function main(): Promise<void> {
       cpu: os.cpus()[0]?.model.trim() ?? '?',
       node: process.version,
       postgres: '',
-      load: os.loadavg()[0]!.toFixed(1),
+      load: os.loadavg()[0].toFixed(1),
     },
   };
   log(`data: lq_bench_${SIZE}`);

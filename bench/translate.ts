@@ -42,7 +42,7 @@ function medianMicros(run: () => void): number {
       times[i] = performance.now() - start;
     }
     times.sort();
-    best = Math.min(best, times[RUNS >> 1]! * 1000);
+    best = Math.min(best, times[RUNS >> 1] * 1000);
   }
   return best;
 }
@@ -78,7 +78,7 @@ for (const { name, query, sql } of items) {
 const date = new Date().toISOString().slice(0, 10);
 const latest = [
   START,
-  `Latest run: ${date}, Node ${process.version}, median µs per call after ${WARMUP} warm-up calls, ${RUNS} timed calls, best of ${ROUNDS} rounds; load average ${loadavg()[0]!.toFixed(1)} on 2 cores shared with Postgres and other work. Sandboxed: a new caller \`sql\` per call over the endpoint's reused CTEs; "first call": nothing reused.`,
+  `Latest run: ${date}, Node ${process.version}, median µs per call after ${WARMUP} warm-up calls, ${RUNS} timed calls, best of ${ROUNDS} rounds; load average ${loadavg()[0].toFixed(1)} on 2 cores shared with Postgres and other work. Sandboxed: a new caller \`sql\` per call over the endpoint's reused CTEs; "first call": nothing reused.`,
   '',
   '| query | parse + translate | first call | with validation | validation alone |',
   '|---|---:|---:|---:|---:|',

@@ -37,7 +37,7 @@ function rng(seed: number): () => number {
 /** Events per source: `edgeCount` edge requests, a tenth of that for every other source. */
 export function demoEvents(nowMs: number, edgeCount = 3000): Map<string, object[]> {
   const random = rng(42);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
   const span = 8 * 86_400_000;
   // Recent hours are denser, as in real traffic, so the hourly and minutely charts have rows.
   const when = () => new Date(nowMs - (random() < 0.3 ? random() * 3_600_000 : random() * span)).toISOString();

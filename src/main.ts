@@ -112,7 +112,7 @@ function describeStartError(err: unknown, databaseUrl: string | undefined): stri
     const safe = new URL(databaseUrl);
     return `DATABASE_URL ${safe.hostname}:${safe.port || 5432}${safe.pathname} is unreachable (${e.code}: ${e.message.split('\n')[0]})`;
   }
-  return (e.message ?? String(err)).split('\n')[0]!;
+  return (e.message ?? String(err)).split('\n')[0];
 }
 
 function exitWith(line: string): never {

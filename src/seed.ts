@@ -51,7 +51,7 @@ export async function loadDemoDataOnce(ctx: AppContext): Promise<void> {
   for (const [sourceName, events] of demoEvents(nowMs)) {
     const source = await ctx.sources.get(sourceName);
     const batch = normaliseEvents(events, { nowMs, retentionDays: source.retention_days });
-    if (batch.errors.length) throw new Error(`demo events of ${sourceName} are invalid: ${batch.errors[0]!.message}`);
+    if (batch.errors.length) throw new Error(`demo events of ${sourceName} are invalid: ${batch.errors[0].message}`);
     await ctx.writer.write(source, batch.rows, batch.fields);
     total += batch.rows.length;
   }

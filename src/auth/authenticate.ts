@@ -19,7 +19,7 @@ declare module 'express-serve-static-core' {
  * query string), never part of a cache key (queryRoutes.ts strips it first) and never echoed.
  */
 export function keyOf(req: Request): string | undefined {
-  return keyFrom(req.get('x-api-key'), req.get('authorization')) ?? urlKeyOf(req.query as Record<string, unknown>);
+  return keyFrom(req.get('x-api-key'), req.get('authorization')) ?? urlKeyOf(req.query);
 }
 
 /** `keyOf` from the request's headers and raw query string (the GET fast path has no Express request). */
@@ -37,7 +37,7 @@ function urlKeyOf(query: Record<string, unknown> | undefined): string | undefine
 function keyFrom(header: string | undefined, auth: string | undefined): string | undefined {
   if (header) return header.trim();
   const m = auth ? /^Bearer\s+(.+)$/i.exec(auth.trim()) : null;
-  return m ? m[1]!.trim() : undefined;
+  return m ? m[1].trim() : undefined;
 }
 
 /** perf: a key in use is looked up again in the background this long before its cached lookup expires. */

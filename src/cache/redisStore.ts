@@ -131,7 +131,7 @@ export class RedisStore implements CacheStore {
       String(limit),
     ]);
     const due: DueKey[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) due.push({ key: flat[i]!, due: Number(flat[i + 1]) });
+    for (let i = 0; i + 1 < flat.length; i += 2) due.push({ key: flat[i], due: Number(flat[i + 1]) });
     return due;
   }
 

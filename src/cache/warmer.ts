@@ -99,7 +99,7 @@ export class Warmer {
 
     let next = 0;
     const worker = async () => {
-      while (next < work.length && !this.stopped) await this.warmOne(work[next++]!, now);
+      while (next < work.length && !this.stopped) await this.warmOne(work[next++], now);
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 4, work.length) }, worker));
   }

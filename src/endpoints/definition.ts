@@ -130,7 +130,7 @@ function rejectUnknownFields(body: Body): void {
   const unknown = Object.keys(body).filter((k) => !(FIELDS as readonly string[]).includes(k) && !READ_ONLY.has(k));
   if (unknown.length) {
     throw invalid(
-      unknown[0]!,
+      unknown[0],
       `Unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}: an endpoint has ${FIELDS.join(', ')}.`,
       'unknownField',
     );
@@ -296,7 +296,7 @@ function checkDeclaration(item: unknown, index: number): ParameterDeclaration {
     if (!Array.isArray(p.allowed_values) || p.allowed_values.length === 0 || !p.allowed_values.every((v) => typeof v === 'string')) {
       throw invalid(`${where}.allowed_values`, `${where}.allowed_values must be null or a non-empty array of strings`, 'invalidParameters');
     }
-    allowed = p.allowed_values as string[];
+    allowed = p.allowed_values;
   }
   if (p.description !== undefined && p.description !== null && typeof p.description !== 'string') {
     throw invalid(`${where}.description`, `${where}.description must be a string`, 'invalidParameters');
@@ -305,7 +305,7 @@ function checkDeclaration(item: unknown, index: number): ParameterDeclaration {
     name: p.name,
     required: p.required ?? false,
     allowed_values: allowed,
-    description: (p.description as string | null | undefined) ?? '',
+    description: p.description ?? '',
   };
 }
 
@@ -321,7 +321,7 @@ function invalid(location: string, message: string, reason: string): Unprocessab
 
 function throwIfAny(problems: ErrorDetail[]): void {
   if (!problems.length) return;
-  const first = problems[0]!;
+  const first = problems[0];
   const message =
     problems.length === 1
       ? `${capitalise(first.message)}.`

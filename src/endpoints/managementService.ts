@@ -129,7 +129,7 @@ export class EndpointManagementService {
     }
     if (broken.length) {
       throw new UnprocessableError(
-        `The new query of "${current.name}" would break ${broken.length === 1 ? 'an endpoint that reads' : `${broken.length} endpoints that read`} it: ${broken[0]!.message}.`,
+        `The new query of "${current.name}" would break ${broken.length === 1 ? 'an endpoint that reads' : `${broken.length} endpoints that read`} it: ${broken[0].message}.`,
         broken,
       );
     }

@@ -94,7 +94,7 @@ export function fastQueryRoute(ctx: AppContext, service: EndpointQueryService): 
     const apiKey = key ? ctx.auth.peek(key, 'query') : undefined;
     if (apiKey === undefined) return undefined;
     const redact = (headers['lf-endpoint-redact-pii'] as string | undefined)?.trim().toLowerCase() === 'true';
-    const prepared = service.preparedRun(match[1]!, query.rest, redact);
+    const prepared = service.preparedRun(match[1], query.rest, redact);
     if (prepared !== undefined) req.apiKey = apiKey;
     return prepared;
   };

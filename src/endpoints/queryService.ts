@@ -121,7 +121,7 @@ export class EndpointQueryService {
     };
     if (explain) {
       const run = await this.execute(`EXPLAIN (FORMAT JSON) ${translation.sql}`, values);
-      out.plan = JSON.parse(run.rows[0]![0]!);
+      out.plan = JSON.parse(run.rows[0][0]!);
     }
     return out;
   }
@@ -352,7 +352,7 @@ function queryError(err: unknown): unknown {
  * value can be a row the caller may not read (test/hardening/hostile-http.test.ts, "rows outside a CTE").
  */
 function firstLine(message: string | undefined): string {
-  const line = (message ?? '').split('\n')[0]!;
+  const line = (message ?? '').split('\n')[0];
   const quote = line.indexOf('"');
   return (quote < 0 ? line : line.slice(0, quote).replace(/[\s:]+$/, '')).slice(0, 300);
 }

@@ -180,8 +180,8 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
       const keys = Object.keys(event).filter((k) => !reserved.has(k));
       const names = storedNames(keys, reserved);
       for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]!;
-        body[names[i]!] = walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i]!, schema, 1);
+        const key = keys[i];
+        body[names[i]] = walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i], schema, 1);
       }
     }
     if (walker.problem) {
@@ -193,14 +193,14 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
     rows.push({
       id,
       micros,
-      event_message: (message as string | null | undefined) ?? null,
-      project: (event.project as string | null | undefined) ?? null,
+      event_message: message ?? null,
+      project: event.project ?? null,
       metadata,
       body,
     });
   }
 
-  return { rows, fields: schema as FieldMap, errors, rejected, dropped };
+  return { rows, fields: schema, errors, rejected, dropped };
 }
 
 /**
@@ -297,7 +297,7 @@ class Walker {
     } else {
       const keys = Object.keys(object);
       const names = storedNames(keys);
-      for (let i = 0; i < keys.length; i++) out[names[i]!] = this.stored(object[keys[i]!], names[i]!, fields, depth + 1);
+      for (let i = 0; i < keys.length; i++) out[names[i]] = this.stored(object[keys[i]], names[i], fields, depth + 1);
     }
     return [out];
   }

@@ -36,7 +36,7 @@ export type OtlpEncoding = 'json' | 'protobuf';
 
 /** `application/x-protobuf` (or `application/protobuf`) or `application/json`; undefined for anything else. */
 export function otlpEncodingOf(contentType: string | undefined): OtlpEncoding | undefined {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (type === 'application/x-protobuf' || type === 'application/protobuf') return 'protobuf';
   if (type === 'application/json' || type === '') return 'json';
   return undefined;

@@ -71,7 +71,7 @@ export class UnsupportedMediaTypeError extends AppError {
 
 /** Which parser a Content-Type selects; 415 for anything that is not JSON or NDJSON. */
 export function bodyFormat(contentType: string | undefined): BodyFormat {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (type === '' || JSON_TYPES.test(type)) return 'json';
   if (NDJSON_TYPES.has(type)) return 'ndjson';
   throw new UnsupportedMediaTypeError(
@@ -125,7 +125,7 @@ function readRaw(req: Request, limit: number): Promise<Buffer> {
       if (err) {
         req.resume();
         reject(err);
-      } else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      } else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -209,7 +209,7 @@ export function parseNdjson(text: string): Omit<ParsedEvents, 'mayHoldUnstorable
       events.push(undefined);
       if (lineErrors.length > MAX_LINE_ERRORS) {
         throw new BadRequestError(
-          `The request body is not NDJSON: more than ${MAX_LINE_ERRORS} lines are not JSON (the first, line of event ${lineErrors[0]!.index}: ${lineErrors[0]!.message}). Nothing was stored.`,
+          `The request body is not NDJSON: more than ${MAX_LINE_ERRORS} lines are not JSON (the first, line of event ${lineErrors[0].index}: ${lineErrors[0].message}). Nothing was stored.`,
           [{ domain: 'body', reason: 'parseError', message: `more than ${MAX_LINE_ERRORS} lines are not JSON`, location: 'body' }],
         );
       }
@@ -234,7 +234,7 @@ export const jsonBody: RequestHandler = (req, res, next) => {
     req.body = undefined;
     return next();
   }
-  const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = (req.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
   if (type !== '' && !JSON_TYPES.test(type)) {
     throw new UnsupportedMediaTypeError(`Content-Type "${type}" is not accepted: send the resource as application/json.`);
   }

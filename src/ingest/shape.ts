@@ -17,7 +17,7 @@ function toStoredRecord(object: Record<string, unknown>): Record<string, unknown
   const keys = Object.keys(object);
   const names = storedNames(keys);
   const out: Record<string, unknown> = {};
-  for (let i = 0; i < keys.length; i++) out[names[i]!] = toStoredShape(object[keys[i]!]);
+  for (let i = 0; i < keys.length; i++) out[names[i]] = toStoredShape(object[keys[i]]);
   return out;
 }
 
@@ -49,7 +49,7 @@ export function storedNames(keys: readonly string[], reserved?: ReadonlySet<stri
   for (const n of names) if (n !== undefined) taken.add(n);
   return names.map((n, i) => {
     if (n !== undefined) return n;
-    const base = fieldName(keys[i]!);
+    const base = fieldName(keys[i]);
     let name = base;
     for (let suffix = 2; taken.has(name); suffix++) name = `${base}_${suffix}`;
     taken.add(name);

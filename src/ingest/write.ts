@@ -186,7 +186,7 @@ const COPY_ESCAPE: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '
 
 /** A text value in COPY text format: backslash, newline, carriage return and tab escaped. */
 export function copyText(value: string): string {
-  return COPY_SPECIAL.test(value) ? value.replace(COPY_SPECIALS, (c) => COPY_ESCAPE[c]!) : value;
+  return COPY_SPECIAL.test(value) ? value.replace(COPY_SPECIALS, (c) => COPY_ESCAPE[c]) : value;
 }
 
 /**

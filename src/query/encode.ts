@@ -48,7 +48,7 @@ export function timestamptzToMicros(text: string): number | string {
   const [, y, mo, d, h, mi, s, frac = '', oh, om = '0', os = '0', bc] = m;
   if (bc) return text;
   const utcMs = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
-  const sign = oh!.startsWith('-') ? -1 : 1;
+  const sign = oh.startsWith('-') ? -1 : 1;
   const offsetSeconds = sign * (Math.abs(Number(oh)) * 3600 + Number(om) * 60 + Number(os));
   return (utcMs / 1000 - offsetSeconds) * 1_000_000 + Number(frac.padEnd(6, '0'));
 }
@@ -113,7 +113,7 @@ export function encodeRows(
     const out: Record<string, unknown> = {};
     for (let i = 0; i < keys.length; i++) {
       const v = row[i];
-      out[keys[i]!] = v === null || v === undefined ? null : decoders[i]!(v);
+      out[keys[i]] = v === null || v === undefined ? null : decoders[i](v);
     }
     return out;
   });
@@ -140,18 +140,18 @@ export function encodeResultBody(
   const columns = keys.flatMap((key, i) => (last.get(key) === i ? [i] : []));
   const prefixes = columns.map((i, n) => `${n === 0 ? '{' : ','}${JSON.stringify(keys[i])}:`);
   const emit = columns.map((i) => {
-    const type = fields[i]!.dataTypeID;
+    const type = fields[i].dataTypeID;
     if (RAW_JSON.has(type)) return (text: string) => text;
     const decode = DECODERS[type] ?? identity;
     return (text: string) => JSON.stringify(decode(text));
   });
   const parts: string[] = ['{"result":['];
   for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
+    const row = rows[r];
     let out = r === 0 ? '' : ',';
     for (let n = 0; n < columns.length; n++) {
-      const v = row[columns[n]!];
-      out += prefixes[n] + (v === null || v === undefined ? 'null' : emit[n]!(v));
+      const v = row[columns[n]];
+      out += prefixes[n] + (v === null || v === undefined ? 'null' : emit[n](v));
     }
     parts.push(columns.length ? out + '}' : out + '{}');
   }

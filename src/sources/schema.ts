@@ -79,8 +79,8 @@ export function inferField(value: unknown): FieldSchema | undefined {
       const keys = Object.keys(object);
       const names = storedNames(keys);
       for (let i = 0; i < keys.length; i++) {
-        const f = inferField(object[keys[i]!]);
-        if (f) fields[names[i]!] = f;
+        const f = inferField(object[keys[i]]);
+        if (f) fields[names[i]] = f;
       }
       return { type: 'RECORD', repeated: true, single: true, fields };
     }
@@ -121,8 +121,8 @@ export function fieldMapFromPaths(paths: Readonly<Record<string, string>>): Fiel
     const name = (repeated ? type.slice(6, -1) : type) as ScalarType;
     let field: FieldSchema = { type: name, repeated };
     const parts = path.split('.');
-    for (let i = parts.length - 1; i > 0; i--) field = { type: 'RECORD', repeated: true, single: true, fields: { [parts[i]!]: field } };
-    map = mergeFieldMaps(map, { [parts[0]!]: field });
+    for (let i = parts.length - 1; i > 0; i--) field = { type: 'RECORD', repeated: true, single: true, fields: { [parts[i]]: field } };
+    map = mergeFieldMaps(map, { [parts[0]]: field });
   }
   return map;
 }

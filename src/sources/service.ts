@@ -103,7 +103,7 @@ export class SourceService {
       );
       await createLogTable(client, table);
       await ensurePartitions(client, table, Date.now() - DAY_MS, Date.now() + PARTITION_DAYS_AHEAD * DAY_MS);
-      return row!;
+      return row;
     }).catch(nameConflict(name));
   }
 

@@ -94,7 +94,7 @@ export function castTo(value: Typed, target: CastType, safe: boolean, text: stri
   if (value.literal !== undefined)
     return typed(safeRegExp(target).test(value.literal) ? converted : pg.cast(pg.literal(null), PG_TYPES[target]), to);
   // Postgres 15 has no non-throwing cast: check the text's shape first, so bad values become NULL.
-  return typed(pg.case([{ when: pg.op('~*', value.sql, pg.literal(SAFE_PATTERNS[target]!)), then: converted }]), to);
+  return typed(pg.case([{ when: pg.op('~*', value.sql, pg.literal(SAFE_PATTERNS[target])), then: converted }]), to);
 }
 
 /** SAFE_PATTERNS compiled once per target, for literals checked at translation time. */
@@ -255,6 +255,6 @@ export function commonType(values: readonly Typed[]): BqType {
 
 /** Values meeting in one result (COALESCE, CASE branches) brought to the type of the first well-typed one. */
 export function unifyAll(values: readonly Typed[]): Typed[] {
-  const anchor = values.find((v) => !v.param && !(v.type.kind === 'scalar' && (v.type.loose || v.type.name === 'NULL'))) ?? values[0]!;
+  const anchor = values.find((v) => !v.param && !(v.type.kind === 'scalar' && (v.type.loose || v.type.name === 'NULL'))) ?? values[0];
   return values.map((v) => (v === anchor ? v : unify(anchor, v)[1]));
 }

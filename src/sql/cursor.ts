@@ -33,16 +33,16 @@ export class TokenCursor {
 
   /** The current token (eof at the end). */
   protected peek(): Token {
-    return this.tokens[this.i]!;
+    return this.tokens[this.i];
   }
 
   /** The token `ahead` places after the current one (eof past the end). */
   protected peekAt(ahead: number): Token {
-    return this.tokens[Math.min(this.i + ahead, this.last)]!;
+    return this.tokens[Math.min(this.i + ahead, this.last)];
   }
 
   protected next(): Token {
-    const t = this.tokens[this.i]!;
+    const t = this.tokens[this.i];
     if (t.kind !== 'eof') this.i++;
     return t;
   }
@@ -56,7 +56,7 @@ export class TokenCursor {
   }
 
   protected acceptWord(word: string): boolean {
-    const t = this.tokens[this.i]!;
+    const t = this.tokens[this.i];
     if (t.kind !== 'word' || t.upper !== word) return false;
     this.i++;
     return true;
@@ -64,35 +64,35 @@ export class TokenCursor {
 
   /** Two words in a row (`ORDER BY`, `GROUP BY`), or nothing. */
   protected acceptWords(first: string, second: string): boolean {
-    if (!this.isWord(this.tokens[this.i]!, first) || !this.isWord(this.peekAt(1), second)) return false;
+    if (!this.isWord(this.tokens[this.i], first) || !this.isWord(this.peekAt(1), second)) return false;
     this.i += 2;
     return true;
   }
 
   /** Three words in a row (`LEFT OUTER JOIN`), or nothing. */
   protected acceptThreeWords(first: string, second: string, third: string): boolean {
-    if (!this.isWord(this.tokens[this.i]!, first) || !this.isWord(this.peekAt(1), second) || !this.isWord(this.peekAt(2), third))
+    if (!this.isWord(this.tokens[this.i], first) || !this.isWord(this.peekAt(1), second) || !this.isWord(this.peekAt(2), third))
       return false;
     this.i += 3;
     return true;
   }
 
   protected acceptOp(op: string): boolean {
-    const t = this.tokens[this.i]!;
+    const t = this.tokens[this.i];
     if (t.kind !== 'op' || t.text !== op) return false;
     this.i++;
     return true;
   }
 
   protected expectWord(word: string): Token {
-    const t = this.tokens[this.i]!;
+    const t = this.tokens[this.i];
     if (!this.isWord(t, word)) throw this.syntax(`expected ${word} but found ${describe(t)}`, t);
     this.i++;
     return t;
   }
 
   protected expectOp(op: string): Token {
-    const t = this.tokens[this.i]!;
+    const t = this.tokens[this.i];
     if (!this.isOp(t, op)) throw this.syntax(`expected "${op}" but found ${describe(t)}`, t);
     this.i++;
     return t;
@@ -100,7 +100,7 @@ export class TokenCursor {
 
   /** An identifier; after a dot (`anyWord`) reserved words are fine, as in `t.end`. */
   protected identifier(what: string, anyWord = false): string {
-    const t = this.tokens[this.i]!;
+    const t = this.tokens[this.i];
     if (t.kind === 'quoted' || (t.kind === 'word' && (anyWord || !RESERVED.has(t.upper)))) {
       this.i++;
       return t.text;

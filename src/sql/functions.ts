@@ -80,11 +80,11 @@ function windowCount(s: CallSite, i: number, what: string, min: number): PgExpr 
   const n = s.integerLiteral(i);
   if (n !== undefined) {
     if (n < min || n > 2_147_483_647)
-      throw new SqlUnsupportedError(`${what} must be ${min === 0 ? 'non-negative' : 'positive'}`, s.text, s.call.args[i]!.pos);
+      throw new SqlUnsupportedError(`${what} must be ${min === 0 ? 'non-negative' : 'positive'}`, s.text, s.call.args[i].pos);
     return pg.number(String(n));
   }
-  if (s.call.args[i]!.kind === 'param') return pg.cast(s.arg(i).sql, 'integer');
-  throw new SqlUnsupportedError(`${what} must be an integer literal or a parameter`, s.text, s.call.args[i]!.pos);
+  if (s.call.args[i].kind === 'param') return pg.cast(s.arg(i).sql, 'integer');
+  throw new SqlUnsupportedError(`${what} must be an integer literal or a parameter`, s.text, s.call.args[i].pos);
 }
 
 /** lag / lead: `(x[, offset[, default]])`; the default takes the value's type. */
@@ -96,8 +96,8 @@ function navigation(name: string): FunctionDef {
       if (s.call.args.length > 1) args.push(windowCount(s, 1, `the offset of ${name.toUpperCase()}`, 0));
       if (s.call.args.length > 2) {
         const [value, otherwise] = unifyAll([v, s.arg(2)]);
-        args[0] = value!.sql;
-        args.push(otherwise!.sql);
+        args[0] = value.sql;
+        args.push(otherwise.sql);
       }
       return fn(name, args, v.type);
     }),
@@ -169,7 +169,7 @@ function args(site: CallSite): Typed[] {
 function truncPart(site: CallSite, i: number): string {
   const word = site.word(i);
   const part = TRUNC_PARTS[word];
-  if (!part) throw new SqlUnsupportedError(`unknown date part ${word}`, site.text, site.call.args[i]!.pos);
+  if (!part) throw new SqlUnsupportedError(`unknown date part ${word}`, site.text, site.call.args[i].pos);
   return part;
 }
 
@@ -182,7 +182,7 @@ function truncTimestamp(ts: PgExpr, part: string): PgExpr {
 
 function toPgFormat(site: CallSite, i: number): string {
   const format = site.stringLiteral(i);
-  if (format === undefined) throw new SqlUnsupportedError('the format must be a string literal', site.text, site.call.args[i]!.pos);
+  if (format === undefined) throw new SqlUnsupportedError('the format must be a string literal', site.text, site.call.args[i].pos);
   let out = '';
   let literal = '';
   const flush = (): void => {
@@ -197,7 +197,7 @@ function toPgFormat(site: CallSite, i: number): string {
     const element = ['E*S', 'E6S', 'E3S'].find((e) => format.startsWith(e, k + 1)) ?? format[k + 1] ?? '';
     const mapped = FORMAT_ELEMENTS[element];
     if (mapped === undefined)
-      throw new SqlUnsupportedError(`format element %${element} is not supported`, site.text, site.call.args[i]!.pos);
+      throw new SqlUnsupportedError(`format element %${element} is not supported`, site.text, site.call.args[i].pos);
     flush();
     out += mapped === '%' ? '"%"' : mapped;
     k += element.length;
@@ -227,17 +227,17 @@ function timestampFrom(unit: keyof typeof EPOCH_UNITS): FunctionDef {
 /** `$.a.b[0]` / `$["a"]` → path elements for `#>`. */
 function jsonPath(site: CallSite, i: number): string[] {
   if (i < site.call.args.length && site.stringLiteral(i) === undefined) {
-    throw new SqlUnsupportedError('the JSON path must be a string literal', site.text, site.call.args[i]!.pos);
+    throw new SqlUnsupportedError('the JSON path must be a string literal', site.text, site.call.args[i].pos);
   }
   const path = site.stringLiteral(i) ?? '$';
   const elements: string[] = [];
   const re = /\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*(\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s*'([^']*)'\s*\]|\."([^"]*)"/y;
-  if (!path.startsWith('$')) throw new SqlUnsupportedError('JSON paths start with $', site.text, site.call.args[i]!.pos);
+  if (!path.startsWith('$')) throw new SqlUnsupportedError('JSON paths start with $', site.text, site.call.args[i].pos);
   re.lastIndex = 1;
   while (re.lastIndex < path.length) {
     const m = re.exec(path);
-    if (!m) throw new SqlUnsupportedError(`unsupported JSON path ${path}`, site.text, site.call.args[i]!.pos);
-    elements.push(m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5]!);
+    if (!m) throw new SqlUnsupportedError(`unsupported JSON path ${path}`, site.text, site.call.args[i].pos);
+    elements.push(m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5]);
   }
   return elements;
 }
@@ -342,7 +342,7 @@ function bitwise(name: 'bit_and' | 'bit_or'): FunctionDef {
         const v = s.arg(0);
         const loose = v.param || (v.type.kind === 'scalar' && v.type.loose);
         if (!loose && !isScalar(v.type, 'INT64'))
-          throw new SqlUnsupportedError(`${name.toUpperCase()} takes INT64 values`, s.text, s.call.args[0]!.pos);
+          throw new SqlUnsupportedError(`${name.toUpperCase()} takes INT64 values`, s.text, s.call.args[0].pos);
         return typed(pg.func(name, [loose ? pg.cast(v.sql, 'bigint') : v.sql], { distinct: s.call.distinct }), INT64);
       },
       { distinct: true },
@@ -404,7 +404,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   ifnull: variadic('coalesce', COALESCE, 2, 2),
   if: def(3, 3, {}, (s) => {
     const [then, otherwise] = unifyAll([s.arg(1), s.arg(2)]);
-    return typed(pg.case([{ when: s.arg(0).sql, then: then!.sql }], otherwise!.sql), commonType([then!, otherwise!]));
+    return typed(pg.case([{ when: s.arg(0).sql, then: then.sql }], otherwise.sql), commonType([then, otherwise]));
   }),
   nullif: def(2, 2, { nullif: NULLIF }, (s) => {
     const [a, b] = compared(s.arg(0), s.arg(1), 'NULLIF', s.text, s.call.pos);
@@ -516,7 +516,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   approx_quantiles: def(2, 2, { percentile_disc: aggregate({ orderSensitive: false, window: false }) }, (s) => {
     const buckets = s.integerLiteral(1);
     if (buckets === undefined || buckets < 1 || buckets > 1000)
-      throw new SqlUnsupportedError('approx_quantiles needs a literal number of quantiles from 1 to 1000', s.text, s.call.args[1]!.pos);
+      throw new SqlUnsupportedError('approx_quantiles needs a literal number of quantiles from 1 to 1000', s.text, s.call.args[1].pos);
     const fractions = Array.from({ length: buckets + 1 }, (_, k) => pg.number(String(k / buckets)));
     const v = s.arg(0);
     const agg = pg.func('percentile_disc', [pg.array(fractions)], { withinGroup: [{ expr: v.sql, desc: false }] });
@@ -560,7 +560,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
       return typed(pg.cast(pg.func('jsonb_array_length', [array]), 'bigint'), INT64);
     }
     if (isScalar(v.type, 'NULL')) return typed(pg.cast(pg.literal(null), 'bigint'), INT64);
-    throw new SqlUnsupportedError('ARRAY_LENGTH needs an array', s.text, s.call.args[0]!.pos);
+    throw new SqlUnsupportedError('ARRAY_LENGTH needs an array', s.text, s.call.args[0].pos);
   }),
 
   // ── time ──
@@ -579,8 +579,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   timestamp_diff: def(3, 3, { trunc: SCALAR }, (s) => {
     const part = truncPart(s, 2);
     const seconds = { microseconds: 1e-6, milliseconds: 1e-3, second: 1, minute: 60, hour: 3600, day: 86400 }[part];
-    if (seconds === undefined)
-      throw new SqlUnsupportedError(`TIMESTAMP_DIFF by ${s.word(2)} is not supported`, s.text, s.call.args[2]!.pos);
+    if (seconds === undefined) throw new SqlUnsupportedError(`TIMESTAMP_DIFF by ${s.word(2)} is not supported`, s.text, s.call.args[2].pos);
     const diff = pg.op('-', pg.extract('epoch', asTimestamp(s.arg(0))), pg.extract('epoch', asTimestamp(s.arg(1))));
     return typed(pg.cast(pg.func('trunc', [pg.op('/', diff, pg.number(String(seconds)))]), 'bigint'), INT64);
   }),

@@ -51,9 +51,9 @@ const SKIP_START = 4;
 const CLASS = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
-  if (/[A-Za-z_]/.test(ch)) CLASS[c]! |= WORD_START | WORD_PART;
-  if (/[0-9]/.test(ch)) CLASS[c]! |= WORD_PART;
-  if (/[ \t\n\r\f\v#-]/.test(ch)) CLASS[c]! |= SKIP_START;
+  if (/[A-Za-z_]/.test(ch)) CLASS[c] |= WORD_START | WORD_PART;
+  if (/[0-9]/.test(ch)) CLASS[c] |= WORD_PART;
+  if (/[ \t\n\r\f\v#-]/.test(ch)) CLASS[c] |= SKIP_START;
 }
 
 /** One-character operators by char code (below 128); `<>`, `!=`, `<=`, `>=`, `||`, `<<`, `>>` are read first. */
@@ -102,7 +102,7 @@ let interned = 0;
 
 /** The same string, internalized (V8 internalizes property names). */
 function internalized(s: string): string {
-  return Object.keys({ [s]: 0 })[0]!;
+  return Object.keys({ [s]: 0 })[0];
 }
 
 /** Slot of the word `codes[start, end)` with hash `hash`, or the empty slot to put it in, or -1. */
@@ -112,7 +112,7 @@ function internSlot(codes: Uint16Array, start: number, end: number, hash: number
     const text = internText[slot];
     if (text === undefined) return slot;
     if (text.length !== length) continue;
-    const at = internAt[slot]! - start;
+    const at = internAt[slot] - start;
     let j = start;
     while (j < end && internCodes[at + j] === codes[j]) j++;
     if (j === end) return slot;
@@ -154,7 +154,7 @@ function internWord(source: string, codes: Uint16Array, start: number, end: numb
 }
 
 function isWordStart(code: number): boolean {
-  return code < 128 && (CLASS[code]! & WORD_START) !== 0;
+  return code < 128 && (CLASS[code] & WORD_START) !== 0;
 }
 
 function isDigitCode(code: number): boolean {
@@ -164,7 +164,7 @@ function isDigitCode(code: number): boolean {
 /** Whitespace and `--` / `#` comments from `i`; returns where the next token or `/*` starts. */
 function skip(codes: Uint16Array, n: number, i: number): number {
   for (;;) {
-    const code = codes[i]!;
+    const code = codes[i];
     if (code === 32 || code === 10 || code === 9 || code === 13 || code === 12 || code === 11) i++;
     else if (code === 35 || (code === 45 && codes[i + 1] === 45)) {
       while (i < n && codes[i] !== 10) i++;
@@ -182,13 +182,13 @@ export function tokenize(source: string): Token[] {
   const codes = loadCodes(source);
   let i = 0;
   for (;;) {
-    let code = codes[i]!;
+    let code = codes[i];
     while (code === 32 || code === 10 || code === 9 || code === 13) code = codes[++i]!; // the common case, inline
-    if (code < 128 && (CLASS[code]! & SKIP_START) !== 0) code = codes[(i = skip(codes, n, i))]!;
+    if (code < 128 && (CLASS[code] & SKIP_START) !== 0) code = codes[(i = skip(codes, n, i))]!;
     if (i >= n) break;
     const start = i;
-    if (code < 128 && (CLASS[code]! & WORD_START) !== 0) {
-      const next = codes[i + 1]!;
+    if (code < 128 && (CLASS[code] & WORD_START) !== 0) {
+      const next = codes[i + 1];
       if (next === 39 || next === 34) {
         if (code === 114 || code === 82) {
           // r'…', R"…"
@@ -199,7 +199,7 @@ export function tokenize(source: string): Token[] {
         if (code === 98 || code === 66) throw new SqlUnsupportedError('BYTES literals are not supported', source, i);
       }
       let hash = code;
-      for (code = codes[++i]!; code < 128 && (CLASS[code]! & WORD_PART) !== 0; code = codes[++i]!) hash = (Math.imul(hash, 31) + code) | 0;
+      for (code = codes[++i]!; code < 128 && (CLASS[code] & WORD_PART) !== 0; code = codes[++i]!) hash = (Math.imul(hash, 31) + code) | 0;
       const text = internWord(source, codes, start, i, hash);
       tokens.push(token('word', text, upperOfInterned, start, i));
     } else if (code === 39 || code === 34) {
@@ -209,17 +209,17 @@ export function tokenize(source: string): Token[] {
       const { value, end } = readQuoted(source, codes, i, false);
       if (value === '') throw new SqlSyntaxError('empty quoted identifier', source, i);
       tokens.push(token('quoted', value, value, start, (i = end)));
-    } else if (isDigitCode(code) || (code === 46 && isDigitCode(codes[i + 1]!))) {
+    } else if (isDigitCode(code) || (code === 46 && isDigitCode(codes[i + 1]))) {
       i = readNumber(source, codes, i);
       const text = source.slice(start, i);
       tokens.push(token('number', text, text, start, i));
     } else if (code === 64) {
       // @
-      const next = codes[i + 1]!;
+      const next = codes[i + 1];
       if (next === 64) throw new SqlUnsupportedError('system variables (@@) are not supported', source, i);
       if (!isWordStart(next)) throw new SqlSyntaxError('expected a parameter name after @', source, i);
       let hash = next;
-      for (code = codes[(i += 2)]!; code < 128 && (CLASS[code]! & WORD_PART) !== 0; code = codes[++i]!)
+      for (code = codes[(i += 2)]!; code < 128 && (CLASS[code] & WORD_PART) !== 0; code = codes[++i]!)
         hash = (Math.imul(hash, 31) + code) | 0;
       const text = internWord(source, codes, start + 1, i, hash); // interned like a word: the resolver looks names up by it
       tokens.push(token('param', text, text, start, i));
@@ -229,7 +229,7 @@ export function tokenize(source: string): Token[] {
       if (close < 0) throw new SqlSyntaxError('unterminated /* comment', source, i);
       i = close + 2;
     } else {
-      const op = twoCharOperator(code, codes[i + 1]!) ?? (code < 128 ? ONE_CHAR_OPERATORS[code] : undefined);
+      const op = twoCharOperator(code, codes[i + 1]) ?? (code < 128 ? ONE_CHAR_OPERATORS[code] : undefined);
       if (!op) throw new SqlSyntaxError(`unexpected character ${JSON.stringify(source[i])}`, source, i);
       i += op.length;
       tokens.push(token('op', op, op, start, i));
@@ -267,13 +267,13 @@ function readNumber(source: string, codes: Uint16Array, start: number): number {
   NUMBER.lastIndex = start;
   NUMBER.test(source);
   const end = NUMBER.lastIndex;
-  if (isWordStart(codes[end]!)) throw new SqlSyntaxError('malformed number', source, start);
+  if (isWordStart(codes[end])) throw new SqlSyntaxError('malformed number', source, start);
   return end;
 }
 
 /** Reads a '…', "…", `…` or triple-quoted literal starting at `start` (the opening quote). */
 function readQuoted(source: string, codes: Uint16Array, start: number, raw: boolean): { value: string; end: number } {
-  const quote = codes[start]!;
+  const quote = codes[start];
   const triple = quote !== 96 && codes[start + 1] === quote && codes[start + 2] === quote;
   const n = source.length;
   let i = start + (triple ? 3 : 1);
@@ -281,7 +281,7 @@ function readQuoted(source: string, codes: Uint16Array, start: number, raw: bool
   // Runs of plain characters are copied with one slice each.
   let run = i;
   while (i < n) {
-    const code = codes[i]!;
+    const code = codes[i];
     if (code === quote && !triple && quote !== 96 && codes[i + 1] === quote) {
       // `'it''s'`: the doubled quote of standard SQL, which the dashboard writes for a quote in
       // search input; BigQuery itself would read two adjacent literals and refuse them.

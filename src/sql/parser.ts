@@ -212,10 +212,10 @@ class Parser extends TokenCursor {
     if (t.kind === 'word' || t.kind === 'quoted') {
       let j = this.i;
       const parts: string[] = [];
-      while ((this.tokens[j]!.kind === 'word' || this.tokens[j]!.kind === 'quoted') && this.isOp(this.tokens[j + 1]!, '.')) {
-        parts.push(this.tokens[j]!.text);
+      while ((this.tokens[j].kind === 'word' || this.tokens[j].kind === 'quoted') && this.isOp(this.tokens[j + 1], '.')) {
+        parts.push(this.tokens[j].text);
         j += 2;
-        if (this.isOp(this.tokens[j]!, '*')) {
+        if (this.isOp(this.tokens[j], '*')) {
           this.i = j + 1;
           return make<Q.SelectStar>({ kind: 'selectStar', pos: t.start, qualifier: parts, except: this.starExcept() });
         }
@@ -472,7 +472,7 @@ class Parser extends TokenCursor {
       if (t.kind !== 'op' || (t.text !== '+' && t.text !== '-')) break;
       this.i++;
       this.enter(t);
-      left = make<E.Binary>({ kind: 'binary', pos: left.pos, op: t.text as E.BinaryOp, left, right: this.multiplicative() });
+      left = make<E.Binary>({ kind: 'binary', pos: left.pos, op: t.text, left, right: this.multiplicative() });
     }
     this.depth = saved;
     return left;
@@ -489,7 +489,7 @@ class Parser extends TokenCursor {
       if (t.kind !== 'op' || (t.text !== '*' && t.text !== '/' && t.text !== '||')) break;
       this.i++;
       this.enter(t);
-      left = make<E.Binary>({ kind: 'binary', pos: left.pos, op: t.text as E.BinaryOp, left, right: this.unary() });
+      left = make<E.Binary>({ kind: 'binary', pos: left.pos, op: t.text, left, right: this.unary() });
     }
     this.depth = saved;
     return left;
@@ -502,7 +502,7 @@ class Parser extends TokenCursor {
         this.i++;
         const saved = this.depth;
         this.enter(this.peek());
-        const e = make<E.Unary>({ kind: 'unary', pos: t.start, op: t.text as '-' | '+', operand: this.unary() });
+        const e = make<E.Unary>({ kind: 'unary', pos: t.start, op: t.text, operand: this.unary() });
         this.depth = saved;
         return e;
       }

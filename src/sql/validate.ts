@@ -119,13 +119,13 @@ export function validatePostgres(sql: string): void {
   if (!ready) throw new Error('the SQL validator is not loaded: await initTranslator() at startup');
   let tree: { stmts?: { stmt?: Json }[] };
   try {
-    tree = parseSync(sql) as typeof tree;
+    tree = parseSync(sql);
   } catch (e) {
     throw refuse(`does not parse: ${(e as Error).message}`, sql);
   }
   const statements = tree.stmts ?? [];
   if (statements.length !== 1) throw refuse(`has ${statements.length} statements`, sql);
-  const stmt = statements[0]!.stmt ?? {};
+  const stmt = statements[0].stmt ?? {};
   if (Object.keys(stmt).join() !== 'SelectStmt') throw refuse(`is a ${Object.keys(stmt)[0]} statement, not SELECT`, sql);
   visit(stmt, new Set(), sql);
 }
@@ -204,7 +204,7 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
     }
     case 'A_Expr': {
       const op = names(node.name);
-      if (op.length !== 1 || !OPERATORS.has(op[0]!) || !OPERATOR_KINDS.has(String(node.kind)))
+      if (op.length !== 1 || !OPERATORS.has(op[0]) || !OPERATOR_KINDS.has(String(node.kind)))
         throw refuse(`operator ${op.join('.')} is not allowed`, sql, at);
       break;
     }
@@ -220,7 +220,7 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
       // security: `x op ANY (subquery)` names its operator here, not in an A_Expr; an operator is a
       // function call, so it must be on the list too (test/security/walls.test.ts, wall 2).
       const op = names(node.operName);
-      if (op.length && (op.length !== 1 || !OPERATORS.has(op[0]!))) throw refuse(`operator ${op.join('.')} is not allowed`, sql, at);
+      if (op.length && (op.length !== 1 || !OPERATORS.has(op[0]))) throw refuse(`operator ${op.join('.')} is not allowed`, sql, at);
       break;
     }
     case 'SortBy':

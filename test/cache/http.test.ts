@@ -68,7 +68,7 @@ describe('result cache over HTTP (Redis)', function () {
     assert.equal(first.headers['x-cache'], 'MISS');
     assert.equal(second.headers['x-cache'], 'HIT');
     assert.equal(second.text, first.text);
-    assert.match(second.headers['content-type']!, /^application\/json; charset=utf-8/);
+    assert.match(second.headers['content-type'], /^application\/json; charset=utf-8/);
     assert.equal(JSON.parse(second.text).result.length, 1);
   });
 

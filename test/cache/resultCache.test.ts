@@ -34,7 +34,7 @@ for (const kind of ['redis', 'memory'] as const) {
       const counter = countingCompute(undefined, 100);
       const outcomes = await Promise.all(Array.from({ length: 50 }, () => cache.fetch(request('ep:b:1:x'), counter.compute)));
       assert.equal(counter.calls, 1);
-      assert.ok(outcomes.every((o) => o.body === outcomes[0]!.body));
+      assert.ok(outcomes.every((o) => o.body === outcomes[0].body));
     });
 
     it('when different keys are fetched, then each is computed and cached separately', async () => {
@@ -101,7 +101,7 @@ describe('result cache shared by two replicas (one Redis)', () => {
       const calls = [a, b].flatMap(({ cache }) => Array.from({ length: 25 }, () => cache.fetch(request('ep:g:1:x'), counter.compute)));
       const outcomes = await Promise.all(calls);
       assert.equal(counter.calls, 1);
-      assert.ok(outcomes.every((o) => o.body === outcomes[0]!.body));
+      assert.ok(outcomes.every((o) => o.body === outcomes[0].body));
       assert.equal((await b.cache.fetch(request('ep:g:1:x'), counter.compute)).status, 'HIT');
       assert.equal((await a.events('singleflight_wait')) + (await b.events('singleflight_wait')), 49);
     } finally {

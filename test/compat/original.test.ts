@@ -215,10 +215,10 @@ function assertNoServerError(res: request.Response, step: string): void {
 function assertRows(actual: Record<string, unknown>[], expected: Record<string, unknown>[], match: 'subset' | 'exact'): void {
   assert.equal(actual.length, expected.length, `rows: ${JSON.stringify(actual)}`);
   expected.forEach((row, i) => {
-    const keys = match === 'exact' ? Object.keys(actual[i]!) : Object.keys(row);
+    const keys = match === 'exact' ? Object.keys(actual[i]) : Object.keys(row);
     for (const key of keys) {
-      if (ANY_VALUE.has(row[key] as string)) assert.ok(actual[i]![key] !== undefined, key);
-      else assert.deepEqual(actual[i]![key], row[key], `row ${i}, ${key}: ${JSON.stringify(actual)}`);
+      if (ANY_VALUE.has(row[key] as string)) assert.ok(actual[i][key] !== undefined, key);
+      else assert.deepEqual(actual[i][key], row[key], `row ${i}, ${key}: ${JSON.stringify(actual)}`);
     }
   });
 }

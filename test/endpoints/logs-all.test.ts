@@ -59,7 +59,7 @@ describe('logs.all', () => {
     );
 
     it('when both bounds are given, then the start is exclusive and the end inclusive', async () => {
-      const res = await query({ project: w, iso_timestamp_start: iso(at[0]!), iso_timestamp_end: iso(at[2]!) });
+      const res = await query({ project: w, iso_timestamp_start: iso(at[0]), iso_timestamp_end: iso(at[2]) });
       assert.deepEqual(
         res.body.result.map((r: { id: string }) => r.id),
         [`${w}-2`, `${w}-1`],
@@ -77,7 +77,7 @@ describe('logs.all', () => {
     });
 
     it('when only the start is given, then everything after it comes back', async () => {
-      const res = await query({ project: w, iso_timestamp_start: iso(at[1]!) });
+      const res = await query({ project: w, iso_timestamp_start: iso(at[1]) });
       assert.deepEqual(
         res.body.result.map((r: { id: string }) => r.id),
         [`${w}-3`, `${w}-2`],

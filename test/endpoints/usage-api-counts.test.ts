@@ -26,7 +26,7 @@ function expectedRows(events: Req[], interval: Interval, now: number, hostPatter
     const bucket = Math.floor(e.at / UNITS[interval]) * UNITS[interval];
     const counts = buckets.get(bucket) ?? [0, 0, 0, 0];
     ['/rest', '/storage', '/auth', '/realtime'].forEach((text, i) => {
-      if (e.path.includes(text)) counts[i]!++;
+      if (e.path.includes(text)) counts[i]++;
     });
     buckets.set(bucket, counts);
   }
@@ -73,8 +73,8 @@ describe('usage.api-counts', () => {
       '/rest/v1/rpc/auth/storage',
     ];
     offsets.forEach((off, i) => {
-      events.push({ at: now - off, path: paths[i % paths.length]!, host });
-      events.push({ at: now - off, path: paths[(i + 1) % paths.length]!, host: otherHost });
+      events.push({ at: now - off, path: paths[i % paths.length], host });
+      events.push({ at: now - off, path: paths[(i + 1) % paths.length], host: otherHost });
     });
     events.push({ at: now - 10 * MINUTE, path: '/rest/v1/rpc/auth/storage', host }); // one request counted in three columns
     events.push({ at: now - 11 * MINUTE, path: '/functions/v1/none', host }); // a bucket with zeros
@@ -101,7 +101,7 @@ describe('usage.api-counts', () => {
         .query({ interval, project: `^https://${tag}\\.` })
         .set('X-API-KEY', keys.query);
       assert.equal(res.status, 200, res.text);
-      assert.match(res.headers['content-type']!, /^application\/json; charset=utf-8/);
+      assert.match(res.headers['content-type'], /^application\/json; charset=utf-8/);
       const expected = expectedRows(events, interval, Date.now(), new RegExp(`^https://${tag}\\.`));
       // Minutes and days always differ across the fixture; the hourly window may fall in one clock hour.
       assert.ok(expected.length >= (interval === 'hourly' ? 1 : 2), 'the fixture is not vacuous');

@@ -137,9 +137,9 @@ describe('start and stop', function () {
       assert.equal(code, 1);
       assert.deepEqual(ran, ['cache']);
       assert.equal(lines.length, 1);
-      assert.match(lines[0]!.msg, /a step failed/);
-      assert.equal(lines[0]!.step, 'pools');
-      assert.equal(lines[0]!.err, 'pool refused to end');
+      assert.match(lines[0].msg, /a step failed/);
+      assert.equal(lines[0].step, 'pools');
+      assert.equal(lines[0].err, 'pool refused to end');
     });
 
     it('when a step is still running at the deadline, then it resolves 1 and logs the step; a later rejection of that step stays handled', async () => {
@@ -150,8 +150,8 @@ describe('start and stop', function () {
       ]);
       assert.equal(code, 1);
       assert.equal(lines.length, 1);
-      assert.match(lines[0]!.msg, /not done within 100 ms \(SHUTDOWN_TIMEOUT_MS\)/);
-      assert.equal(lines[0]!.step, 'in-flight requests');
+      assert.match(lines[0].msg, /not done within 100 ms \(SHUTDOWN_TIMEOUT_MS\)/);
+      assert.equal(lines[0].step, 'in-flight requests');
       fail(new Error('gave up late'));
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(lines.length, 2, 'the late failure is logged');

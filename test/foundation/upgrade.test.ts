@@ -24,18 +24,18 @@ const firstUsageQuery = usage.query
 
 describe('upgrading an install', () => {
   it('when a seeded endpoint still has a query an earlier release seeded, then start brings it to the current definition', async () => {
-    assert.ok(SUPERSEDED_SEEDED_QUERIES['usage.api-counts']!.includes(sha256(firstUsageQuery)), "the first release's query is listed");
+    assert.ok(SUPERSEDED_SEEDED_QUERIES['usage.api-counts'].includes(sha256(firstUsageQuery)), "the first release's query is listed");
     const ctx = await testContext();
     const endpoints = new EndpointRepository(ctx.db.knex);
     const current = (await endpoints.find('usage.api-counts'))!;
     await endpoints.update(current.id, {
       query: firstUsageQuery,
-      parameters: [{ ...usage.parameters[0]!, allowed_values: ['hourly', 'daily', 'minutely'] }, usage.parameters[1]!],
+      parameters: [{ ...usage.parameters[0], allowed_values: ['hourly', 'daily', 'minutely'] }, usage.parameters[1]],
     });
     await ensureSeededEndpoints(ctx.db.knex, ctx.sources.lookup);
     const upgraded = (await endpoints.find('usage.api-counts'))!;
     assert.equal(upgraded.query, usage.query);
-    assert.deepEqual(upgraded.parameters[0]!.allowed_values, ['hourly', 'daily', 'minutely', '1hr', '1day', '7day']);
+    assert.deepEqual(upgraded.parameters[0].allowed_values, ['hourly', 'daily', 'minutely', '1hr', '1day', '7day']);
     assert.ok(upgraded.version > current.version, 'a new version, so cached results are not served');
   });
 

@@ -88,7 +88,7 @@ describe('two service processes on one Redis', function () {
 
     await sleep(4 * 3000 + 500);
     const periods = (Date.now() - started) / 3000;
-    const [a, b] = [await warmRuns(ports[0]!), await warmRuns(ports[1]!)];
+    const [a, b] = [await warmRuns(ports[0]), await warmRuns(ports[1])];
     if (process.env.CACHE_TEST_VERBOSE) console.log(`    warm runs: ${a} + ${b} in ${periods.toFixed(2)} periods`);
     assert.ok(Math.abs(a + b - Math.floor(periods)) <= 1, `${a} + ${b} warm runs in ${periods.toFixed(2)} periods`);
 

@@ -231,7 +231,7 @@ describe('hardening: faults', function () {
         const worker = async (n: number) => {
           while (Date.now() < end) {
             const i = seq++;
-            const what = ['logs', 'usage', 'ingest', 'ready', 'mgmt'][(n + i) % 5]!;
+            const what = ['logs', 'usage', 'ingest', 'ready', 'mgmt'][(n + i) % 5];
             let a: Answer;
             if (what === 'logs')
               a = await call(s.base, s.key, `${LOGS}?project=${tag}&iso_timestamp_start=2020-01-0${1 + (i % 9)}T00:00:00Z`);

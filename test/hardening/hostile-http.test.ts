@@ -56,7 +56,7 @@ async function snapshot(ctx: AppContext): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const { name } of rows) {
     const r = await ctx.db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ONLY ${name}`);
-    out[name] = Number(r.rows[0]!.n);
+    out[name] = Number(r.rows[0].n);
   }
   return out;
 }
@@ -179,7 +179,7 @@ describe('security: the hostile corpus through HTTP', function () {
     });
 
     it('when a query runs past the limit, then 504 DEADLINE_EXCEEDED and the backend is freed', async () => {
-      const res = await run('logs.all', { project: 'x', sql: RESOURCE_SQL.cartesian![0]! });
+      const res = await run('logs.all', { project: 'x', sql: RESOURCE_SQL.cartesian[0] });
       assert.equal(res.status, 504);
       assertEnvelope(504, res.body as Body, 'timeout');
       assert.equal((res.body as Body).error!.status, 'DEADLINE_EXCEEDED');

@@ -37,7 +37,7 @@ async function memoryOf(svc: ServiceProcess): Promise<Memory> {
   svc.child.kill('SIGUSR2');
   for (let i = 0; i < 100; i++) {
     const parts = svc.output().split('HARDENING_MEM ');
-    if (parts.length > before) return JSON.parse(parts[parts.length - 1]!.split('\n')[0]!) as Memory;
+    if (parts.length > before) return JSON.parse(parts[parts.length - 1].split('\n')[0]) as Memory;
     await sleep(50);
   }
   throw new Error('the service did not report its memory');

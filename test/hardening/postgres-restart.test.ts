@@ -73,7 +73,7 @@ describe('hardening: Postgres stopped and started under traffic', function () {
     const t0 = performance.now();
     const worker = async (n: number) => {
       for (let i = 0; !stop; i++) {
-        const kind = kinds[(n + i) % kinds.length]!;
+        const kind = kinds[(n + i) % kinds.length];
         const k = seq++;
         const started = performance.now() - t0;
         let a;

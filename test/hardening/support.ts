@@ -157,8 +157,8 @@ export async function startService(
     out += chunk.toString();
     if (out.length > 200_000) out = out.slice(-100_000);
   };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -194,7 +194,7 @@ export async function startService(
 /** p50 / p95 / p99 / max of a list of milliseconds. */
 export function percentiles(ms: number[]): { n: number; p50: number; p95: number; p99: number; max: number } {
   const s = [...ms].sort((a, b) => a - b);
-  const at = (q: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : 0);
+  const at = (q: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : 0);
   return { n: s.length, p50: round(at(0.5)), p95: round(at(0.95)), p99: round(at(0.99)), max: round(s[s.length - 1] ?? 0) };
 }
 
@@ -291,8 +291,8 @@ export class ThrowawayPostgres {
     return new Promise((resolve, reject) => {
       const child = spawn('runuser', ['-u', 'postgres', '--', ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
-      child.stdout!.on('data', (c) => (out += c));
-      child.stderr!.on('data', (c) => (out += c));
+      child.stdout.on('data', (c) => (out += c));
+      child.stderr.on('data', (c) => (out += c));
       const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
       child.once('exit', (code) => {
         clearTimeout(timer);

@@ -39,15 +39,15 @@ describe('keys that normalise to one name', () => {
       { nowMs: Date.now(), retentionDays: 1 },
     );
     assert.deepEqual(errors, []);
-    assert.deepEqual(rows[0]!.metadata, [
+    assert.deepEqual(rows[0].metadata, [
       { headers: [{ content_type_2: 'text/html', content_type: 'application/json', x_id_2: 1, x_id: 'two' }] },
     ]);
-    assert.deepEqual(rows[0]!.body, { content_type_2: 'top', content_type: 'top too', event_message_2: 'not the message' });
-    assert.equal(rows[0]!.event_message, 'the message');
-    const headers = fields.metadata!.fields!.headers!.fields!;
+    assert.deepEqual(rows[0].body, { content_type_2: 'top', content_type: 'top too', event_message_2: 'not the message' });
+    assert.equal(rows[0].event_message, 'the message');
+    const headers = fields.metadata.fields!.headers.fields!;
     assert.deepEqual(Object.keys(headers).sort(), ['content_type', 'content_type_2', 'x_id', 'x_id_2']);
-    assert.equal(headers.x_id_2!.type, 'INT64');
-    assert.equal(headers.x_id!.type, 'STRING');
+    assert.equal(headers.x_id_2.type, 'INT64');
+    assert.equal(headers.x_id.type, 'STRING');
   });
 
   it('when a key after a renamed one has the name of an Object property (constructor), then its own value is stored', () => {
@@ -55,7 +55,7 @@ describe('keys that normalise to one name', () => {
       nowMs: Date.now(),
       retentionDays: 1,
     });
-    assert.deepEqual(rows[0]!.body, { x_y: 1, constructor: 'mine', toString: 2, m: [{ valueOf: 3 }] });
+    assert.deepEqual(rows[0].body, { x_y: 1, constructor: 'mine', toString: 2, m: [{ valueOf: 3 }] });
     const field = (map: typeof fields | undefined, name: string) => map?.[name]; // not Object's own toString/valueOf
     assert.equal(field(fields, 'toString')?.type, 'INT64');
     assert.equal(field(field(fields, 'm')?.fields, 'valueOf')?.type, 'INT64');
@@ -63,8 +63,8 @@ describe('keys that normalise to one name', () => {
 
   it('when "message" is sent beside "event_message", then it is kept as a field of its own', () => {
     const { rows } = normaliseEvents([{ event_message: 'main', message: 'kept' }], { nowMs: Date.now(), retentionDays: 1 });
-    assert.equal(rows[0]!.event_message, 'main');
-    assert.deepEqual(rows[0]!.body, { message: 'kept' });
+    assert.equal(rows[0].event_message, 'main');
+    assert.deepEqual(rows[0].body, { message: 'kept' });
   });
 
   it('when arrays hold colliding objects, then toStoredShape and inferField follow the same rule', () => {

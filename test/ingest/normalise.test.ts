@@ -27,7 +27,7 @@ function reference(events: Record<string, unknown>[]): { metadata: unknown[]; bo
   }
   return { metadata, bodies, fields };
 }
-const mergeField2 = (a: FieldSchema | undefined, b: FieldSchema) => mergeFieldMaps(a ? { x: a } : {}, { x: b }).x!;
+const mergeField2 = (a: FieldSchema | undefined, b: FieldSchema) => mergeFieldMaps(a ? { x: a } : {}, { x: b }).x;
 
 /** Mostly identifiers (fieldName is the identity, so the reference compares directly); "x-y" exercises renaming. */
 const key = fc.constantFrom('a', 'b', 'path', 'status', 'headers', 'cf', 'n', 'x-y');

@@ -68,8 +68,8 @@ describe('source catalog reloads', function () {
       };
       const logged = () => lines.filter((l) => /source catalog reload failed/.test(l.msg));
       assert.ok(await eventually(() => logged().length === 2 && calls > 2, 10_000), JSON.stringify(lines));
-      assert.equal(logged()[0]!.err, 'catalog unreadable');
-      assert.equal(logged()[0]!.level, 40, 'a warning');
+      assert.equal(logged()[0].err, 'catalog unreadable');
+      assert.equal(logged()[0].level, 40, 'a warning');
     } finally {
       jobs.stop();
       await ctx.close();

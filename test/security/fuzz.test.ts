@@ -132,7 +132,7 @@ function callerRelations(sql: string): { relations: Array<{ schema?: string; nam
       walk(child);
     }
   };
-  walk(tree.stmts[0]!.stmt);
+  walk(tree.stmts[0].stmt);
   return { relations, ctes };
 }
 

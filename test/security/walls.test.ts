@@ -120,7 +120,7 @@ describe('security walls, each on its own', function () {
 
     it('when the query reads a log table, then it runs as the reader role', async () => {
       const run = await executeReadOnly(pool, 'SELECT current_user, count(*) FROM logs.cloudflare_logs_prod', [], options);
-      assert.equal(run.rows[0]![0], READER_ROLE);
+      assert.equal(run.rows[0][0], READER_ROLE);
     });
 
     for (const table of ['api_keys', 'public.api_keys', 'endpoints', 'sources', 'pgmigrations']) {
@@ -193,7 +193,7 @@ describe('security walls, each on its own', function () {
       it("when a printed literal holds \\', then it stays one literal (no injection)", async () => {
         const run = await executeReadOnly(lax, "SELECT '\\'' , (SELECT count(*) FROM pg_class) --'", [], options);
         assert.equal(run.fields.length, 1);
-        assert.equal(run.rows[0]![0], "\\' , (SELECT count(*) FROM pg_class) --");
+        assert.equal(run.rows[0][0], "\\' , (SELECT count(*) FROM pg_class) --");
       });
 
       it('when random strings go through a BigQuery literal, the translator and the database, then each comes back unchanged', async () => {

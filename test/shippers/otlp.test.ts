@@ -102,8 +102,8 @@ describe('OTLP/HTTP logs at POST /v1/logs, from the OpenTelemetry exporters', fu
         rows.map((r) => r.event_message),
         Array.from({ length: 30 }, (_, i) => `${tag} record ${i}`),
       );
-      assert.equal(rows[0]!.ts, new Date(base).toISOString().replace('Z', '000Z'));
-      const m = rows[3]!.metadata[0];
+      assert.equal(rows[0].ts, new Date(base).toISOString().replace('Z', '000Z'));
+      const m = rows[3].metadata[0];
       assert.deepEqual(m.attributes, [{ http_status_code: 203, i: 3, ok: false, ratio: 0.75, tags: ['a', 'b'], tag }]);
       assert.deepEqual(m.resource[0].service_name, `svc-${tag}`);
       assert.equal(m.resource[0].deployment_environment, 'test');
@@ -199,7 +199,7 @@ describe('OTLP/HTTP logs at POST /v1/logs, from the OpenTelemetry exporters', fu
     it('when every record is stored, then the answer is an empty ExportLogsServiceResponse', async () => {
       const res = await fetch(`${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, {
         method: 'POST',
-        body: JSON.stringify(request([records('raw-ok')[0]!])),
+        body: JSON.stringify(request([records('raw-ok')[0]])),
         headers: { 'content-type': 'application/json', 'x-api-key': s.keys.ingest },
       });
       assert.equal(res.status, 200);

@@ -57,7 +57,7 @@ describe('pino-logflare, the original JavaScript transport, posting to /logs', f
 
   it('when the in-process stream sends events by source token (the source UUID), then every one is stored', async () => {
     const tag = 'pino-stream';
-    const stream = createWriteStream({ apiKey: s.keys.ingest, sourceToken: source.id, apiBaseUrl: s.base, size: 4 } as never);
+    const stream = createWriteStream({ apiKey: s.keys.ingest, sourceToken: source.id, apiBaseUrl: s.base, size: 4 });
     const log = pino(stream);
     for (let i = 0; i < 12; i++) log.error({ tag, i }, `stream event ${i}`);
     const rows = await eventually(

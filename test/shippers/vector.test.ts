@@ -174,8 +174,8 @@ describe("Vector, the self-hosted stack's shipper: its events, as its sinks post
       // A project per sink (two sinks share edge_logs), and an event of another project beside
       // it, so that the project filter is what selects.
       const p = `${project}s${i}`;
-      const mine = vectorEvents(p, at)[i]!.event;
-      const theirs = vectorEvents(`${p}other`, at)[i]!.event;
+      const mine = vectorEvents(p, at)[i].event;
+      const theirs = vectorEvents(`${p}other`, at)[i].event;
       const res = await post(source, [mine, theirs], 'url');
       assert.equal(res.status, 200, await res.clone().text());
       assert.deepEqual(await res.json(), { message: 'Logged!', count: 2 });
@@ -184,13 +184,13 @@ describe("Vector, the self-hosted stack's shipper: its events, as its sinks post
         rows.map((r) => r.event_message),
         [mine.event_message],
       );
-      assert.equal(rows[0]!.timestamp, Math.floor(at / 1000) * 1_000_000 + 123_456); // microseconds, from Vector's nanoseconds
+      assert.equal(rows[0].timestamp, Math.floor(at / 1000) * 1_000_000 + 123_456); // microseconds, from Vector's nanoseconds
     });
   });
 
   it('when a sink sends the key as x-api-key (the current vector.yml), then the events are stored too', async () => {
     const p = `${project}hdr`;
-    const kong = vectorEvents(p, at)[0]!;
+    const kong = vectorEvents(p, at)[0];
     const res = await post(kong.source, [kong.event], 'header');
     assert.equal(res.status, 200);
     assert.deepEqual(

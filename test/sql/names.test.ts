@@ -32,7 +32,7 @@ describe('names', () => {
     ).toReturn([{ mehtod: null, method: 'PUT' }]);
     assert.equal(t.warnings.length, 1);
     assert.match(
-      t.warnings[0]!.message,
+      t.warnings[0].message,
       /unknown field mehtod reads as NULL until events bring it; did you mean method\? \(line 1, column 8\)/,
     );
   });

@@ -26,7 +26,7 @@ describe('SQL: endpoints read as tables', () => {
   const lookupOf =
     (texts: Record<string, string>): EndpointLookup =>
     (name) =>
-      texts[name] === undefined ? undefined : { name, query: texts[name]! };
+      texts[name] === undefined ? undefined : { name, query: texts[name] };
   const texts = {
     base: 'with x as (select timestamp as date, event_message from `postgres.logs` where project = @project) select date, event_message from x',
     mid: 'select date from base where event_message like @pattern',

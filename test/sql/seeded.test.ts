@@ -67,7 +67,7 @@ describe('seeded endpoint queries', () => {
         const key = bucket(e.timestamp, unit);
         const counts = buckets.get(key) ?? [0, 0, 0, 0];
         AREAS.forEach((area, i) => {
-          if (e.metadata.request.path.includes(area)) counts[i]!++;
+          if (e.metadata.request.path.includes(area)) counts[i]++;
         });
         buckets.set(key, counts);
       }
@@ -115,9 +115,9 @@ describe('seeded endpoint queries', () => {
         rows.map((r) => r.timestamp),
         [times.m2, times.m2, times.m5, times.m5, times.m30, times.h3, times.d2, times.d9],
       );
-      const first = rows[0]!;
+      const first = rows[0];
       assert.deepStrictEqual(Object.keys(first), ['id', 'timestamp', 'event_message', 'metadata']);
-      assert.equal((first.metadata as { request: { path: string }[] }[])[0]!.request[0]!.path.startsWith('/'), true);
+      assert.equal((first.metadata as { request: { path: string }[] }[])[0].request[0].path.startsWith('/'), true);
     });
 
     it('when a window is given, then start is exclusive and end inclusive', async () => {

@@ -38,7 +38,7 @@ describe('STRUCT and arrays', () => {
         from ${src} t where t.project = '${P}' and t.event_message = 'one'`).toReturn([
         { s: { x: 1, y: 'a' }, tup: { _field_1: 2, _field_2: 'b' }, named: { event_message: 'one', recent: true } },
       ]);
-    assert.equal(t.columns[0]!.type, 'STRUCT<x INT64, y STRING>');
+    assert.equal(t.columns[0].type, 'STRUCT<x INT64, y STRING>');
   });
 
   it('when a field of a STRUCT is read back, then it keeps its type (INT64 compares as a number, TIMESTAMP as a time)', async () => {
@@ -123,17 +123,17 @@ describe('STRUCT and arrays', () => {
     assert.deepEqual(rows, [
       {
         e: {
-          id: rows[0]!.eid,
+          id: rows[0].eid,
           timestamp: ts(2).replace('.000Z', '+00:00'),
           event_message: 'two',
           project: P,
           metadata: [{ request: [{ method: 'POST', pathname: '/b' }], response: [{ status_code: 500 }] }],
         },
-        eid: rows[0]!.eid,
+        eid: rows[0].eid,
       },
     ]);
     const e = translation;
-    assert.equal(e.columns[0]!.name, 'e');
+    assert.equal(e.columns[0].name, 'e');
   });
 
   it('when a STRUCT of a row is read back, then its columns keep their types', async () => {

@@ -217,8 +217,8 @@ export const pg = {
   op: (op: string, left: PgExpr, right: PgExpr): PgOp => f({ kind: 'op', op, left, right }),
   not: (operand: PgExpr): PgNot => f({ kind: 'not', operand }),
   neg: (operand: PgExpr): PgNeg => f({ kind: 'neg', operand }),
-  and: (...operands: PgExpr[]): PgExpr => (operands.length === 1 ? operands[0]! : f({ kind: 'andOr', op: 'AND', operands })),
-  or: (...operands: PgExpr[]): PgExpr => (operands.length === 1 ? operands[0]! : f({ kind: 'andOr', op: 'OR', operands })),
+  and: (...operands: PgExpr[]): PgExpr => (operands.length === 1 ? operands[0] : f({ kind: 'andOr', op: 'AND', operands })),
+  or: (...operands: PgExpr[]): PgExpr => (operands.length === 1 ? operands[0] : f({ kind: 'andOr', op: 'OR', operands })),
   is: (operand: PgExpr, test: PgIs['test'], negated = false): PgIs => f({ kind: 'is', operand, test, negated }),
   func: (name: string, args: PgExpr[], extra: Partial<Omit<PgFunc, 'kind' | 'name' | 'args'>> = {}): PgFunc =>
     f({ kind: 'func', name, args, ...extra }),

@@ -49,7 +49,7 @@ export function readOfConstantCte(
   if (query.ctes.length || query.orderBy.length || query.limit || query.offset) return undefined;
   if (s.kind !== 'select' || s.where || s.groupBy.length || s.having || s.distinct || s.targets.length !== 1) return undefined;
   const from = s.from;
-  const target = s.targets[0]!.expr;
+  const target = s.targets[0].expr;
   if (from?.kind !== 'table' || from.schema !== undefined || target.kind !== 'column' || target.table !== from.alias) return undefined;
   const cte = rowOf(from.name);
   const index = cte ? cte.names.indexOf(target.name) : -1;

@@ -74,7 +74,7 @@ function writeQuery(q: P.PgQuery): void {
   if (q.ctes.length) {
     sql += 'WITH ';
     for (let k = 0; k < q.ctes.length; k++) {
-      const c = q.ctes[k]!;
+      const c = q.ctes[k];
       if (k) sql += ',\n';
       sql += ident(c.name) + ' AS (';
       writeQuery(c.query);
@@ -125,7 +125,7 @@ function writeOperand(b: P.PgQuery['body']): void {
 function writeSelect(s: P.PgSelect): void {
   sql += s.distinct ? 'SELECT DISTINCT ' : 'SELECT ';
   for (let k = 0; k < s.targets.length; k++) {
-    const t = s.targets[k]!;
+    const t = s.targets[k];
     if (k) sql += ', ';
     writeExpr(t.expr);
     sql += ' AS ' + ident(t.name);
@@ -174,7 +174,7 @@ const FROM_WRITERS: { [K in P.PgFromKind]: (node: Extract<P.PgFrom, { kind: K }>
     }
     if (j.using?.length) {
       sql += ' USING (';
-      for (let k = 0; k < j.using.length; k++) sql += (k ? ', ' : '') + ident(j.using[k]!);
+      for (let k = 0; k < j.using.length; k++) sql += (k ? ', ' : '') + ident(j.using[k]);
       sql += ')';
     } else if (j.on) {
       sql += ' ON ';
@@ -197,7 +197,7 @@ function writeFrom(node: P.PgFrom): void {
 
 function writeOrders(orders: readonly P.PgOrder[]): void {
   for (let k = 0; k < orders.length; k++) {
-    const o = orders[k]!;
+    const o = orders[k];
     if (k) sql += ', ';
     writeExpr(o.expr);
     sql += o.desc ? ' DESC' : ' ASC';
@@ -208,7 +208,7 @@ function writeOrders(orders: readonly P.PgOrder[]): void {
 function writeList(items: readonly P.PgExpr[], separator: string): void {
   for (let k = 0; k < items.length; k++) {
     if (k) sql += separator;
-    writeExpr(items[k]!);
+    writeExpr(items[k]);
   }
 }
 

@@ -39,7 +39,7 @@ export function dropUnusedCtes(query: PgQuery, parameters: readonly string[]): {
   const kept = [...seen].sort((a, b) => a - b);
   if (kept.length === parameters.length) return { query: pruned, parameters: [...parameters] };
   const renumber = new Map(kept.map((old, i) => [old, i + 1]));
-  return { query: renumberParams(pruned, renumber), parameters: kept.map((old) => parameters[old - 1]!) };
+  return { query: renumberParams(pruned, renumber), parameters: kept.map((old) => parameters[old - 1]) };
 }
 
 type Node = TreeNode;

@@ -38,7 +38,7 @@ export function rangeColumns(range: Range): { name: string; value: Typed }[] {
     case 'relation':
       return range.columns.map((c) => ({ name: c.name, value: typed(pg.column(range.alias, c.name), c.type) }));
     case 'value':
-      return [{ name: range.names[0]!, value: range.value }];
+      return [{ name: range.names[0], value: range.value }];
   }
 }
 
@@ -66,7 +66,7 @@ function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): 
     // The metadata column exists even before a source has seen any events: a record array without known fields.
     return typed(pg.column(range.alias, key), field ? fieldType(field) : { kind: 'jsonArray', element: { kind: 'record' }, single: false });
   }
-  return jsonField(pg.column(range.alias, BODY_COLUMN), key, field!);
+  return jsonField(pg.column(range.alias, BODY_COLUMN), key, field);
 }
 
 /**
@@ -176,7 +176,7 @@ type PathHead = { kind: 'range'; range: Range } | { kind: 'value'; value: Typed 
  * then a column of a table in scope, then a field of an unnested record; outer scopes after inner.
  */
 export function resolvePath(parts: readonly string[], pos: number, scope: Scope, ctx: Context, allowRange = false): PathHead {
-  const head = parts[0]!;
+  const head = parts[0];
   const headLower = lower(head);
   for (let s: Scope | undefined = scope; s; s = s.parent) {
     const range = rangeNamed(s, headLower);
@@ -186,7 +186,7 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
         if (allowRange) return { kind: 'range', range };
         throw new SqlUnsupportedError(`${head} is a table; select its columns, e.g. ${head}.id`, ctx.text, pos);
       }
-      const name = parts[1]!;
+      const name = parts[1];
       const column = rangeColumn(range, name) ?? unknownSourceField(range, name, ctx, pos);
       if (!column)
         throw new SqlNameError(
@@ -209,7 +209,7 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
   // none of which has it): a top-level field it has not seen yet. With two source tables it would
   // be a guess, so it stays an error that asks to qualify it.
   const sources = scope.ranges.filter((r) => r.kind === 'source');
-  const field = sources.length === 1 ? unknownSourceField(sources[0]!, head, ctx, pos) : undefined;
+  const field = sources.length === 1 ? unknownSourceField(sources[0], head, ctx, pos) : undefined;
   if (field) return { kind: 'value', value: fields(field, parts, 1, ctx, pos) };
   const candidates = visibleNames(scope);
   const qualify =
@@ -310,7 +310,7 @@ function visibleNames(scope: Scope): string[] {
 
 /** Fields `names[from]`, `names[from + 1]`, … of `value`. */
 function fields(value: Typed, names: readonly string[], from: number, ctx: Context, pos: number): Typed {
-  for (let i = from; i < names.length; i++) value = fieldOf(value, names[i]!, ctx, pos);
+  for (let i = from; i < names.length; i++) value = fieldOf(value, names[i], ctx, pos);
   return value;
 }
 

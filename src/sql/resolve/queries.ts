@@ -48,7 +48,7 @@ function wrapQualify(select: PgSelect, qualify: PgExpr, orderBy: readonly PgOrde
   const targets = select.targets.map((t, i) => ({ expr: t.expr, name: `c${i}` }));
   const lift = (e: PgExpr): PgExpr => {
     const same = targets.findIndex((t) => sameExpr(t.expr, e));
-    if (same >= 0) return pg.column(alias, targets[same]!.name);
+    if (same >= 0) return pg.column(alias, targets[same].name);
     if (!some(e, innerOnly)) return e;
     if (!innerOnly(e)) return mapChildren(e, lift);
     const name = `_q${targets.length}`;
@@ -141,7 +141,7 @@ const BODY_RESOLVERS: { [K in Q.QueryBodyKind]: (b: Extract<Q.QueryBody, { kind:
     if (left.columns.length !== right.columns.length) {
       throw new SqlSyntaxError(`${s.op} operands have ${left.columns.length} and ${right.columns.length} columns`, ctx.text, s.pos);
     }
-    const columns = left.columns.map((c, i) => ({ name: c.name, type: unionType(c.type, right.columns[i]!.type) }));
+    const columns = left.columns.map((c, i) => ({ name: c.name, type: unionType(c.type, right.columns[i].type) }));
     return {
       pg: { kind: 'setOp', op: s.op === 'UNION ALL' ? 'UNION ALL' : 'UNION', left: branch(left, ctx), right: branch(right, ctx) },
       columns,
@@ -263,7 +263,7 @@ function selectOrdinal(e: E.Expr, items: readonly OutputName[], ctx: Context, im
     return n;
   }
   if (e.kind === 'path' && e.parts.length === 1) {
-    const name = e.parts[0]!.toLowerCase();
+    const name = e.parts[0].toLowerCase();
     const i = items.findIndex((t) => (t.explicit || implicitNames) && t.name.toLowerCase() === name);
     if (i >= 0) return i + 1;
   }

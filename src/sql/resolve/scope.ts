@@ -87,7 +87,7 @@ export class TranslationState {
 
   alias(): string {
     const n = this.aliases++;
-    return n < ALIASES.length ? ALIASES[n]! : `t${n}`;
+    return n < ALIASES.length ? ALIASES[n] : `t${n}`;
   }
 
   /** An independent copy: the same parameters, alias counter and column count (index.ts reuses a resolved endpoint from one). */
