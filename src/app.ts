@@ -36,7 +36,7 @@ export async function createApp(ctx: AppContext): Promise<Express> {
   app.use((req, res, next) => {
     const started = performance.now(); // a double: no BigInt per request
     res.on('finish', () => {
-      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
       ctx.metrics.httpRequests.inc({ route, status: String(res.statusCode) });
       ctx.metrics.httpDuration.observe({ route }, (performance.now() - started) / 1000);
       // req.path, never req.url: the query string may hold the api_key (src/auth/urlKey.ts).

@@ -17,7 +17,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config, type Scope } from './config.js';
+import { ConfigError, loadConfig, type Scope } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { createLogger } from './logger.js';
 import { EndpointRepository } from './endpoints/repository.js';

@@ -17,7 +17,6 @@ import { Authenticator } from './auth/authenticate.js';
 import { LogWriter } from './ingest/write.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { PROJECT_ROOT } from './paths.js';
-import { EndpointRepository } from './endpoints/repository.js';
 import { ensureSeededEndpoints } from './seed.js';
 import type { ResultCache } from './cache/types.js';
 import { createResultCache } from './cache/index.js';

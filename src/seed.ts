@@ -44,7 +44,7 @@ export async function ensureSeededEndpoints(knex: Knex, sources: SourceLookup): 
 /** On the first start of an instance configured for it (the embedded default), the demo events. */
 export async function loadDemoDataOnce(ctx: AppContext): Promise<void> {
   const edge = await ctx.sources.get('cloudflare.logs.prod');
-  const { rows } = await ctx.db.pool.query(`SELECT EXISTS (SELECT 1 FROM logs."${edge.table_name}") AS any`);
+  const { rows } = await ctx.db.pool.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM logs."${edge.table_name}") AS any`);
   if (rows[0].any) return;
   const nowMs = Date.now();
   let total = 0;

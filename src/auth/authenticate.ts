@@ -30,7 +30,7 @@ export function keyOfHeaders(headers: IncomingHttpHeaders, urlKey?: string): str
 /** The `api_key` parameter of a parsed query (the first one if repeated). */
 function urlKeyOf(query: Record<string, unknown> | undefined): string | undefined {
   const value = query?.[API_KEY_PARAM];
-  const first = Array.isArray(value) ? value[0] : value;
+  const first: unknown = Array.isArray(value) ? value[0] : value;
   return typeof first === 'string' && first.trim() !== '' ? first.trim() : undefined;
 }
 

@@ -34,7 +34,7 @@ export class ApiKeyRepository {
   async create(name: string, key: string, scopes: Scope[]): Promise<ApiKeyRecord> {
     const [row] = await this.knex('api_keys')
       .insert({ name, key_hash: hashKey(key), prefix: key.slice(0, 6), scopes })
-      .returning(['id', 'name', 'prefix', 'scopes', 'created_at']);
+      .returning<ApiKeyRecord[]>(['id', 'name', 'prefix', 'scopes', 'created_at']);
     return row;
   }
 

@@ -59,7 +59,7 @@ export async function openReaderPool(
 /** True, or why not (the login or a startup option was refused). */
 async function logsInAsReader(pool: pg.Pool): Promise<true | string> {
   try {
-    const { rows } = await pool.query('SELECT current_user AS who');
+    const { rows } = await pool.query<{ who: string }>('SELECT current_user AS who');
     return rows[0]?.who === READER_ROLE || `logged in as ${String(rows[0]?.who)}`;
   } catch (err) {
     return (err as Error).message;

@@ -28,7 +28,7 @@ export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolCl
 }
 
 /** Runs a knex-built statement on a pg client (so it can join that client's transaction). */
-export async function runBuilt<R extends pg.QueryResultRow = any>(
+export async function runBuilt<R extends pg.QueryResultRow = pg.QueryResultRow>(
   client: pg.PoolClient,
   builder: Knex.QueryBuilder | Knex.Raw,
 ): Promise<R[]> {

@@ -221,7 +221,7 @@ function notFound(idOrName: string): NotFoundError {
 }
 
 function duplicateName(name: string) {
-  return (err: { code?: string }): never => {
+  return (err: Error & { code?: string }): never => {
     if (err.code === '23505') {
       throw new ConflictError(`An endpoint named "${name}" already exists.`, [
         { domain: 'endpoints', reason: 'duplicateName', message: 'name already taken', location: 'name' },

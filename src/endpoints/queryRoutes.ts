@@ -58,7 +58,7 @@ export interface FastQueryRoute {
    * Before the app (src/http/server.ts): true when this request is answered here, false when the
    * app must take it. `app` gets it back with the error if the cache fetch fails.
    */
-  serve(req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => void): boolean;
+  serve: (req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
 }
 
 /**

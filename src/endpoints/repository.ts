@@ -50,15 +50,15 @@ export class EndpointRepository {
   }
 
   async insert(fields: EndpointFields): Promise<EndpointRecord> {
-    const [row] = await this.knex('endpoints').insert(toRow(fields)).returning('*');
+    const [row] = (await this.knex('endpoints').insert(toRow(fields)).returning('*')) as EndpointRecord[];
     return row;
   }
 
   async update(id: string, fields: Partial<EndpointFields>): Promise<EndpointRecord | undefined> {
-    const [row] = await this.knex('endpoints')
+    const [row] = (await this.knex('endpoints')
       .where({ id })
       .update({ ...toRow(fields), version: this.knex.raw('version + 1'), updated_at: this.knex.fn.now() })
-      .returning('*');
+      .returning('*')) as EndpointRecord[];
     return row;
   }
 

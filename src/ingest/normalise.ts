@@ -3,7 +3,7 @@
  * in the stored BigQuery shape, and the schema they imply.
  */
 import { randomUUID } from 'node:crypto';
-import { FIXED_COLUMNS, inferField, mergeField, type FieldMap, type FieldType } from '../sources/schema.js';
+import { inferField, mergeField, type FieldMap, type FieldType } from '../sources/schema.js';
 import { fieldName, isPlainObject, storedNames, toStoredShape } from './shape.js';
 import { MAX_NESTING, unstorableReason } from './storable.js';
 import { parseEventTimestamp } from './timestamp.js';
@@ -186,7 +186,8 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
     }
     if (walker.problem) {
       walker.undo();
-      fail(`the event ${walker.problem}`);
+      // `as string`: the compiler narrowed `problem` to undefined where it was reset above and cannot see the walk set it.
+      fail(`the event ${walker.problem as string}`);
       continue;
     }
 

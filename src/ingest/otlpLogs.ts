@@ -163,7 +163,7 @@ function attributes(values: unknown): Record<string, unknown> | undefined {
 function anyValue(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return null;
   const v = value as Message;
-  if (v.stringValue != null) return typeof v.stringValue === 'string' ? v.stringValue : String(v.stringValue);
+  if (v.stringValue != null) return typeof v.stringValue === 'string' ? v.stringValue : JSON.stringify(v.stringValue);
   if (v.intValue != null) return int64Value(v.intValue);
   if (v.kvlistValue != null) return attributes((v.kvlistValue as Message).values) ?? {};
   if (v.boolValue != null) return Boolean(v.boolValue);
@@ -211,7 +211,7 @@ function toBigInt(value: unknown): bigint | undefined {
       const high = BigInt(value.unsigned ? value.high >>> 0 : value.high);
       return (high << 32n) + BigInt(value.low >>> 0);
     }
-    return BigInt(String(value));
+    return typeof value === 'string' ? BigInt(value) : undefined;
   } catch {
     return undefined;
   }

@@ -115,7 +115,7 @@ function readRaw(req: Request, limit: number): Promise<Buffer> {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const finish = (err?: unknown) => {
+    const finish = (err?: Error) => {
       if (done) return;
       done = true;
       req.off('data', onData);

@@ -5,9 +5,9 @@ import { normaliseEvents } from '../ingest/normalise.js';
 import { fieldMapFromPaths, overlayFieldMaps, type FieldMap } from './schema.js';
 
 /** Fields current Supabase logs carry, by source (seeds/source-fields.json: the dashboard's queries and the stack's shipper configuration). */
-const KNOWN_FIELDS: Readonly<Record<string, Readonly<Record<string, string>>>> = JSON.parse(
-  fs.readFileSync(path.join(PROJECT_ROOT, 'seeds', 'source-fields.json'), 'utf8'),
-);
+const KNOWN_FIELDS = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'seeds', 'source-fields.json'), 'utf8')) as Readonly<
+  Record<string, Readonly<Record<string, string>>>
+>;
 
 /**
  * The schema a default source starts with: inferred from its sample event in seeds/fixtures,
@@ -19,7 +19,7 @@ export function defaultSourceSchema(name: string): FieldMap {
   const known = fieldMapFromPaths(KNOWN_FIELDS[name] ?? {});
   const file = path.join(PROJECT_ROOT, 'seeds', 'fixtures', `${name}.json`);
   if (!fs.existsSync(file)) return known;
-  const sample = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const sample = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   const { fields } = normaliseEvents([{ ...sample, timestamp: undefined }], { nowMs: Date.now(), retentionDays: 1 });
   // The known types win over the sample's: its placeholders (gotrue's `"status": "some status"`)
   // would make a number field a STRING, and `metadata.status >= 400` a type error.

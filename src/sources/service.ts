@@ -199,7 +199,7 @@ async function freeTableName(client: pg.PoolClient, name: string): Promise<strin
   const base = tableNameForSource(name);
   for (let i = 0; ; i++) {
     const candidate = i === 0 ? base : `${base}_${i}`;
-    const { rows } = await client.query(
+    const { rows } = await client.query<{ taken: boolean }>(
       'SELECT EXISTS (SELECT 1 FROM sources WHERE table_name = $1) OR to_regclass($2) IS NOT NULL AS taken',
       [candidate, `${LOG_SCHEMA}."${candidate}"`],
     );
@@ -213,7 +213,7 @@ export function toSourceTable(record: SourceRecord): SourceTable {
 
 /** A unique-name violation (23505) becomes 409; anything else passes through. */
 function nameConflict(name: string) {
-  return (err: { code?: string }): never => {
+  return (err: Error & { code?: string }): never => {
     if (err.code === '23505') throw new ConflictError(`A source named "${name}" already exists.`);
     throw err;
   };

@@ -173,7 +173,7 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
       const relation = String(node.relname);
       const allowed =
         node.catalogname === undefined && (node.schemaname === undefined ? ctes.has(relation) : node.schemaname === LOG_SCHEMA);
-      if (!allowed) throw refuse(`relation ${node.schemaname ? `${String(node.schemaname)}.` : ''}${relation} is not allowed`, sql, at);
+      if (!allowed) throw refuse(`relation ${node.schemaname ? `${node.schemaname as string}.` : ''}${relation} is not allowed`, sql, at);
       return;
     }
     case 'FuncCall': {
@@ -254,7 +254,7 @@ function allowedCall(parts: number, schema: string | undefined, fn: string): boo
 }
 
 function names(list: unknown): string[] {
-  return ((list as Json[] | undefined) ?? []).map((n) => String((n.String as Json | undefined)?.sval ?? ''));
+  return ((list as Json[] | undefined) ?? []).map((n) => ((n.String as Json | undefined)?.sval as string | undefined) ?? '');
 }
 
 function location(node: unknown): number {

@@ -51,7 +51,7 @@ function renumberParams<T>(node: T, renumber: ReadonlyMap<number, number>, copie
   if (done !== undefined) return done as T;
   let out: unknown;
   if (Array.isArray(node)) {
-    out = node.map((item) => renumberParams(item, renumber, copies));
+    out = node.map((item: unknown) => renumberParams(item, renumber, copies));
   } else {
     const n = node as Node;
     if (n.kind === 'param') {
