@@ -29,10 +29,11 @@ export default tseslint.config(
     },
   },
   {
-    // Tests read HTTP response bodies (supertest's `body` is `any`) and JSON rows, and assert on
-    // them field by field: the assertion is the type check there, so the no-unsafe-* rules, which
-    // would demand a cast before every `res.body.x`, are off for tests only.
-    files: ['test/**/*.ts'],
+    // Tests, benchmarks and the demo-data generator read HTTP response bodies (supertest's `body`
+    // is `any`), query rows and JSON fixtures, and use or assert on them field by field: the
+    // assertion (or the service answering) is the type check there, so the no-unsafe-* rules,
+    // which would demand a cast before every `res.body.x`, are off for them; never for src/.
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'seeds/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -58,6 +58,7 @@ const FIXTURE = new URL('../seeds/fixtures/cloudflare.logs.prod.json', import.me
 
 /** Edge events from the fixture, each with its own id, a distinct µs timestamp in the last hour, and a few varied fields. */
 function edgeEvents(count: number, project: string): Record<string, unknown>[] {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a free-form sample event whose nested fields are rewritten
   const template = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, any>;
   const nowMicros = Date.now() * 1000;
   const methods = ['GET', 'POST', 'PATCH', 'DELETE'];
@@ -182,6 +183,7 @@ function anyValue(v: unknown): OtlpMessage {
  * event message as body and its metadata as attributes, under one resource (service.name
  * `bench-otlp`), as an OpenTelemetry SDK would send them.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the sample events above
 function otlpBody(events: Record<string, any>[]): Uint8Array<ArrayBuffer> {
   const logRecords = events.map((e) => ({
     timeUnixNano: String(BigInt(e.timestamp) * 1000n),

@@ -152,6 +152,7 @@ class Service {
     path: string,
     body?: unknown,
     params?: Record<string, string>,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a response body, read field by field
   ): Promise<{ status: number; json: any; headers: Headers; text: string }> {
     const res = await fetch(this.url(path, params), {
       method,
@@ -320,7 +321,7 @@ function encodeFloorValue(value: unknown, oid: number): unknown {
   if (value === null) return null;
   if (oid === 1184) {
     const m = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(\.\d+)?\+00$/.exec(value as string);
-    if (!m) throw new Error(`unexpected timestamptz ${value}`);
+    if (!m) throw new Error(`unexpected timestamptz ${JSON.stringify(value)}`);
     return Date.parse(`${m[1]}T${m[2]}Z`) * 1000 + Math.round(Number(m[3] ?? 0) * 1e6);
   }
   if (oid === 1114) {

@@ -24,6 +24,7 @@ const METHODS = ['GET', 'GET', 'GET', 'POST', 'PATCH', 'DELETE'];
 const STATUSES = [200, 200, 200, 200, 201, 204, 304, 400, 401, 404, 500, 503];
 const SEVERITIES = ['LOG', 'LOG', 'LOG', 'WARNING', 'ERROR', 'FATAL'];
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a free-form sample event whose nested fields the generator rewrites
 export function loadFixture(sourceName: string): Record<string, any> {
   return JSON.parse(fs.readFileSync(path.join(FIXTURES_DIR, `${sourceName}.json`), 'utf8'));
 }

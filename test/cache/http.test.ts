@@ -7,7 +7,7 @@ import { createContext, type AppContext } from '../../src/context.js';
 import { normaliseEvents } from '../../src/ingest/normalise.js';
 import { createLogger } from '../../src/logger.js';
 import { createEmptyDatabase, testConfig } from '../support/db.js';
-import { OwnRedis, cacheEvents, rawRedis, sleep } from './support.js';
+import { OwnRedis, cacheEvents, rawRedis } from './support.js';
 
 /**
  * The result cache through the HTTP route, on its own database and its own redis-server (so no

@@ -25,7 +25,7 @@ export interface TestCache {
   cache: StoreResultCache;
   metrics: Metrics;
   /** Count of one `logquery_cache_events_total` event. */
-  events(event: string): Promise<number>;
+  events: (event: string) => Promise<number>;
 }
 
 /** A result cache as the service builds it; `redisUrl` undefined gives the in-process store. */

@@ -42,7 +42,7 @@ describe('row encoding', () => {
       b: true,
       s: 'a "quoted"\\ \u00e9 line\nbreak',
       nothing: null,
-      metadata: [{ request: [{ path: '/rest', n: 1, big: 12345678901234567890 }] }],
+      metadata: [{ request: [{ path: '/rest', n: 1, big: Number('12345678901234567890') }] }],
       tss: [Date.UTC(2026, 10, 22) * 1000],
       ints: [1, 2],
       dup: 'y',

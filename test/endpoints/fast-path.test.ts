@@ -37,7 +37,7 @@ describe('the GET fast path of endpoint queries', function () {
       const socket = net.connect(servers[via].port, '127.0.0.1');
       let data = '';
       socket.setEncoding('utf8');
-      socket.on('data', (chunk) => (data += chunk));
+      socket.on('data', (chunk: string) => (data += chunk));
       socket.on('end', () => resolve(data.replace(/\r\nDate: [^\r]*/, '')));
       socket.on('error', reject);
       const lines = [
@@ -227,7 +227,7 @@ describe('Authenticator lookups', () => {
   const pass = (auth: Authenticator, key: string) =>
     new Promise<unknown>((resolve, reject) => {
       auth
-        .require('query')(reqWith(key), {} as never, (err?: unknown) => (err ? reject(err) : resolve(undefined)))
+        .require('query')(reqWith(key), {} as never, (err?: unknown) => (err ? reject(err as Error) : resolve(undefined)))
         .catch(reject);
     });
 

@@ -110,7 +110,8 @@ describe('hardening: bad input', function () {
   /** 4xx (one of `allowed` when given) with the envelope; returns the envelope. */
   function expect4xx(res: RawResponse, allowed?: number[]) {
     assert.ok(res.status >= 400 && res.status < 500, `expected a 4xx, got ${res.status}: ${res.body.slice(0, 300)}`);
-    if (allowed) assert.ok(allowed.includes(res.status), `expected one of ${allowed}, got ${res.status}: ${res.body.slice(0, 300)}`);
+    if (allowed)
+      assert.ok(allowed.includes(res.status), `expected one of ${allowed.join(', ')}, got ${res.status}: ${res.body.slice(0, 300)}`);
     const envelope = envelopeOf(res.status, res.body);
     assert.doesNotMatch(res.body, /at .*\.ts:\d+|postgres(ql)?:\/\/|SELECT .* FROM/i, 'no stack, URL or SQL leaked');
     return envelope;

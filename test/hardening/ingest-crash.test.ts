@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import pg from 'pg';
 import { createEmptyDatabase } from '../support/db.js';
 import { freePort } from '../support/net.js';

@@ -149,7 +149,7 @@ describe('hardening: Postgres stopped and started under traffic', function () {
     assert.ok(during.length > 20, 'requests ran while Postgres was down');
     for (const a of during) assert.equal(a.status, 503, `${a.kind} while down`);
     assert.ok(Math.max(...during.map((a) => a.ms)) < 3000, 'each answered within a few seconds while down');
-    assert.equal(recovered.size, kinds.length, `recovered: ${[...recovered.keys()]}`);
+    assert.equal(recovered.size, kinds.length, `recovered: ${[...recovered.keys()].join(', ')}`);
     assert.ok(Math.max(...recovered.values()) < 5000);
     assert.ok(afterUp.length > 20 && afterUp.every((a) => a.status === 200), `after recovery: ${JSON.stringify(byStatus(afterUp))}`);
 

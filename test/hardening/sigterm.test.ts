@@ -15,7 +15,7 @@ import { report, sleep, startService, type ServiceProcess } from './support.js';
 const KEY = 'hardening-sigterm-admin-key-0123456789';
 const ROWS = 240;
 
-function tryConnect(port: number): Promise<'connected' | string> {
+function tryConnect(port: number): Promise<string> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.setTimeout(2000, () => (socket.destroy(), resolve('timeout')));

@@ -31,6 +31,7 @@ describe('POST /api/logs: body forms', () => {
   after(() => new Promise((resolve) => server.close(resolve)));
 
   /** Posts exact bytes (supertest would JSON-encode a Buffer sent with a JSON Content-Type). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parsed response body, as supertest gives it
   async function postBytes(body: Buffer, headers: Record<string, string>): Promise<{ status: number; body: any }> {
     const { port } = server.address() as AddressInfo;
     const res = await fetch(`http://127.0.0.1:${port}/api/logs?source_name=${SOURCE}`, {

@@ -90,7 +90,7 @@ describe('POST /api/logs: events as stored', () => {
 
     it('when the only problems are stale or future events, then 200 with "dropped" beside "count", and the metric counts them by reason', async () => {
       const metric = async (reason: string) => {
-        const text = await (await request(t.app).get('/metrics')).text;
+        const text = (await request(t.app).get('/metrics')).text;
         const line = text
           .split('\n')
           .find((l) => l.startsWith(`logquery_ingest_dropped_events_total{source="${SOURCE}",reason="${reason}"}`));

@@ -90,15 +90,15 @@ const HOSTILE_TOKENS = [
 /** Runs one translation; only SqlError may escape, and it must be quick. */
 function translate(query: string, sandboxSql?: string): Translation | undefined {
   const started = performance.now();
+  let translation: Translation | undefined;
   try {
-    return translateQuery({ query, sources, sandboxSql, maxRows: 1000 });
+    translation = translateQuery({ query, sources, sandboxSql, maxRows: 1000 });
   } catch (e) {
     if (!(e instanceof SqlError)) throw e;
-    return undefined;
-  } finally {
-    const ms = performance.now() - started;
-    if (ms > 1_000) throw new Error(`translation took ${ms.toFixed(0)} ms`);
   }
+  const ms = performance.now() - started;
+  if (ms > 1_000) throw new Error(`translation took ${ms.toFixed(0)} ms`);
+  return translation;
 }
 
 type Json = Record<string, unknown>;

@@ -15,6 +15,7 @@ import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter, type R
 import type { SourceRecord } from '../../src/sources/repository.js';
 import { freshSource, serveTestApp, sourceRows, type Served } from './support.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- decoded protobuf messages, read field by field
 type Message = Record<string, any>;
 const proto = createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js').opentelemetry.proto.collector
   .logs.v1 as {
@@ -91,10 +92,10 @@ describe('OTLP/HTTP logs at POST /v1/logs, from the OpenTelemetry exporters', fu
         make(`${s.base}/v1/logs?source_name=${encodeURIComponent(source.name)}`, { 'x-api-key': s.keys.ingest }),
       );
       const base = await emitThrough(exporter, tag, 30);
-      assert.ok(results.length >= 5, `exports: ${results}`);
+      assert.ok(results.length >= 5, `exports: ${results.join(', ')}`);
       assert.ok(
         results.every((code) => code === 0),
-        `export results: ${results}`,
+        `export results: ${results.join(', ')}`,
       );
 
       const rows = (await sourceRows(s, source)).filter((r) => r.metadata?.[0]?.attributes?.[0]?.tag === tag);
@@ -120,7 +121,7 @@ describe('OTLP/HTTP logs at POST /v1/logs, from the OpenTelemetry exporters', fu
     await emitThrough(exporter, 'via-header', 5);
     assert.ok(
       results.every((code) => code === 0),
-      `export results: ${results}`,
+      `export results: ${results.join(', ')}`,
     );
     const rows = (await sourceRows(s, source)).filter((r) => r.metadata?.[0]?.attributes?.[0]?.tag === 'via-header');
     assert.equal(rows.length, 5);

@@ -72,7 +72,9 @@ export interface StoredRow {
   ts: string;
   event_message: string | null;
   project: string | null;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- whatever the shipper sent, asserted on field by field
   metadata: any;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
   body: any;
 }
 

@@ -115,7 +115,7 @@ describe('the api_key URL parameter, and keys never shown', function () {
 
   it('when a catalog reload fails after COMMIT, then the batch is still acknowledged (200, stored once), the failure is logged, and the reload is retried', async () => {
     const sources = ctx.sources;
-    const reload = sources.reload;
+    const reload = sources.reload.bind(sources);
     sources.reload = () => Promise.reject(new Error('catalog unavailable (injected)'));
     let res: Response;
     try {

@@ -106,12 +106,12 @@ function normalise(value: unknown, type: string): unknown {
       return Number(value);
     case 'TIMESTAMP':
       return new Date(
-        String(value)
+        (value as string) // text: RAW_TYPES
           .replace(' ', 'T')
           .replace(/([+-]\d\d)$/, '$1:00'),
       ).toISOString();
     case 'DATETIME':
-      return String(value).replace(' ', 'T');
+      return (value as string).replace(' ', 'T');
     default:
       return value;
   }
