@@ -24,6 +24,8 @@ export interface ResultCacheOptions {
   /** How long Redis is skipped after a failure (default 1000 ms). */
   breakerOpenMs?: number;
   memory?: MemoryStoreOptions;
+  /** The clock of lifetimes and warming (default Date.now): tests move theirs by hand instead of sleeping. */
+  now?: () => number;
 }
 
 export async function createResultCache(
@@ -35,9 +37,11 @@ export async function createResultCache(
   const cacheOptions = {
     queryTimeoutMs: config.queryTimeoutMs,
     warming: { tick: config.warmingTick, scale: config.warmingScale },
+    now: options.now,
   };
   if (!config.redisUrl) {
-    return new StoreResultCache(new MemoryStore(options.memory), unguarded, metrics, logger, cacheOptions);
+    const memory = { now: options.now, ...options.memory };
+    return new StoreResultCache(new MemoryStore(memory), unguarded, metrics, logger, cacheOptions);
   }
   const store = await RedisStore.open({ url: config.redisUrl, namespace: options.namespace, logger });
   const breaker = new CircuitBreaker({

@@ -25,6 +25,8 @@ export interface StoreResultCacheOptions {
   /** The query time limit: bounds how long a request waits for another process's computation. */
   queryTimeoutMs: number;
   warming: WarmerOptions;
+  /** The clock of lifetimes and warming registrations (default Date.now); tests move theirs by hand. */
+  now?: () => number;
 }
 
 /** How long a body computed while the store was failing is reused by this process. */
@@ -51,16 +53,11 @@ const EVENT_LABELS: Record<CacheEvent, { event: CacheEvent }> = {
 
 export class StoreResultCache implements ResultCache {
   private readonly inflight = new Map<string, Promise<CacheOutcome>>();
+  private readonly now: () => number;
   /** Warmed keys whose request was recorded within the last TOUCH_EVERY_MS. */
-  private readonly touched = new LRUCache<string, true>({ max: 10_000, ttl: TOUCH_EVERY_MS, ttlResolution: 0 });
+  private readonly touched: LRUCache<string, true>;
   /** Bodies for computeWithoutCache, each for FALLBACK_MS or FALLBACK_HIT_MS within the key's lifetime. */
-  private readonly fallback = new LRUCache<string, string>({
-    max: FALLBACK_MAX_KEYS,
-    maxSize: FALLBACK_MAX_BYTES,
-    sizeCalculation: (body) => body.length || 1,
-    ttl: FALLBACK_HIT_MS,
-    ttlResolution: 0,
-  });
+  private readonly fallback: LRUCache<string, string>;
   private readonly warmer: Warmer;
   private warming = false;
 
@@ -71,7 +68,18 @@ export class StoreResultCache implements ResultCache {
     private readonly logger: Logger,
     private readonly options: StoreResultCacheOptions,
   ) {
-    this.warmer = new Warmer(store, guard, metrics, logger, options.warming, (spec) => this.runner(spec));
+    this.now = options.now ?? Date.now;
+    const perf = { now: this.now };
+    this.touched = new LRUCache<string, true>({ max: 10_000, ttl: TOUCH_EVERY_MS, ttlResolution: 0, perf });
+    this.fallback = new LRUCache<string, string>({
+      max: FALLBACK_MAX_KEYS,
+      maxSize: FALLBACK_MAX_BYTES,
+      sizeCalculation: (body) => body.length || 1,
+      ttl: FALLBACK_HIT_MS,
+      ttlResolution: 0,
+      perf,
+    });
+    this.warmer = new Warmer(store, guard, metrics, logger, { now: this.now, ...options.warming }, (spec) => this.runner(spec));
   }
 
   private runner: WarmRunner = () => Promise.reject(new Error('warming has not been started'));
@@ -198,13 +206,13 @@ export class StoreResultCache implements ResultCache {
   /** Records a request of a warmed key: at most once a second per key, not awaited. */
   private touch(request: CacheRequest): void {
     if (!request.warmPeriodSeconds || this.touched.has(request.key, LRU_READ)) return;
-    const now = Date.now();
+    const now = this.now();
     this.touched.set(request.key, true);
     const live = this.registration(request, now)!;
     void this.guard.run(() => this.store.touch(request.key, live));
   }
 
-  private registration(request: CacheRequest, now = Date.now()): LiveRegistration | undefined {
+  private registration(request: CacheRequest, now = this.now()): LiveRegistration | undefined {
     if (!request.warmPeriodSeconds || request.warmPeriodSeconds <= 0) return undefined;
     const entry = { spec: request.spec, ttlSeconds: request.ttlSeconds, warmPeriodSeconds: request.warmPeriodSeconds };
     return { entry, due: now + this.warmer.periodMs(entry), seenAt: now };

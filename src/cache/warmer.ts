@@ -27,6 +27,8 @@ export interface WarmerOptions {
   concurrency?: number;
   /** At most this many due keys are looked at per tick. */
   batch?: number;
+  /** The clock due times and lifetimes are read from; tests pass one they move by hand. */
+  now?: () => number;
 }
 
 export class Warmer {
@@ -68,7 +70,7 @@ export class Warmer {
   }
 
   /** One pass over the due keys; overlapping ticks are skipped. Exposed for tests. */
-  tick(now = Date.now()): Promise<void> {
+  tick(now = (this.options.now ?? Date.now)()): Promise<void> {
     if (this.running || this.stopped) return this.running ?? Promise.resolve();
     this.running = this.pass(now)
       .catch((err) => this.logger.warn({ err: (err as Error).message }, 'cache warming pass failed'))

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../src/cache/memoryStore.js';
-import { SHARED_REDIS_URL, countingCompute, rawRedis, request, sleep, testCache, uniqueNamespace, type TestCache } from './support.js';
+import { sleep } from '../support/wait.js';
+import { SHARED_REDIS_URL, countingCompute, rawRedis, request, testCache, uniqueNamespace, type TestCache } from './support.js';
 
 /** The same behaviour on both stores: Redis (shared by replicas) and in-process. */
 for (const kind of ['redis', 'memory'] as const) {

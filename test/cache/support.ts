@@ -11,6 +11,7 @@ import { createResultCache, type ResultCacheOptions } from '../../src/cache/inde
 import type { StoreResultCache } from '../../src/cache/resultCache.js';
 import type { CacheRequest, WarmSpec } from '../../src/cache/types.js';
 import { freePort } from '../support/net.js';
+import { eventually, sleep } from '../support/wait.js';
 
 export { freePort };
 
@@ -69,20 +70,6 @@ export function countingCompute(body: (n: number) => string = (n) => `{"result":
     },
   };
   return counter;
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `check` every 50 ms until it returns true or `ms` pass. */
-export async function eventually(check: () => Promise<boolean> | boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > end) return false;
-    await sleep(50);
-  }
 }
 
 /** A raw client on a Redis (to look at what the cache stored). Close it with `.destroy()`. */

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
+import { eventually, sleep } from '../support/wait.js';
 
 // Self-contained: own temp data dir, port 0, no shared hooks needed.
 describe('embedded Postgres (PGlite over pglite-socket)', function () {
@@ -50,7 +51,7 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
   });
 
   it('isolates interleaved transactions from different pool clients', async () => {
-    const pause = () => new Promise((r) => setTimeout(r, 30));
+    const pause = () => sleep(30);
     async function tx(tag: string, base: number, commit: boolean) {
       const client = await db().connect();
       try {
@@ -111,7 +112,7 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
     }
     const count = async () =>
       (await db().query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE '%same_name'")).rows[0].n;
-    for (let i = 0; i < 50 && (await count()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => (await count()) === 0, 1_000, 20);
     assert.equal(await count(), 0);
   });
 
@@ -120,9 +121,9 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
     const raw = await RawConnection.open(embedded!.url);
     try {
       raw.send(parse('SELECT $1::int + 1000 AS a'), bind(['1']));
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
       const other = db().query<{ b: string }>('SELECT $1::text AS b', ['other']); // waits for the raw batch
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
       raw.send(describePortal(), execute(), sync());
       const reply = await raw.untilReady();
       assert.ok(!reply.includes('portal'), reply);
@@ -140,7 +141,7 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
     await client.query('BEGIN');
     await client.query("INSERT INTO items VALUES (900, 'lost')");
     const blocked = db().query<{ n: number }>('SELECT count(*)::int AS n FROM items WHERE id = 900');
-    await new Promise((r) => setTimeout(r, 30));
+    await sleep(30);
     (client as unknown as { connection: { stream: net.Socket } }).connection.stream.destroy();
     assert.equal((await blocked).rows[0].n, 0);
     await client.end().catch(() => {});
@@ -157,7 +158,7 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
       await bystander.untilReady(); // now the last connection PGlite streamed output to
       // Drop the connection without Terminate: its prepared statement is then closed on the backend.
       (leaving as unknown as { connection: { stream: net.Socket } }).connection.stream.destroy();
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       assert.equal(bystander.unread(), 0, 'bytes arrived unasked');
       assert.deepEqual((await db().query('SELECT 2 AS two')).rows, [{ two: 2 }]);
     } finally {

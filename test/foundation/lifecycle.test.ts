@@ -16,7 +16,7 @@ import { createLogger } from '../../src/logger.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { stopWithin } from '../../src/lifecycle.js';
 import { ADMIN_URL, createEmptyDatabase, testConfig } from '../support/db.js';
-import { eventually } from '../cache/support.js';
+import { eventually } from '../support/wait.js';
 import { capturingLogger } from '../support/log.js';
 
 /** Connections to database `name` other than this query's own. */

@@ -3,7 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKey } from '../../src/auth/keys.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { createEmptyDatabase } from '../support/db.js';
-import { OwnRedis, eventually, freePort, sleep } from '../cache/support.js';
+import { eventually, sleep } from '../support/wait.js';
+import { OwnRedis, freePort } from '../cache/support.js';
 
 /**
  * Two service processes (`tsx src/main.ts`) on one database and one Redis, with warming shortened

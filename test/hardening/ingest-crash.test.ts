@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { createEmptyDatabase } from '../support/db.js';
+import { sleep } from '../support/wait.js';
 import { freePort } from '../support/net.js';
 
 const PROJECT = 'ingest-crash';
@@ -39,7 +40,7 @@ async function waitReady(port: number, child: ChildProcess, timeoutMs = 60_000):
       () => false,
     );
     if (ok) return;
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
   throw new Error('the service did not become ready');
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { OwnRedis, countingCompute, eventually, request, sleep, testCache, uniqueNamespace, type TestCache } from '../cache/support.js';
+import { eventually, sleep } from '../support/wait.js';
+import { OwnRedis, countingCompute, request, testCache, uniqueNamespace, type TestCache } from '../cache/support.js';
 
 /**
  * Redis down or stalled never fails or stalls a request. These tests run their own redis-server

@@ -6,10 +6,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { freePort } from '../support/net.js';
+import { sleep } from '../support/wait.js';
 
 export { freePort };
 
-export { OwnRedis, eventually, sleep } from '../cache/support.js';
+export { OwnRedis } from '../cache/support.js';
+export { eventually, sleep } from '../support/wait.js';
 
 /**
  * A TCP proxy on 127.0.0.1 in front of `target`. `cut()` drops every open connection and stops
@@ -187,7 +189,7 @@ export async function startService(
       await service.kill();
       throw new Error(`the service did not become ready: ${out.slice(-2000)}`);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }
 

@@ -9,7 +9,7 @@ import { startBackgroundJobs } from '../../src/jobs.js';
 import { SourceService } from '../../src/sources/service.js';
 import { createEmptyDatabase, testConfig, testDatabase } from '../support/db.js';
 import { capturingLogger } from '../support/log.js';
-import { eventually } from '../cache/support.js';
+import { eventually } from '../support/wait.js';
 
 describe('source catalog reloads', function () {
   this.timeout(60_000);

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { createWriteStream } from 'pino-logflare';
 import type { SourceRecord } from '../../src/sources/repository.js';
-import { eventually, freshSource, serveTestApp, sourceRows, type Served } from './support.js';
+import { waitFor } from '../support/wait.js';
+import { freshSource, serveTestApp, sourceRows, type Served } from './support.js';
 
 describe('pino-logflare, the original JavaScript transport, posting to /logs', function () {
   this.timeout(60_000);
@@ -35,7 +36,7 @@ describe('pino-logflare, the original JavaScript transport, posting to /logs', f
     const log = pino(transport);
     for (let i = 0; i < 25; i++) log.info({ tag, i, request: { method: 'GET', 'content-type': 'text/plain' } }, `worker event ${i}`);
     log.warn({ tag, i: 25 }, 'worker event 25');
-    const rows = await eventually(
+    const rows = await waitFor(
       '26 rows',
       () => rowsOf(tag),
       (r) => r.length >= 26,
@@ -60,7 +61,7 @@ describe('pino-logflare, the original JavaScript transport, posting to /logs', f
     const stream = createWriteStream({ apiKey: s.keys.ingest, sourceToken: source.id, apiBaseUrl: s.base, size: 4 });
     const log = pino(stream);
     for (let i = 0; i < 12; i++) log.error({ tag, i }, `stream event ${i}`);
-    const rows = await eventually(
+    const rows = await waitFor(
       '12 rows',
       () => rowsOf(tag),
       (r) => r.length >= 12,

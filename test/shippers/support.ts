@@ -86,14 +86,3 @@ export async function sourceRows(t: TestApp, source: SourceRecord): Promise<Stor
   );
   return rows;
 }
-
-/** Waits until `check` holds (clients that send in the background); fails after `ms` with `what`. */
-export async function eventually<T>(what: string, read: () => Promise<T>, check: (value: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached; last value ${JSON.stringify(value).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

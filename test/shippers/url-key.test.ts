@@ -18,7 +18,7 @@ import { createContext, type AppContext } from '../../src/context.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { SHARED_REDIS_URL } from '../cache/support.js';
 import { testConfig, testDatabase } from '../support/db.js';
-import { eventually } from './support.js';
+import { waitFor } from '../support/wait.js';
 
 describe('the api_key URL parameter, and keys never shown', function () {
   this.timeout(60_000);
@@ -137,7 +137,7 @@ describe('the api_key URL parameter, and keys never shown', function () {
       'a warning is logged',
     );
     // The retry in the background brings the new field into the catalog.
-    await eventually(
+    await waitFor(
       'the new field in the catalog',
       async () => sources.lookup(SOURCE)?.fields.metadata?.fields?.[`${tag}_new_field`],
       (f) => f !== undefined,
