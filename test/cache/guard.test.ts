@@ -1,4 +1,4 @@
-import FakeTimers, { type InstalledClock } from '@sinonjs/fake-timers';
+import { install } from '@sinonjs/fake-timers';
 import assert from 'node:assert/strict';
 import { CircuitBreaker, StoreTimeoutError, withTimeout } from '../../src/cache/guard.js';
 
@@ -8,9 +8,9 @@ const answerAfter = <T>(ms: number, value: T) => new Promise<T>((resolve) => set
 describe('cache store guard', () => {
   describe('budgets and the open window, on fake timers', () => {
     // setTimeout and Date only: the guard's setImmediate (reading arrived answers first) stays real.
-    let clock: InstalledClock;
+    let clock: ReturnType<typeof install>;
     beforeEach(() => {
-      clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      clock = install({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     });
     afterEach(() => clock.uninstall());
 
