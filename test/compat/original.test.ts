@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
-import { testApp, type TestApp } from '../support/http.js';
+import { testApp, type TestApp, withKey } from '../support/http.js';
 import { reproject } from '../support/projects.js';
 
 interface Case {
@@ -125,15 +125,7 @@ describe("compatibility: the original service's SQL tests", function () {
   before(async () => {
     t = await testApp();
   });
-  const admin = () => ({
-    get: (path: string) => request(t.app).get(path).set('X-API-KEY', t.keys.admin),
-    post: (path: string, body: unknown) =>
-      request(t.app)
-        .post(path)
-        .set('X-API-KEY', t.keys.admin)
-        .send(body as object),
-    delete: (path: string) => request(t.app).delete(path).set('X-API-KEY', t.keys.admin),
-  });
+  const admin = () => withKey(t.app, t.keys.admin);
 
   CASES.forEach((c, index) => {
     if (!c.expressible) return;

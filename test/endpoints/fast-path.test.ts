@@ -6,7 +6,7 @@ import { Authenticator } from '../../src/auth/authenticate.js';
 import { createHttpServer } from '../../src/http/server.js';
 import type { ApiKeyRecord, ApiKeyRepository } from '../../src/auth/keys.js';
 import { insertEvents } from '../support/db.js';
-import { testApp, type TestApp } from '../support/http.js';
+import { testApp, type TestApp, withKey } from '../support/http.js';
 
 /**
  * The fast path of `GET /api/endpoints/query/:idOrName` (src/endpoints/queryRoutes.ts) answers
@@ -25,11 +25,7 @@ describe('the GET fast path of endpoint queries', function () {
   const ordinaryName = `%${name.charCodeAt(0).toString(16)}${name.slice(1)}`; // a %-escape: always the ordinary route
 
   const query = (path: string, key: string) => request(t.app).get(path).set('X-API-KEY', key);
-  const admin = () => ({
-    post: (path: string, body: object) => request(t.app).post(path).set('X-API-KEY', t.keys.admin).send(body),
-    patch: (path: string, body: object) => request(t.app).patch(path).set('X-API-KEY', t.keys.admin).send(body),
-    delete: (path: string) => request(t.app).delete(path).set('X-API-KEY', t.keys.admin),
-  });
+  const admin = () => withKey(t.app, t.keys.admin);
 
   /** The raw bytes of one response, with the Date header taken out. */
   function raw(path: string, headers: Record<string, string>, via: keyof typeof servers = 'served'): Promise<string> {

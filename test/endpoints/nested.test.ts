@@ -7,20 +7,15 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { insertEvents } from '../support/db.js';
-import { testApp, type TestApp } from '../support/http.js';
+import { testApp, type TestApp, withKey } from '../support/http.js';
 
 describe('Endpoints reading endpoints', () => {
   const tag = `nest${Date.now().toString(36)}`;
   let t: TestApp;
-  const admin = {
-    get: (path: string) => request(t.app).get(path).set('X-API-KEY', t.keys.admin),
-    post: (path: string, body: object) => request(t.app).post(path).set('X-API-KEY', t.keys.admin).send(body),
-    patch: (path: string, body: object) => request(t.app).patch(path).set('X-API-KEY', t.keys.admin).send(body),
-    delete: (path: string) => request(t.app).delete(path).set('X-API-KEY', t.keys.admin),
-  };
+  const admin = () => withKey(t.app, t.keys.admin);
   const query = (name: string, params: Record<string, string>) =>
     request(t.app).get(`/api/endpoints/query/${name}`).query(params).set('X-API-KEY', t.keys.query);
-  const create = async (body: object) => (await admin.post('/api/endpoints', body).expect(201)).body;
+  const create = async (body: object) => (await admin().post('/api/endpoints', body).expect(201)).body;
 
   /** Events of this run in postgres.logs: project `tag`, messages a1…a3, b1, b2 (and one of another project). */
   before(async () => {
@@ -66,7 +61,7 @@ describe('Endpoints reading endpoints', () => {
   });
 
   it('when the declared parameters omit an inner one, then 422 names it', async () => {
-    const res = await admin
+    const res = await admin()
       .post('/api/endpoints', {
         name: `${tag}.undeclared`,
         query: `select event_message from \`${tag}.inner\` where event_message like @pattern`,
@@ -78,7 +73,7 @@ describe('Endpoints reading endpoints', () => {
   });
 
   it('when GET /sql is asked, then the inner query is a subquery and its parameters are listed once', async () => {
-    const res = await admin.get(`/api/endpoints/${tag}.outer/sql?project=${tag}&pattern=a%25`).expect(200);
+    const res = await admin().get(`/api/endpoints/${tag}.outer/sql?project=${tag}&pattern=a%25`).expect(200);
     assert.match(res.body.sql, /FROM \(SELECT .*FROM "logs"\."postgres_logs"/s);
     // $1 is the inner @project: FROM is resolved before WHERE.
     assert.deepEqual(res.body.parameters, [
@@ -110,16 +105,20 @@ describe('Endpoints reading endpoints', () => {
       query: 'select count(*) as n from `postgres.logs` where project = @project',
     });
     assert.deepEqual((await query(viaSource.name, { project: tag }).expect(200)).body.result, [{ n: 5 }]);
-    await admin.delete('/api/endpoints/postgres.logs').expect(204);
+    await admin().delete('/api/endpoints/postgres.logs').expect(204);
   });
 
   it('when an endpoint would read itself, directly or in a cycle, then 422 names the chain', async () => {
-    const self = await admin.post('/api/endpoints', { name: `${tag}.self`, query: `select * from \`${tag}.self\`` }).expect(422);
+    const self = await admin()
+      .post('/api/endpoints', { name: `${tag}.self`, query: `select * from \`${tag}.self\`` })
+      .expect(422);
     assert.equal(self.body.error.errors[0].reason, 'nestingError');
     assert.match(self.body.error.message, new RegExp(`cycle: ${tag}\\.self → ${tag}\\.self`));
     await create({ name: `${tag}.cycle-a`, query: 'select event_message from `postgres.logs` where project = @project' });
     await create({ name: `${tag}.cycle-b`, query: `select event_message from \`${tag}.cycle-a\`` });
-    const res = await admin.patch(`/api/endpoints/${tag}.cycle-a`, { query: `select event_message from \`${tag}.cycle-b\`` }).expect(422);
+    const res = await admin()
+      .patch(`/api/endpoints/${tag}.cycle-a`, { query: `select event_message from \`${tag}.cycle-b\`` })
+      .expect(422);
     assert.match(res.body.error.message, new RegExp(`cycle: ${tag}\\.cycle-a → ${tag}\\.cycle-b → ${tag}\\.cycle-a`));
     assert.equal(res.body.error.errors[0].location, 'query:1:27');
     // Unchanged: still answers.
@@ -141,7 +140,9 @@ describe('Endpoints reading endpoints', () => {
     await create({ name: `${tag}.d0`, query: 'select event_message from `postgres.logs` where project = @project' });
     for (let i = 1; i <= 5; i++) await create({ name: `${tag}.d${i}`, query: `select event_message from \`${tag}.d${i - 1}\`` });
     assert.equal((await query(`${tag}.d5`, { project: tag }).expect(200)).body.result.length, 5);
-    const res = await admin.post('/api/endpoints', { name: `${tag}.d6`, query: `select event_message from \`${tag}.d5\`` }).expect(422);
+    const res = await admin()
+      .post('/api/endpoints', { name: `${tag}.d6`, query: `select event_message from \`${tag}.d5\`` })
+      .expect(422);
     assert.equal(res.body.error.errors[0].reason, 'nestingError');
     assert.match(res.body.error.message, /more than 5 levels deep/);
     assert.ok(res.body.error.message.includes([6, 5, 4, 3, 2, 1, 0].map((i) => `${tag}.d${i}`).join(' → ')), res.body.error.message);
@@ -161,7 +162,7 @@ describe('Endpoints reading endpoints', () => {
     assert.deepEqual(first.body.result, [{ n: 3 }]);
     assert.equal(first.headers['x-cache'], 'MISS');
     assert.equal((await query(outer.name, { project: tag }).expect(200)).headers['x-cache'], 'HIT');
-    await admin
+    await admin()
       .patch(`/api/endpoints/${tag}.c-inner`, {
         query: "select event_message from `postgres.logs` where project = @project and event_message like 'b%'",
       })
@@ -169,16 +170,16 @@ describe('Endpoints reading endpoints', () => {
     const after = await query(outer.name, { project: tag }).expect(200);
     assert.deepEqual(after.body.result, [{ n: 2 }]);
     assert.equal(after.headers['x-cache'], 'MISS');
-    assert.equal((await admin.get(`/api/endpoints/${outer.name}`).expect(200)).body.version, 2, 'the reader got a new version');
+    assert.equal((await admin().get(`/api/endpoints/${outer.name}`).expect(200)).body.version, 2, 'the reader got a new version');
   });
 
   it('when the inner endpoint gains a parameter, then its readers declare it too', async () => {
-    await admin
+    await admin()
       .patch(`/api/endpoints/${tag}.c-inner`, {
         query: 'select event_message from `postgres.logs` where project = @project and event_message like @prefix',
       })
       .expect(200);
-    const outer = (await admin.get(`/api/endpoints/${tag}.c-outer`).expect(200)).body;
+    const outer = (await admin().get(`/api/endpoints/${tag}.c-outer`).expect(200)).body;
     assert.deepEqual(
       outer.parameters.map((p: { name: string }) => p.name),
       ['project', 'prefix'],
@@ -187,26 +188,30 @@ describe('Endpoints reading endpoints', () => {
   });
 
   it('when a change of the inner endpoint would break a reader, then 422 names the reader and nothing changes', async () => {
-    const res = await admin
+    const res = await admin()
       .patch(`/api/endpoints/${tag}.inner`, { query: 'select project from `postgres.logs` where project = @project' })
       .expect(422);
     assert.equal(res.body.error.errors[0].reason, 'breaksReader');
     assert.equal(res.body.error.errors[0].location, `${tag}.outer`);
-    assert.equal((await admin.get(`/api/endpoints/${tag}.inner`).expect(200)).body.version, 1);
+    assert.equal((await admin().get(`/api/endpoints/${tag}.inner`).expect(200)).body.version, 1);
   });
 
   it('when an endpoint that others read is deleted or renamed, then 409 lists them; once they are gone, it can be', async () => {
-    const del = await admin.delete(`/api/endpoints/${tag}.c-inner`).expect(409);
+    const del = await admin().delete(`/api/endpoints/${tag}.c-inner`).expect(409);
     assert.deepEqual(
       del.body.error.errors.map((e: { location: string }) => e.location),
       [`${tag}.c-outer`],
     );
     assert.match(del.body.error.message, new RegExp(`"${tag}\\.c-outer"`));
-    const rename = await admin.patch(`/api/endpoints/${tag}.c-inner`, { name: `${tag}.c-renamed` }).expect(409);
+    const rename = await admin()
+      .patch(`/api/endpoints/${tag}.c-inner`, { name: `${tag}.c-renamed` })
+      .expect(409);
     assert.equal(rename.body.error.errors[0].reason, 'readByEndpoint');
-    await admin.delete(`/api/endpoints/${tag}.c-outer`).expect(204);
-    await admin.patch(`/api/endpoints/${tag}.c-inner`, { name: `${tag}.c-renamed` }).expect(200);
-    await admin.delete(`/api/endpoints/${tag}.c-renamed`).expect(204);
+    await admin().delete(`/api/endpoints/${tag}.c-outer`).expect(204);
+    await admin()
+      .patch(`/api/endpoints/${tag}.c-inner`, { name: `${tag}.c-renamed` })
+      .expect(200);
+    await admin().delete(`/api/endpoints/${tag}.c-renamed`).expect(204);
   });
 
   it("when sandboxed sql names an endpoint, then 400; the endpoint's own CTEs may still read one", async () => {

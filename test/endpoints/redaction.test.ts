@@ -76,17 +76,20 @@ describe('PII redaction', () => {
       const { app, keys, context } = await testApp();
       const repo = new EndpointRepository(context.db.knex);
       const base = (await repo.find('logs.all'))!;
-      const endpoint = await repo.insert({
-        name: `${tag}.redacting`,
-        description: '',
-        query: base.query,
-        parameters: base.parameters,
-        max_rows: 1000,
-        cache_duration_seconds: 60,
-        cache_warming_seconds: null,
-        sandboxable: true,
-        redact_pii: true,
-      });
+      /** logs.all under another name, cached for a minute, redacting or not by itself. */
+      const logsAllCopy = (name: string, redact_pii: boolean) =>
+        repo.insert({
+          name,
+          query: base.query,
+          parameters: base.parameters,
+          description: '',
+          max_rows: 1000,
+          cache_duration_seconds: 60,
+          cache_warming_seconds: null,
+          sandboxable: true,
+          redact_pii,
+        });
+      const endpoint = await logsAllCopy(`${tag}.redacting`, true);
       const res = await request(app)
         .get(`/api/endpoints/query/${endpoint.name}`)
         .query({ project: tag, sql })
@@ -94,17 +97,7 @@ describe('PII redaction', () => {
         .set('LF-ENDPOINT-REDACT-PII', 'false');
       assert.equal(res.body.result[0].event_message, 'GET | 200 | REDACTED | from REDACTED');
 
-      const cached = await repo.insert({
-        name: `${tag}.cached`,
-        description: '',
-        query: base.query,
-        parameters: base.parameters,
-        max_rows: 1000,
-        cache_duration_seconds: 60,
-        cache_warming_seconds: null,
-        sandboxable: true,
-        redact_pii: false,
-      });
+      const cached = await logsAllCopy(`${tag}.cached`, false);
       const call = () => request(app).get(`/api/endpoints/query/${cached.name}`).query({ project: tag, sql }).set('X-API-KEY', keys.query);
       const plainFirst = await call();
       const redactedSecond = await call().set('LF-ENDPOINT-REDACT-PII', 'true');

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKey } from '../../src/auth/keys.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
 import { createEmptyDatabase } from '../support/db.js';
-import { eventually, sleep } from '../support/wait.js';
-import { OwnRedis, freePort } from '../cache/support.js';
+import { sleep } from '../support/wait.js';
+import { OwnRedis, startService, type ServiceProcess } from './support.js';
 
 /**
  * Two service processes (`tsx src/main.ts`) on one database and one Redis, with warming shortened
@@ -15,38 +13,16 @@ describe('two service processes on one Redis', function () {
   this.timeout(90_000);
   const adminKey = generateKey();
   let redis: OwnRedis;
-  const children: ChildProcess[] = [];
+  const services: ServiceProcess[] = [];
   const ports: number[] = [];
 
-  async function startService(databaseUrl: string): Promise<number> {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: PROJECT_ROOT,
-      env: {
-        PATH: process.env.PATH!,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATABASE_URL: databaseUrl,
-        REDIS_URL: redis.url,
-        ADMIN_API_KEY: adminKey,
-        LOAD_DEMO_DATA: 'false',
-        LOG_LEVEL: 'warn',
-        WARMING_TICK: '* * * * * *',
-        WARMING_SCALE: '0.01',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    children.push(child);
-    const up = await eventually(
-      async () =>
-        await fetch(`http://127.0.0.1:${port}/ready`).then(
-          (r) => r.ok,
-          () => false,
-        ),
-      30_000,
+  async function start(databaseUrl: string): Promise<number> {
+    const service = await startService(
+      { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, ADMIN_API_KEY: adminKey, WARMING_TICK: '* * * * * *', WARMING_SCALE: '0.01' },
+      { readyTimeoutMs: 30_000 },
     );
-    assert.ok(up, `service on port ${port} did not start`);
-    return port;
+    services.push(service);
+    return service.port;
   }
 
   async function warmRuns(port: number): Promise<number> {
@@ -58,24 +34,11 @@ describe('two service processes on one Redis', function () {
   before(async () => {
     redis = await OwnRedis.start();
     const { url } = await createEmptyDatabase('lq_cache_procs');
-    ports.push(await startService(url)); // the first one migrates and seeds; then the second
-    ports.push(await startService(url));
+    ports.push(await start(url)); // the first one migrates and seeds; then the second
+    ports.push(await start(url));
   });
   after(async () => {
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null) return resolve();
-            const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-            child.once('exit', () => {
-              clearTimeout(kill);
-              resolve();
-            });
-            child.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all(services.map((service) => service.kill()));
     await redis?.kill();
   });
 

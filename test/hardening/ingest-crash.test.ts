@@ -4,52 +4,14 @@
  * there in full; no batch may be there in part.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { createEmptyDatabase } from '../support/db.js';
-import { sleep } from '../support/wait.js';
-import { freePort } from '../support/net.js';
+import { startService, type ServiceProcess } from './support.js';
 
 const PROJECT = 'ingest-crash';
 const ADMIN_KEY = 'crash-test-admin-key-0123456789';
 const BATCH_SIZE = 500;
 const CLIENTS = 4;
-
-/** One node process (no npx wrapper), so SIGKILL hits the service itself. */
-function startService(url: string, port: number): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      ADMIN_API_KEY: ADMIN_KEY,
-      LOAD_DEMO_DATA: 'false',
-      LOG_LEVEL: 'error',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-async function waitReady(port: number, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    await sleep(200);
-  }
-  throw new Error('the service did not become ready');
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise((resolve) => child.once('exit', () => resolve()));
-}
 
 function batch(batchId: string): object {
   const now = Date.now();
@@ -66,22 +28,19 @@ function batch(batchId: string): object {
 
 describe('Ingest durability across a crash', function () {
   this.timeout(180_000);
-  let child: ChildProcess | undefined;
+  let service: ServiceProcess | undefined;
   let pool: pg.Pool | undefined;
 
   after(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited(child);
-    }
+    await service?.kill();
     await pool?.end();
   });
 
   it('when the service is SIGKILLed mid-stream, then every acknowledged batch is complete and no batch is partial', async () => {
     const { url } = await createEmptyDatabase('lq_crash');
-    const port = await freePort();
-    child = startService(url, port);
-    await waitReady(port, child);
+    const env = { DATABASE_URL: url, ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'error' };
+    service = await startService(env);
+    const port = service.port;
 
     const acknowledged = new Set<string>();
     const sent: string[] = [];
@@ -103,7 +62,7 @@ describe('Ingest durability across a crash', function () {
         () => undefined,
       ); // the connection died with the service: unknown outcome
 
-    const victim = child;
+    const victim = service;
     const client = async () => {
       while (!killed) {
         const batchId = `crash-${seq++}`;
@@ -111,16 +70,15 @@ describe('Ingest durability across a crash', function () {
         await post(batchId);
         if (!killed && acknowledged.size >= 12) {
           killed = true;
-          victim.kill('SIGKILL'); // other clients' batches are in flight right now
+          victim.child.kill('SIGKILL'); // other clients' batches are in flight right now
         }
       }
     };
     await Promise.all(Array.from({ length: CLIENTS }, client));
-    await exited(victim);
+    await victim.exited;
     assert.ok(acknowledged.size >= 12);
 
-    child = startService(url, port);
-    await waitReady(port, child);
+    service = await startService(env, { port });
 
     pool = new pg.Pool({ connectionString: url, max: 2 });
     const { rows } = await pool.query<{ batch: string; n: number }>(
@@ -136,7 +94,7 @@ describe('Ingest durability across a crash', function () {
     await post('crash-after-restart');
     assert.ok(acknowledged.has('crash-after-restart'));
 
-    child.kill('SIGTERM');
-    await exited(child);
+    service.child.kill('SIGTERM');
+    await service.exited;
   });
 });

@@ -147,9 +147,9 @@ export interface ServiceProcess {
 /** `node --import tsx src/main.ts` (one process, no npx wrapper, so signals reach the service itself). */
 export async function startService(
   env: Record<string, string>,
-  options: { nodeArgs?: string[]; readyTimeoutMs?: number } = {},
+  options: { nodeArgs?: string[]; readyTimeoutMs?: number; /** a restart on the port clients already use */ port?: number } = {},
 ): Promise<ServiceProcess> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', ...(options.nodeArgs ?? []), 'src/main.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import request from 'supertest';
-import { testApp, type TestApp } from '../support/http.js';
+import { testApp, type TestApp, withKey } from '../support/http.js';
 
 const QUERY = 'select count(*) as n from `cloudflare.logs.prod` where project = @project and event_message like @pattern';
 
@@ -11,25 +11,7 @@ describe('Management: /api/endpoints', () => {
   before(async () => {
     t = await testApp();
   });
-  const as = (key: string) => ({
-    get: (path: string) => request(t.app).get(path).set('X-API-KEY', key),
-    post: (path: string, body?: unknown) =>
-      request(t.app)
-        .post(path)
-        .set('X-API-KEY', key)
-        .send(body as object),
-    put: (path: string, body?: unknown) =>
-      request(t.app)
-        .put(path)
-        .set('X-API-KEY', key)
-        .send(body as object),
-    patch: (path: string, body?: unknown) =>
-      request(t.app)
-        .patch(path)
-        .set('X-API-KEY', key)
-        .send(body as object),
-    delete: (path: string) => request(t.app).delete(path).set('X-API-KEY', key),
-  });
+  const as = (key: string) => withKey(t.app, key);
   const admin = () => as(t.keys.admin);
 
   it('when an endpoint is created with only name and query, then 201 with the defaults and every @name declared, not required', async () => {

@@ -5,6 +5,7 @@
  *   await request(app).get('/api/endpoints').set('X-API-KEY', keys.admin).expect(200);
  */
 import type { Express } from 'express';
+import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { generateKey } from '../../src/auth/keys.js';
 import type { AppContext } from '../../src/context.js';
@@ -28,4 +29,19 @@ export function testApp(): Promise<TestApp> {
     return { app: await createApp(context), context, keys };
   })();
   return shared;
+}
+
+/** Requests to `app` carrying `key`: `withKey(t.app, t.keys.admin).post('/api/endpoints', body)`. */
+export function withKey(app: Express, key: string) {
+  const send = (method: 'post' | 'put' | 'patch') => (path: string, body?: unknown) => {
+    const call = request(app)[method](path);
+    return call.set('X-API-KEY', key).send(body as object);
+  };
+  return {
+    get: (path: string) => request(app).get(path).set('X-API-KEY', key),
+    post: send('post'),
+    put: send('put'),
+    patch: send('patch'),
+    delete: (path: string) => request(app).delete(path).set('X-API-KEY', key),
+  };
 }
