@@ -245,7 +245,14 @@ export async function insertRows(
   hot: readonly HotLeaf[] = [],
 ): Promise<void> {
   const records = rows.map((r) => {
-    const record: Record<string, unknown> = { i: r.id, t: microsToIso(r.micros), e: r.event_message, p: r.project, m: r.metadata, b: r.body };
+    const record: Record<string, unknown> = {
+      i: r.id,
+      t: microsToIso(r.micros),
+      e: r.event_message,
+      p: r.project,
+      m: r.metadata,
+      b: r.body,
+    };
     hot.forEach((leaf, n) => (record[`h${n}`] = hotValue(r.metadata, leaf)));
     return record;
   });

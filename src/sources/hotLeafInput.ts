@@ -38,7 +38,8 @@ export function parseHotLeaves(value: unknown, schema: FieldMap): HotLeaf[] {
     const known = schemaField(schema, path, at);
     if (type !== undefined && (typeof type !== 'string' || !HOT_LEAF_TYPES.includes(type as HotLeafType)))
       invalid(`${at}.type must be one of ${HOT_LEAF_TYPES.join(', ')}.`, `${at}.type`);
-    const inferred = known && known.type !== 'RECORD' && HOT_LEAF_TYPES.includes(known.type as HotLeafType) ? (known.type as HotLeafType) : 'STRING';
+    const inferred =
+      known && known.type !== 'RECORD' && HOT_LEAF_TYPES.includes(known.type as HotLeafType) ? (known.type as HotLeafType) : 'STRING';
     return { path, type: (type as HotLeafType | undefined) ?? inferred };
   });
 }
@@ -57,8 +58,12 @@ function schemaField(schema: FieldMap, path: string, at: string): FieldSchema | 
     if (!field) return undefined;
     const last = i === keys.length - 1;
     if (!last && (field.type !== 'RECORD' || field.single !== true))
-      invalid(`${at}.path ${path}: ${keys.slice(0, i + 1).join('.')} is not a single record, so its leaves are not read by path.`, `${at}.path`);
-    if (last && (field.type === 'RECORD' || field.repeated)) invalid(`${at}.path ${path} is not a single value (a record or an array).`, `${at}.path`);
+      invalid(
+        `${at}.path ${path}: ${keys.slice(0, i + 1).join('.')} is not a single record, so its leaves are not read by path.`,
+        `${at}.path`,
+      );
+    if (last && (field.type === 'RECORD' || field.repeated))
+      invalid(`${at}.path ${path} is not a single value (a record or an array).`, `${at}.path`);
     fields = field.fields;
   }
   return field;

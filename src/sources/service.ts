@@ -102,7 +102,12 @@ export class SourceService {
   }
 
   /** The row, its log table and first partitions, in one transaction; the caller reloads the catalog. */
-  private async createRow(input: { name: unknown; retention_days?: unknown; schema?: FieldMap; hot: readonly HotLeaf[] }): Promise<SourceRecord> {
+  private async createRow(input: {
+    name: unknown;
+    retention_days?: unknown;
+    schema?: FieldMap;
+    hot: readonly HotLeaf[];
+  }): Promise<SourceRecord> {
     const name = validateName(input.name);
     const retention = validateRetention(input.retention_days ?? this.defaultRetentionDays);
     if (await this.repository.find(name)) throw new ConflictError(`A source named "${name}" already exists.`);
@@ -224,7 +229,11 @@ export class SourceService {
     const added = leaves.filter((l) => !kept(l));
     const removed = current.filter((c) => !leaves.some((l) => l.path === c.path && l.type === c.type));
     // A leaf whose type changes is dropped and added again: its column changes type.
-    await dropHotColumns(this.pool, source.table_name, removed.map((r) => r.path).filter((p) => added.some((a) => a.path === p)));
+    await dropHotColumns(
+      this.pool,
+      source.table_name,
+      removed.map((r) => r.path).filter((p) => added.some((a) => a.path === p)),
+    );
     await addHotColumns(this.pool, source.table_name, added);
     const partitions = added.length ? (await listPartitions(this.pool, source.table_name)).map((p) => p.name).reverse() : [];
     const states = leaves.map((l): HotLeafState => kept(l) ?? { ...l, pending_partitions: partitions });
@@ -232,7 +241,11 @@ export class SourceService {
     // After the catalog stopped listing them: readers and writers of this process no longer name them
     // (other replicas' writers retry a batch once on the missing column, ingest/write.ts).
     await this.reload();
-    await dropHotColumns(this.pool, source.table_name, removed.map((r) => r.path).filter((p) => !added.some((a) => a.path === p)));
+    await dropHotColumns(
+      this.pool,
+      source.table_name,
+      removed.map((r) => r.path).filter((p) => !added.some((a) => a.path === p)),
+    );
   }
 
   /**

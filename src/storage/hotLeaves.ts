@@ -113,14 +113,24 @@ export function hotValueSql(leaf: HotLeaf): string {
  * partitions, so it waits at most `lockTimeoutMs` for running queries and tries again, rather
  * than queueing every new query and insert behind a long one.
  */
-export async function addHotColumns(db: Pick<pg.Pool, 'connect'>, table: string, leaves: readonly HotLeaf[], lockTimeoutMs = 2_000): Promise<void> {
+export async function addHotColumns(
+  db: Pick<pg.Pool, 'connect'>,
+  table: string,
+  leaves: readonly HotLeaf[],
+  lockTimeoutMs = 2_000,
+): Promise<void> {
   if (!leaves.length) return;
   const add = leaves.map((l) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(hotColumnName(l.path))} ${PG_HOT_TYPES[l.type]}`).join(', ');
   await withLockRetries(db, lockTimeoutMs, `ALTER TABLE ${qualifiedTable(table)} ${add}`);
 }
 
 /** Drops the columns of `paths` from a log table (as addHotColumns, a catalog change under a short lock). */
-export async function dropHotColumns(db: Pick<pg.Pool, 'connect'>, table: string, paths: readonly string[], lockTimeoutMs = 2_000): Promise<void> {
+export async function dropHotColumns(
+  db: Pick<pg.Pool, 'connect'>,
+  table: string,
+  paths: readonly string[],
+  lockTimeoutMs = 2_000,
+): Promise<void> {
   if (!paths.length) return;
   const drop = paths.map((p) => `DROP COLUMN IF EXISTS ${quoteIdent(hotColumnName(p))}`).join(', ');
   await withLockRetries(db, lockTimeoutMs, `ALTER TABLE ${qualifiedTable(table)} ${drop}`);

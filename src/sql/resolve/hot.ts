@@ -27,7 +27,8 @@ export function sourceHot(alias: string, source: SourceTable): HotReads | undefi
   if (!source.hot?.length) return undefined;
   const reads = new Map<string, HotRead>();
   for (const leaf of source.hot) {
-    if (leaf.path.startsWith(PREFIX)) reads.set(leaf.path.slice(PREFIX.length), { sql: pg.column(alias, hotColumnName(leaf.path)), type: leaf.type });
+    if (leaf.path.startsWith(PREFIX))
+      reads.set(leaf.path.slice(PREFIX.length), { sql: pg.column(alias, hotColumnName(leaf.path)), type: leaf.type });
   }
   return reads.size ? reads : undefined;
 }

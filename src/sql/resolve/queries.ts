@@ -195,7 +195,9 @@ function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody 
     groupBy,
     having,
   };
-  const columns = items.map((t): Column => (t.value.hot ? { name: t.name, type: t.value.type, hot: t.value.hot } : { name: t.name, type: t.value.type }));
+  const columns = items.map((t): Column =>
+    t.value.hot ? { name: t.name, type: t.value.type, hot: t.value.hot } : { name: t.name, type: t.value.type },
+  );
   return { pg: select, columns, select: { scope, items }, qualify };
 }
 
