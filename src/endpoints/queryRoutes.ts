@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { jsonBody } from '../ingest/parseBody.js';
+import { jsonBody } from '../http/body.js';
 import type { AppContext } from '../context.js';
 import { keyOfHeaders } from '../auth/authenticate.js';
 import { splitUrlKey, withoutUrlKey } from '../auth/urlKey.js';
