@@ -1,24 +1,40 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Express } from 'express';
 import { MAX_HEADER_BYTES } from '../limits.js';
+import { handOver, type RequestPipeline } from './pipeline.js';
 
-/** Answers a request before the app (true), or leaves it to the app (false); `app` takes back one it cannot finish. */
-export type BeforeApp = (req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
-const beforeApp = new WeakMap<Express, BeforeApp>();
+/**
+ * Answers a request before the app (true), or leaves it to the app (false); when it took the
+ * request but cannot finish it, it hands it back with the error (handOver).
+ */
+export type BeforeApp = (req: IncomingMessage, res: ServerResponse, app: Listener) => boolean;
 
-/** perf: the server of `app` offers every request to `serve` before Express dispatch (the query fast path, app.ts). */
-export function serveBeforeApp(app: Express, serve: BeforeApp): void {
-  beforeApp.set(app, serve);
+/** What the server runs in front of the app's router: the pipeline's steps, then the fast path. */
+export interface FrontDoor {
+  pipeline: RequestPipeline;
+  /** perf: the query fast path (app.ts), offered every request after the steps and before Express dispatch. */
+  beforeApp?: BeforeApp;
+}
+
+const frontDoors = new WeakMap<Express, FrontDoor>();
+
+/** The server of `app` runs `door` for every request before Express (app.ts registers it). */
+export function setFrontDoor(app: Express, door: FrontDoor): void {
+  frontDoors.set(app, door);
 }
 
 export function createHttpServer(app: Express): http.Server {
-  const serve = beforeApp.get(app);
-  const listener =
-    serve === undefined
-      ? app
-      : (req: IncomingMessage, res: ServerResponse) => {
-          if (!serve(req, res, app)) app(req, res);
-        };
+  const door = frontDoors.get(app);
+  let listener: Listener = app;
+  if (door !== undefined) {
+    const { pipeline, beforeApp } = door;
+    listener = (req, res) =>
+      pipeline.run(req, res, (failure) => {
+        if (failure) handOver(req, res, failure.err, app);
+        else if (beforeApp === undefined || !beforeApp(req, res, app)) app(req, res);
+      });
+  }
   return http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, listener);
 }
