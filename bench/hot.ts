@@ -184,7 +184,7 @@ log(
 );
 
 // Storage: the columns' share of the edge table.
-const { rows: st } = await client.query(`SELECT pg_total_relation_size('${EDGE}'::regclass) AS total FROM (SELECT 1) x`);
+const { rows: st } = await client.query(`SELECT sum(pg_total_relation_size(relid)) AS total FROM pg_partition_tree('${EDGE}'::regclass)`);
 const edge = hot('cloudflare.logs.prod')!;
 const cols = edge.hot!.map((l) => `coalesce(pg_column_size(${JSON.stringify(hotColumnName(l.path))}), 0)`).join(' + ');
 const { rows: sz } = await client.query(

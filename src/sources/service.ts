@@ -256,7 +256,8 @@ export class SourceService {
    * Returns the partitions filled.
    */
   async runHotLeafBackfill(): Promise<string[]> {
-    await this.reload();
+    // The catalog as loaded (the job runs after partition upkeep, which reloads it); each source's
+    // pending list is read fresh from its row below.
     const done: string[] = [];
     for (const source of [...this.byName.values()]) {
       for (;;) {
