@@ -28,7 +28,7 @@ export type { SqlWarning } from './errors.js';
 export { SqlError, SqlSyntaxError, SqlUnsupportedError, SqlNameError, SqlSandboxError, SqlLimitError } from './errors.js';
 export { validatePostgres } from './validate.js';
 export { SqlNestingError } from './errors.js';
-export { MAX_ENDPOINT_DEPTH, type EndpointLookup, type EndpointTable } from './resolve/endpoints.js';
+export { type EndpointLookup, type EndpointTable } from './resolve/endpoints.js';
 
 export interface TranslateInput {
   /** Endpoint SQL, BigQuery dialect, with @params. */
@@ -178,7 +178,15 @@ function reusableEndpointCtes(input: TranslateInput): EndpointCtes | undefined {
 
 function sameSource(a: SourceTable | undefined, b: SourceTable | undefined): boolean {
   if (a === b) return true;
-  return a !== undefined && b !== undefined && a.name === b.name && a.schema === b.schema && a.table === b.table && a.fields === b.fields;
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    a.name === b.name &&
+    a.schema === b.schema &&
+    a.table === b.table &&
+    a.fields === b.fields &&
+    a.hot === b.hot
+  );
 }
 
 function resolveEndpointCtes(endpoint: Q.Query, input: TranslateInput): EndpointCtes {
