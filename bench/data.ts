@@ -52,7 +52,7 @@ export const PROJECTS = Array.from({ length: 20 }, (_, i) => `bench${String(i).p
 /** Zipf-like weights: project i has weight 1/(i+1); the first one has ~28% of the rows. */
 const PROJECT_CUM = cumulative(PROJECTS.map((_, i) => 1 / (i + 1)));
 /** The project the scenarios query (the biggest, so the heaviest dashboard). */
-export const BENCH_PROJECT = PROJECTS[0]!;
+export const BENCH_PROJECT = PROJECTS[0];
 
 const PATHS: Array<[string, number]> = [
   ['/rest/v1/todos', 20],
@@ -101,7 +101,7 @@ function cumulative(weights: number[]): number[] {
 }
 function pick(cum: number[], r: number): number {
   let i = 0;
-  while (i < cum.length - 1 && r > cum[i]!) i++;
+  while (i < cum.length - 1 && r > cum[i]) i++;
   return i;
 }
 
@@ -121,25 +121,25 @@ type Values = Record<string, string | number>;
 
 /** Varied values of one event of a source. */
 function valuesFor(source: string, r: () => number): Values {
-  const project = PROJECTS[pick(PROJECT_CUM, r())]!;
+  const project = PROJECTS[pick(PROJECT_CUM, r())];
   const hex = Math.floor(r() * 0xffffffff)
     .toString(16)
     .padStart(8, '0');
   const ip = `${1 + Math.floor(r() * 220)}.${Math.floor(r() * 255)}.${Math.floor(r() * 255)}.${Math.floor(r() * 255)}`;
   const v: Values = { PROJECT: project, HEX: hex, IP: ip };
   if (source === 'cloudflare.logs.prod') {
-    const path = PATHS[pick(PATH_CUM, r())]![0];
+    const path = PATHS[pick(PATH_CUM, r())][0];
     v.METHOD = METHODS[Math.floor(r() * METHODS.length)]!;
     v.PATH = path;
     v.HOST = `${project}.supabase.co`;
     v.URL = `https://${project}.supabase.co${path}`;
-    v.N_STATUS = STATUSES[pick(STATUS_CUM, r())]![0];
+    v.N_STATUS = STATUSES[pick(STATUS_CUM, r())][0];
     v.N_ORIGIN = Math.floor(r() * r() * 900);
     v.COUNTRY = COUNTRIES[Math.floor(r() * COUNTRIES.length)]!;
     v.N_ASN = 1000 + Math.floor(r() * 60000);
     v.N_LEN = Math.floor(r() * 90000);
   } else if (source === 'postgres.logs') {
-    v.SEVERITY = SEVERITIES[pick(SEVERITY_CUM, r())]![0];
+    v.SEVERITY = SEVERITIES[pick(SEVERITY_CUM, r())][0];
     v.N_PID = 1000 + Math.floor(r() * 60000);
   }
   return v;
@@ -342,27 +342,27 @@ function rowBuilder(source: string, hot: readonly HotLeaf[]): (id: string, micro
   const [row] = normaliseEvents([eventFor(source, sentinels)], { nowMs: Date.now(), retentionDays: 1 }).rows;
   // Hot columns as the writer fills them: a leaf that is a sentinel is spliced like the JSON's.
   const hotText = hot.map((leaf) => {
-    const sentinel = hotValue(row!.metadata, { ...leaf, type: 'STRING' });
+    const sentinel = hotValue(row.metadata, { ...leaf, type: 'STRING' });
     if (typeof sentinel === 'string' && /^@@\w+@@$/.test(sentinel)) return sentinel;
-    const v = hotValue(row!.metadata, leaf);
+    const v = hotValue(row.metadata, leaf);
     return v === null ? '\\N' : copyEscape(String(v));
   });
   const line =
     [
       '@@ID@@',
       '@@TS@@',
-      row!.event_message === null ? '\\N' : copyEscape(row!.event_message),
-      row!.project === null ? '\\N' : copyEscape(row!.project),
-      row!.metadata === null ? '\\N' : copyEscape(JSON.stringify(row!.metadata)),
-      row!.body === null ? '\\N' : copyEscape(JSON.stringify(row!.body)),
+      row.event_message === null ? '\\N' : copyEscape(row.event_message),
+      row.project === null ? '\\N' : copyEscape(row.project),
+      row.metadata === null ? '\\N' : copyEscape(JSON.stringify(row.metadata)),
+      row.body === null ? '\\N' : copyEscape(JSON.stringify(row.body)),
       ...hotText,
     ].join('\t') + '\n';
   const parts = line.replace(/"@@(N_\w+)@@"/g, '@@$1@@').split(/@@(\w+)@@/);
   return (id, micros, v) => {
-    let out = parts[0]!;
+    let out = parts[0];
     for (let i = 1; i < parts.length; i += 2) {
-      const key = parts[i]!;
-      out += (key === 'ID' ? id : key === 'TS' ? microsToIso(micros) : String(v[key])) + parts[i + 1]!;
+      const key = parts[i];
+      out += (key === 'ID' ? id : key === 'TS' ? microsToIso(micros) : String(v[key])) + parts[i + 1];
     }
     return out;
   };
@@ -567,7 +567,7 @@ async function load(
     let next = 0;
     await Promise.all(
       [0, 1].map(async () => {
-        for (let j = next++; j < jobs.length; j = next++) await run(jobs[j]!);
+        for (let j = next++; j < jobs.length; j = next++) await run(jobs[j]);
       }),
     );
   } finally {

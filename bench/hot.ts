@@ -138,7 +138,7 @@ const time = async (q: Q) => {
   const r = await client.query(q.text, q.values);
   return { ms: performance.now() - start, rows: r.rowCount ?? 0 };
 };
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 const rows: { id: string; title: string; now: number; before: number; oldFloor: number; newFloor: number }[] = [];
 for (const s of SCENARIOS) {
@@ -166,7 +166,7 @@ async function concurrent(sources: SourceLookup): Promise<{ qps: number; p99: nu
   await Promise.all(
     Array.from({ length: 20 }, async (_, c) => {
       for (let i = c; performance.now() < end; i++) {
-        const q = queries[i % queries.length]!;
+        const q = queries[i % queries.length];
         const start = performance.now();
         await pool.query(q.text, q.values);
         latencies.push(performance.now() - start);
@@ -175,7 +175,7 @@ async function concurrent(sources: SourceLookup): Promise<{ qps: number; p99: nu
   );
   await pool.end();
   latencies.sort((a, b) => a - b);
-  return { qps: latencies.length / (DURATION_MS / 1000), p99: latencies[Math.floor(latencies.length * 0.99)]! };
+  return { qps: latencies.length / (DURATION_MS / 1000), p99: latencies[Math.floor(latencies.length * 0.99)] };
 }
 const concHot = await concurrent(hot);
 const concCold = await concurrent(cold);
@@ -242,7 +242,7 @@ function unwrap(v: unknown): unknown {
 
 const f = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1)) + ' ms';
 const lines = [
-  `Run: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average at start ${loadavg()[0]!.toFixed(1)}; \`${db.name}\`, ${db.rows.toLocaleString('en')} rows; medians of ${ROUNDS} interleaved rounds (usage daily: ${Math.max(3, ROUNDS >> 1)}) after a warm-up, \`pg\` on one connection with the service's settings.`,
+  `Run: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average at start ${loadavg()[0].toFixed(1)}; \`${db.name}\`, ${db.rows.toLocaleString('en')} rows; medians of ${ROUNDS} interleaved rounds (usage daily: ${Math.max(3, ROUNDS >> 1)}) after a warm-up, \`pg\` on one connection with the service's settings.`,
   '',
   '| scenario | hot columns (now) | JSON reads (before) | speed-up | new floor (columns) | now / new floor | old floor (JSON by path) |',
   '|---|---:|---:|---:|---:|---:|---:|',

@@ -87,7 +87,7 @@ export function fastQueryRoute(
     const key = keyOfHeaders(headers, query.key);
     const apiKey = key ? auth.peek(key, 'query') : undefined;
     if (apiKey === undefined) return undefined;
-    const prepared = service.preparedRun(match[1]!, query.rest, redactionAsked(headers));
+    const prepared = service.preparedRun(match[1], query.rest, redactionAsked(headers));
     if (prepared === undefined) return undefined;
     (req as Request).apiKey = apiKey;
     // From here on the request is this route's, in the metrics too, whoever answers it.

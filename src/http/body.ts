@@ -45,7 +45,7 @@ function readRaw(req: Request, limit: number): Promise<Buffer> {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const finish = (err?: unknown) => {
+    const finish = (err?: Error) => {
       if (done) return;
       done = true;
       req.off('data', onData);
@@ -55,7 +55,7 @@ function readRaw(req: Request, limit: number): Promise<Buffer> {
       if (err) {
         req.resume();
         reject(err);
-      } else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      } else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -106,7 +106,7 @@ export const jsonBody: RequestHandler = (req, res, next) => {
     req.body = undefined;
     return next();
   }
-  const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = (req.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
   if (type !== '' && !isJsonType(type)) {
     throw new UnsupportedMediaTypeError(`Content-Type "${type}" is not accepted: send the resource as application/json.`);
   }

@@ -72,7 +72,7 @@ export class RequestPipeline {
     for (let i = first; i < steps.length; i++) {
       let out: void | Promise<void>;
       try {
-        out = steps[i]!.run(exchange);
+        out = steps[i].run(exchange);
       } catch (err) {
         return after({ err });
       }

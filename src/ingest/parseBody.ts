@@ -56,7 +56,7 @@ const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 
 /** Which parser a Content-Type selects; 415 for anything that is not JSON or NDJSON. */
 export function bodyFormat(contentType: string | undefined): BodyFormat {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (type === '' || isJsonType(type)) return 'json';
   if (NDJSON_TYPES.has(type)) return 'ndjson';
   throw new UnsupportedMediaTypeError(
@@ -123,7 +123,7 @@ export function parseNdjson(text: string): Omit<ParsedEvents, 'mayHoldUnstorable
       events.push(undefined);
       if (lineErrors.length > MAX_LINE_ERRORS) {
         throw new BadRequestError(
-          `The request body is not NDJSON: more than ${MAX_LINE_ERRORS} lines are not JSON (the first, line of event ${lineErrors[0]!.index}: ${lineErrors[0]!.message}). Nothing was stored.`,
+          `The request body is not NDJSON: more than ${MAX_LINE_ERRORS} lines are not JSON (the first, line of event ${lineErrors[0].index}: ${lineErrors[0].message}). Nothing was stored.`,
           [{ domain: 'body', reason: 'parseError', message: `more than ${MAX_LINE_ERRORS} lines are not JSON`, location: 'body' }],
         );
       }

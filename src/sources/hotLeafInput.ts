@@ -54,7 +54,7 @@ function schemaField(schema: FieldMap, path: string, at: string): FieldSchema | 
   let fields: FieldMap | undefined = schema;
   let field: FieldSchema | undefined;
   for (let i = 0; i < keys.length; i++) {
-    field = fields?.[keys[i]!];
+    field = fields?.[keys[i]];
     if (!field) return undefined;
     const last = i === keys.length - 1;
     if (!last && (field.type !== 'RECORD' || field.single !== true))

@@ -261,7 +261,7 @@ export class SourceService {
     const done: string[] = [];
     for (const source of [...this.byName.values()]) {
       for (;;) {
-        const fresh = (await this.repository.find(source.id)) as SourceRecord | undefined;
+        const fresh = await this.repository.find(source.id);
         const leaves = fresh?.hot_leaves ?? [];
         const partition = leaves.find((l) => l.pending_partitions.length)?.pending_partitions[0];
         if (!fresh || partition === undefined) break;

@@ -83,7 +83,7 @@ function jsonLeaf(path: string): { record: string; key: string } {
   const keys = keysBelowMetadata(path);
   let record = 'metadata->0';
   for (const k of keys.slice(0, -1)) record += `->${quoteLiteral(k)}->0`;
-  return { record, key: quoteLiteral(keys[keys.length - 1]!) };
+  return { record, key: quoteLiteral(keys[keys.length - 1]) };
 }
 
 function quoteLiteral(s: string): string {

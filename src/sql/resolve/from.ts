@@ -94,7 +94,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
         // ties in written order) ran `metadata->0 IS NOT NULL` before `project = $1` and detoasted
         // every row of the window (BENCHMARKS.md, "guards").
         for (let i = guards.length - 1; i >= 0; i--) {
-          const record = guardedRecord(guards[i]!);
+          const record = guardedRecord(guards[i]);
           if (record && readsThrough(value.sql, record)) guards.splice(i, 1);
         }
         guards.push(recordGuard(value.sql, value.hot));
@@ -149,13 +149,13 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
       if (!endpoint) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
       scope.ranges.push({
         kind: 'relation',
-        names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!],
+        names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]],
         alias,
         columns: endpoint.columns,
       });
       return join(link, { kind: 'derived', query: endpoint.query, alias });
     }
-    scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!], alias, source });
+    scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]], alias, source });
     return join(link, { kind: 'table', schema: source.schema, name: source.table, alias });
   },
 };

@@ -71,7 +71,7 @@ export function recordGuard(record: PgExpr, hot: HotReads | undefined): PgExpr {
 
 /** The record a guard made by recordGuard tests, or undefined for any other condition. */
 export function guardedRecord(g: PgExpr): PgExpr | undefined {
-  if (g.kind === 'andOr' && g.op === 'OR' && g.operands.length === 2) return guardedRecord(g.operands[1]!);
+  if (g.kind === 'andOr' && g.op === 'OR' && g.operands.length === 2) return guardedRecord(g.operands[1]);
   return g.kind === 'is' && g.test === 'NULL' && g.negated ? g.operand : undefined;
 }
 
