@@ -26,7 +26,7 @@ export interface PassInput {
 
 export interface Pass {
   readonly name: string;
-  /** `state`: the translation's, for fresh aliases. */
+  /** `state`: the translation's, for fresh aliases and for what the resolver counted (a pass with nothing to act on is skipped). */
   run(input: PassInput, state: TranslationState): PassInput;
 }
 
@@ -37,8 +37,8 @@ const onQuery = (name: string, rewrite: (query: PgQuery, state: TranslationState
 
 export const PASSES: readonly Pass[] = [
   onQuery('single records read by path', readSingleRecordsByPath),
-  onQuery('constant CTEs inlined', inlineConstantCtes),
-  onQuery('aggregate input narrowed', (query, state) => narrowAggregates(query, () => state.alias())),
+  onQuery('constant CTEs inlined', (query, state) => (state.scalarSubqueries ? inlineConstantCtes(query) : query)),
+  onQuery('aggregate input narrowed', (query, state) => (state.groupedSelects ? narrowAggregates(query, () => state.alias()) : query)),
   onQuery('unobservable CTE order dropped', dropUnobservableCteOrder),
   // Last: it renumbers the parameters of what is left.
   { name: 'unread CTEs dropped', run: ({ query, parameters }) => dropUnusedCtes(query, parameters) },

@@ -51,7 +51,7 @@ export function mapNodes<T>(root: T, f: (n: TreeNode) => unknown, before?: (n: T
         return replaced;
       }
       let copy: TreeNode | undefined;
-      for (const key in n) {
+      for (const key of Object.keys(n)) {
         const value = n[key];
         const m = visit(value);
         if (m !== value) (copy ??= { ...n })[key] = m;

@@ -154,6 +154,7 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     return typed(pg.op('*', pg.cast(n.sql, 'float8'), pg.cast(pg.literal(`${factor} ${name}`), 'interval')), scalar('INTERVAL'));
   },
   subquery: (e, scope, ctx) => {
+    ctx.translation.scalarSubqueries++;
     const r = ctx.resolveQuery(e.query, ctx, scope);
     if (r.columns.length !== 1) throw new SqlSyntaxError('a scalar subquery must return one column', ctx.text, e.pos);
     return typed(pg.subquery(r.query), r.columns[0]!.type);

@@ -176,6 +176,7 @@ function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody 
   const having = s.having && resolveExpr(s.having, scope.withAliases(items), ctx).sql;
   if (having && (state.windows > before || (itemWindows && hasWindow(having)))) refuseWindow('HAVING', s.having, ctx, s.pos);
   const qualify = s.qualify && expectBool(resolveExpr(s.qualify, scope.withAliases(items), ctx), ctx, s.qualify.pos);
+  if (groupBy.length) state.groupedSelects++;
   const select: PgSelect = {
     kind: 'select',
     distinct: s.distinct,

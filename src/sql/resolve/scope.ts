@@ -50,6 +50,13 @@ export class TranslationState {
 
   /** Window calls resolved so far: a clause that adds one calls a window function (resolve/queries.ts). */
   windows = 0;
+  /**
+   * perf: what the rewrite passes may act on, counted as it is resolved, so a pass with nothing
+   * to do skips its walk of the whole tree (src/sql/passes.ts): scalar subqueries (constant CTEs
+   * are read through them) and SELECTs with GROUP BY (narrowing).
+   */
+  scalarSubqueries = 0;
+  groupedSelects = 0;
   private aliases = 0;
   private columns = 0;
 
@@ -89,6 +96,8 @@ export class TranslationState {
     for (const [name, n] of this.numbers) copy.numbers.set(name, n);
     copy.aliases = this.aliases;
     copy.columns = this.columns;
+    copy.scalarSubqueries = this.scalarSubqueries;
+    copy.groupedSelects = this.groupedSelects;
     return copy;
   }
 }
