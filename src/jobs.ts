@@ -4,7 +4,7 @@ import type { Logger } from './logger.js';
 import type { SourceService } from './sources/service.js';
 
 export interface JobDeps {
-  sources: Pick<SourceService, 'runPartitionUpkeep' | 'reload'>;
+  sources: Pick<SourceService, 'runPartitionUpkeep' | 'reload' | 'runHotLeafBackfill'>;
   writer: Pick<LogWriter, 'forgetPartitions'>;
   logger: Logger;
 }
@@ -12,7 +12,7 @@ export interface JobDeps {
 /**
  * Background upkeep: partitions ahead and retention, at start and every hour (idempotent, so
  * several replicas may run it; the DDL is guarded by IF [NOT] EXISTS), and the source catalog
- * read again every 10 s so changes made by other replicas are seen.
+ * read again every 10 s so changes made by other replicas are seen; hot leaf backfills every minute.
  */
 export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: number } = {}): { stop(): void } {
   const upkeep = async () => {
@@ -24,7 +24,23 @@ export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: n
       ctx.logger.warn({ err: (err as Error).message }, 'partition upkeep failed; will retry next hour');
     }
   };
-  void upkeep();
+  // Hot leaves declared on a source with data: their columns filled partition by partition.
+  let backfilling = false;
+  const backfill = async () => {
+    if (backfilling) return;
+    backfilling = true;
+    try {
+      const filled = await ctx.sources.runHotLeafBackfill();
+      if (filled.length) ctx.logger.info({ partitions: filled }, 'hot leaf backfill');
+    } catch (err) {
+      ctx.logger.warn({ err: (err as Error).message }, 'hot leaf backfill failed; will retry in a minute');
+    } finally {
+      backfilling = false;
+    }
+  };
+  void upkeep().then(backfill);
+  const everyMinute = setInterval(() => void backfill(), 60_000);
+  everyMinute.unref();
   const hourly = cron.schedule('7 * * * *', upkeep);
   const reloadMs = options.catalogReloadMs ?? 10_000;
   const reloadCatalog = () =>
@@ -37,6 +53,7 @@ export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: n
     stop() {
       void hourly.stop();
       clearInterval(catalog);
+      clearInterval(everyMinute);
     },
   };
 }

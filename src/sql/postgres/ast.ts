@@ -197,10 +197,11 @@ export interface PgFunctionFrom {
   readonly column: string;
   /**
    * Set by the resolver when the array always held exactly one record (the source schema's
-   * `single`): the expression of that record, `array->0`. The pass of postgres/singleRecord.ts
-   * then reads it by path instead of joining; the printer ignores it.
+   * `single`): the expression of that record, `array->0`, and its `IS NOT NULL` guard (which may
+   * test a hot column first: resolve/hot.ts). The pass of postgres/singleRecord.ts then reads it
+   * by path instead of joining; the printer ignores it.
    */
-  readonly single?: PgExpr;
+  readonly single?: { readonly value: PgExpr; readonly guard: PgExpr };
 }
 export interface PgJoin {
   readonly kind: 'join';

@@ -23,10 +23,13 @@ import { pg, type PgExpr, type PgFrom, type PgFunctionFrom, type PgJoin, type Pg
 import { sameExpr } from './transform.js';
 import { isStrict } from '../catalogue.js';
 import { forEachNode, mapNodes } from '../walk.js';
+import { guardedRecord } from '../resolve/hot.js';
+
+type SingleRecord = NonNullable<PgFunctionFrom['single']>;
 
 /** `query` with the single-record UNNESTs read by path. */
 export function readSingleRecordsByPath(query: PgQuery): PgQuery {
-  const raw = new Map<string, PgExpr>();
+  const raw = new Map<string, SingleRecord>();
   forEachNode(query, (n) => {
     if (n.kind === 'select' && n.from !== undefined) collect(n.from as PgFrom, needsRealJoin(n.from as PgFrom), undefined, raw);
   });
@@ -36,7 +39,7 @@ export function readSingleRecordsByPath(query: PgQuery): PgQuery {
   const valueOf = (alias: string): PgExpr => {
     let value = resolved.get(alias);
     if (value === undefined) {
-      value = substitute(raw.get(alias)!);
+      value = substitute(raw.get(alias)!.value);
       resolved.set(alias, value);
     }
     return value;
@@ -45,7 +48,7 @@ export function readSingleRecordsByPath(query: PgQuery): PgQuery {
     mapNodes(tree, (n) => (n.kind === 'column' && n.name === 'value' && raw.has(n.table as string) ? valueOf(n.table as string) : n));
   return mapNodes(query, (n) => {
     if (n.kind === 'column' && n.name === 'value' && raw.has(n.table as string)) return valueOf(n.table as string);
-    if (n.kind === 'select' && n.from !== undefined) return withoutReadUnnests(n as unknown as PgSelect, raw, valueOf);
+    if (n.kind === 'select' && n.from !== undefined) return withoutReadUnnests(n as unknown as PgSelect, raw, valueOf, substitute);
     return n;
   });
 }
@@ -54,7 +57,7 @@ export function readSingleRecordsByPath(query: PgQuery): PgQuery {
  * Records in `out` the UNNESTs of one FROM clause read by path: those marked `single` whose join
  * allows it. `link` is the join whose right operand `item` is (undefined for the first item).
  */
-function collect(item: PgFrom, realJoin: boolean, link: PgJoin | undefined, out: Map<string, PgExpr>): void {
+function collect(item: PgFrom, realJoin: boolean, link: PgJoin | undefined, out: Map<string, SingleRecord>): void {
   if (item.kind === 'join') {
     collect(item.left, realJoin, undefined, out);
     collect(item.right, realJoin, item, out);
@@ -74,19 +77,25 @@ function needsRealJoin(item: PgFrom): boolean {
 }
 
 /** The SELECT without the UNNESTs read by path, and their guards (and INNER join conditions) in front of its WHERE. */
-function withoutReadUnnests(select: PgSelect, read: ReadonlyMap<string, PgExpr>, valueOf: (alias: string) => PgExpr): PgSelect {
+function withoutReadUnnests(
+  select: PgSelect,
+  read: ReadonlyMap<string, SingleRecord>,
+  valueOf: (alias: string) => PgExpr,
+  substitute: <T>(tree: T) => T,
+): PgSelect {
+  const guardOf = (alias: string) => ({ value: valueOf(alias), guard: substitute(read.get(alias)!.guard) });
   const guards: PgExpr[] = [];
   const isRead = (item: PgFrom): item is PgFunctionFrom => item.kind === 'function' && read.has(item.alias);
   const drop = (item: PgFrom): PgFrom | undefined => {
     if (isRead(item)) {
-      addGuard(guards, valueOf(item.alias)); // the first FROM item: as a CROSS JOIN
+      addGuard(guards, guardOf(item.alias)); // the first FROM item: as a CROSS JOIN
       return undefined;
     }
     if (item.kind !== 'join') return item;
     const left = drop(item.left);
     if (isRead(item.right)) {
       if (item.type !== 'LEFT') {
-        addGuard(guards, valueOf(item.right.alias));
+        addGuard(guards, guardOf(item.right.alias));
         if (item.on) guards.push(item.on);
       }
       return left;
@@ -110,12 +119,12 @@ function withoutReadUnnests(select: PgSelect, read: ReadonlyMap<string, PgExpr>,
  * ties in written order) ran `metadata->0 IS NOT NULL` before `project = $1` and detoasted every
  * row of the window (BENCHMARKS.md, "guards").
  */
-function addGuard(guards: PgExpr[], value: PgExpr): void {
+function addGuard(guards: PgExpr[], record: { value: PgExpr; guard: PgExpr }): void {
   for (let i = guards.length - 1; i >= 0; i--) {
-    const g = guards[i]!;
-    if (g.kind === 'is' && g.test === 'NULL' && g.negated && readsThrough(value, g.operand)) guards.splice(i, 1);
+    const guarded = guardedRecord(guards[i]!);
+    if (guarded && readsThrough(record.value, guarded)) guards.splice(i, 1);
   }
-  guards.push(pg.is(value, 'NULL', true));
+  guards.push(record.guard);
 }
 
 /**
@@ -127,7 +136,10 @@ function addGuard(guards: PgExpr[], value: PgExpr): void {
 function dropImpliedGuards(guards: readonly PgExpr[], where: PgExpr | undefined): PgExpr[] {
   if (!where) return [...guards];
   const conjuncts = andOperands(where);
-  return guards.filter((g) => !(g.kind === 'is' && g.test === 'NULL' && g.negated && conjuncts.some((c) => rejectsNull(c, g.operand))));
+  return guards.filter((g) => {
+    const record = guardedRecord(g);
+    return !(record && conjuncts.some((c) => rejectsNull(c, record)));
+  });
 }
 
 function andOperands(e: PgExpr): PgExpr[] {

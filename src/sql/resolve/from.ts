@@ -11,6 +11,7 @@ import { fromJsonText } from '../coerce.js';
 import { resolveEndpointTable } from './endpoints.js';
 import { jsonStoredType } from './structs.js';
 import type { Context, Scope } from './scope.js';
+import { exposeHotColumns, recordGuard } from './hot.js';
 
 /** The join being built: what is on its left and how the next item attaches. */
 export interface JoinLink {
@@ -63,28 +64,32 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     const alias = ctx.translation.alias();
     const record = array.type.element.kind === 'record';
     const column = pg.column(alias, 'value');
-    const value = record ? typed(column, array.type.element) : fromJsonText(column, array.type.element);
+    // A record array that always held one object (the source schema): its leaves may have hot
+    // columns (resolve/hot.ts), read through the row's table whether the record is joined or read
+    // by path; the mark is for the pass that reads it by path instead (postgres/singleRecord.ts).
+    const single =
+      record && array.type.single
+        ? typed(pg.op('->', array.sql, pg.number('0')), array.type.element, array.hot && { hot: array.hot })
+        : undefined;
+    const value = record ? typed(column, array.type.element, single?.hot && { hot: single.hot }) : fromJsonText(column, array.type.element);
     // jsonb_array_elements raises on a non-array; a stray scalar must behave like a missing array.
     const arg = pgArray
       ? array.sql
       : pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
     scope.ranges.push({ kind: 'value', names, value });
-    // A record array that always held one object (the source schema): recorded for the pass that
-    // reads it by path instead (postgres/singleRecord.ts).
-    const single = record && array.type.single ? pg.op('->', array.sql, pg.number('0')) : undefined;
     return join(link, {
       kind: 'function',
       fn: record ? 'jsonb_array_elements' : 'jsonb_array_elements_text',
       arg,
       alias,
       column: 'value',
-      ...(single && { single }),
+      ...(single && { single: { value: single.sql, guard: recordGuard(single.sql, single.hot) } }),
     });
   },
 
   derived: (item, link) => {
     // A derived table cannot see the FROM items before it (BigQuery has no LATERAL subqueries), only outer queries.
-    const r = link.ctx.resolveQuery(item.query, link.ctx, link.scope.parent);
+    const r = exposeHotColumns(link.ctx.resolveQuery(item.query, link.ctx, link.scope.parent));
     const alias = link.ctx.translation.alias();
     link.scope.ranges.push({ kind: 'relation', names: item.alias ? [item.alias] : [], alias, columns: r.columns });
     return join(link, { kind: 'derived', query: r.query, alias });
@@ -111,7 +116,8 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     const parts = item.name.split('.');
     if (!source) {
       // Then an endpoint (endpoint text only), as a derived table.
-      const endpoint = resolveEndpointTable(item, ctx);
+      const found = resolveEndpointTable(item, ctx);
+      const endpoint = found && exposeHotColumns(found);
       if (!endpoint) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
       scope.ranges.push({
         kind: 'relation',

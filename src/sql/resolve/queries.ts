@@ -9,6 +9,7 @@ import { expectBool, findWindowCall, hasWindow, resolveExpr } from './expression
 import { mapChildren, sameExpr, some } from '../postgres/transform.js';
 import { resolveFromItem } from './from.js';
 import { rangeColumns, recordColumns, resolvePath } from './names.js';
+import { exposeHotColumns } from './hot.js';
 import { Scope, type Column, type Context, type Resolved, type SelectTarget } from './scope.js';
 
 /** A context for a piece of text resolved on its own (an endpoint's query, a caller's `sql`). */
@@ -108,7 +109,7 @@ export function resolveCtes(
     if (reserved.has(key))
       throw new SqlSandboxError(`CTE ${cte.name} is already defined by the endpoint; choose another name`, ctx.text, cte.pos);
     if (ctes.some((c) => c.name.toLowerCase() === key)) throw new SqlNameError(`duplicate CTE name ${cte.name}`, ctx.text, cte.pos);
-    const resolved = resolveQuery(cte.query, { ...ctx, ctes: visible });
+    const resolved = exposeHotColumns(resolveQuery(cte.query, { ...ctx, ctes: visible }));
     ctes.push({ name: cte.name, query: resolved.query });
     visible.set(key, { name: cte.name, columns: resolved.columns });
   }
@@ -186,7 +187,10 @@ function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody 
     groupBy,
     having,
   };
-  return { pg: select, columns: items.map((t) => ({ name: t.name, type: t.value.type })), select: { scope, items }, qualify };
+  const columns = items.map((t): Column =>
+    t.value.hot ? { name: t.name, type: t.value.type, hot: t.value.hot } : { name: t.name, type: t.value.type },
+  );
+  return { pg: select, columns, select: { scope, items }, qualify };
 }
 
 function resolveSelectList(list: readonly Q.SelectItem[], scope: Scope, ctx: Context): SelectTarget[] {
