@@ -7,7 +7,6 @@ import { takesOver } from '../catalogue.js';
 import { pg, type PgExpr, type PgFrameBound, type PgOrder, type PgQuery, type PgWindow } from '../postgres/ast.js';
 import { mapChildren, some } from '../postgres/transform.js';
 import { buildStruct } from './structs.js';
-import { readOfConstantCte } from '../postgres/constantCte.js';
 import {
   BOOL,
   FLOAT64,
@@ -24,7 +23,6 @@ import {
 } from '../types.js';
 import { pgTypeOf } from '../coerce.js';
 import { fieldOf, nameResolves, resolveName } from './names.js';
-import { resolveQuery } from './queries.js';
 import type { Context, Scope } from './scope.js';
 
 const INTERVAL_UNITS: Readonly<Record<string, [number, string]>> = {
@@ -64,13 +62,13 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   literal: (e) => {
     switch (e.type) {
       case 'STRING':
-        return typed(pg.literal(e.value), STRING, { literal: e.value as string });
+        return typed(pg.literal(e.value as string), STRING, { literal: e.value as string });
       case 'INT64':
         return typed(pg.number(BigInt(e.value as string).toString()), INT64);
       case 'FLOAT64':
         return typed(pg.cast(pg.number(e.value as string), 'float8'), FLOAT64);
       case 'BOOL':
-        return typed(pg.literal(e.value), BOOL);
+        return typed(pg.literal(e.value as boolean), BOOL);
       case 'NULL':
         return typed(pg.literal(null), NULL_TYPE);
     }
@@ -112,9 +110,9 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   },
   inQuery: (e, scope, ctx) => {
     const v = resolveExpr(e.operand, scope, ctx);
-    const r = resolveQuery(e.query, ctx, scope);
+    const r = ctx.resolveQuery(e.query, ctx, scope);
     if (r.columns.length !== 1) throw new SqlSyntaxError('IN (subquery) needs a subquery with one column', ctx.text, e.query.pos);
-    return typed({ kind: 'in', operand: adapt(v, r.columns[0].type).sql, query: r.query, negated: e.negated }, BOOL);
+    return typed({ kind: 'in', operand: adapt(v, r.columns[0]!.type).sql, query: r.query, negated: e.negated }, BOOL);
   },
   case: (e, scope, ctx) => {
     const operand = e.operand && resolveExpr(e.operand, scope, ctx);
@@ -124,10 +122,14 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
       ...(e.otherwise ? [resolveExpr(e.otherwise, scope, ctx)] : []),
     ]);
     const whens = conditions.map((c, i) => ({
-      when: operand ? compared(operand, c, '=', ctx.text, e.whens[i].when.pos)[1].sql : expectBool(c, ctx, e.whens[i].when.pos),
-      then: results[i].sql,
+      when: operand ? compared(operand, c, '=', ctx.text, e.whens[i]!.when.pos)[1].sql : expectBool(c, ctx, e.whens[i]!.when.pos),
+      then: results[i]!.sql,
     }));
-    const node = pg.case(whens, e.otherwise ? results[results.length - 1].sql : undefined, operand && unify(operand, conditions[0])[0].sql);
+    const node = pg.case(
+      whens,
+      e.otherwise ? results[results.length - 1]!.sql : undefined,
+      operand && unify(operand, conditions[0]!)[0].sql,
+    );
     return typed(node, commonType(results));
   },
   cast: (e, scope, ctx) => castTo(resolveExpr(e.operand, scope, ctx), e.type, e.safe, ctx.text, e.pos),
@@ -152,12 +154,12 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     return typed(pg.op('*', pg.cast(n.sql, 'float8'), pg.cast(pg.literal(`${factor} ${name}`), 'interval')), scalar('INTERVAL'));
   },
   subquery: (e, scope, ctx) => {
-    const r = resolveQuery(e.query, ctx, scope);
+    ctx.translation.scalarSubqueries++;
+    const r = ctx.resolveQuery(e.query, ctx, scope);
     if (r.columns.length !== 1) throw new SqlSyntaxError('a scalar subquery must return one column', ctx.text, e.pos);
-    const constant = readOfConstantCte(r.query, (name) => ctx.ctes.get(name.toLowerCase())?.constants);
-    return typed(constant ?? pg.subquery(r.query), r.columns[0].type);
+    return typed(pg.subquery(r.query), r.columns[0]!.type);
   },
-  exists: (e, scope, ctx) => typed(pg.subquery(resolveQuery(e.query, ctx, scope).query, true), BOOL),
+  exists: (e, scope, ctx) => typed(pg.subquery(ctx.resolveQuery(e.query, ctx, scope).query, true), BOOL),
   struct: (e, scope, ctx) => resolveStruct(e, scope, ctx),
   arrayLiteral: (e, scope, ctx) => resolveArrayLiteral(e, scope, ctx),
   arraySubquery: (e, scope, ctx) => resolveArraySubquery(e, scope, ctx),
@@ -182,7 +184,7 @@ function resolveStruct(e: E.Struct, scope: Scope, ctx: Context): Typed {
   const fields: { name: string; value: Typed }[] = [];
   const seen = new Set<string>();
   for (let i = 0; i < e.fields.length; i++) {
-    const f = e.fields[i];
+    const f = e.fields[i]!;
     const declared = e.types?.[i];
     let value = resolveExpr(f.expr, scope, ctx);
     if (declared) value = toDeclared(value, declared.type, ctx, f.expr.pos);
@@ -205,11 +207,11 @@ function resolveStruct(e: E.Struct, scope: Scope, ctx: Context): Typed {
 /** `[a, b]`: a Postgres array of scalars, or a jsonb array of STRUCTs. */
 function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typed {
   let items = e.items.map((item) => resolveExpr(item, scope, ctx));
-  if (e.element) items = items.map((v, i) => toDeclared(v, e.element!, ctx, e.items[i].pos));
+  if (e.element) items = items.map((v, i) => toDeclared(v, e.element!, ctx, e.items[i]!.pos));
   const record = items.find((v) => v.type.kind === 'record');
   if (record || e.element?.kind === 'struct') {
     const bad = items.findIndex((v) => v.type.kind !== 'record' && !isScalar(v.type, 'NULL'));
-    if (bad >= 0) throw new SqlSyntaxError('array elements must have one type: this one is not a STRUCT', ctx.text, e.items[bad].pos);
+    if (bad >= 0) throw new SqlSyntaxError('array elements must have one type: this one is not a STRUCT', ctx.text, e.items[bad]!.pos);
     // jsonb_build_array takes up to 100 arguments; longer arrays are concatenated (jsonb || jsonb appends arrays).
     let sql: PgExpr | undefined;
     for (let k = 0; k < items.length || k === 0; k += 100) {
@@ -222,7 +224,7 @@ function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typ
     return typed(sql!, { kind: 'jsonArray', element: record?.type ?? { kind: 'record', struct: [] }, single: false });
   }
   const nested = items.findIndex((v) => v.type.kind !== 'scalar');
-  if (nested >= 0) throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.items[nested].pos);
+  if (nested >= 0) throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.items[nested]!.pos);
   items = unifyAll(items);
   const elementType = e.element?.kind === 'scalar' ? scalar(e.element.name) : commonType(items);
   const pgType = pgTypeOf(isScalar(elementType, 'NULL') ? INT64 : elementType);
@@ -244,9 +246,9 @@ function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typ
  * reads an ordered derived table in its order).
  */
 function resolveArraySubquery(e: E.ArraySubquery, scope: Scope, ctx: Context): Typed {
-  const r = resolveQuery(e.query, ctx, scope);
+  const r = ctx.resolveQuery(e.query, ctx, scope);
   if (r.columns.length !== 1) throw new SqlSyntaxError('ARRAY(subquery) needs a subquery with one column', ctx.text, e.query.pos);
-  const column = r.columns[0];
+  const column = r.columns[0]!;
   if (column.type.kind === 'array' || column.type.kind === 'jsonArray')
     throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.pos);
   const alias = ctx.translation.alias();
@@ -257,18 +259,7 @@ function resolveArraySubquery(e: E.ArraySubquery, scope: Scope, ctx: Context): T
     ? pg.cast(pg.literal('[]'), 'jsonb')
     : pg.slice(pg.array([pg.cast(pg.literal(null), pgType)]), pg.number('1'), pg.number('0'));
   const agg = pg.func('coalesce', [pg.func(json ? 'jsonb_agg' : 'array_agg', [value]), empty]);
-  const query: PgQuery = {
-    kind: 'query',
-    ctes: [],
-    orderBy: [],
-    body: {
-      kind: 'select',
-      distinct: false,
-      targets: [{ expr: agg, name: column.name }],
-      from: { kind: 'derived', query: r.query, alias },
-      groupBy: [],
-    },
-  };
+  const query = pg.selectOne(agg, column.name, { kind: 'derived', query: r.query, alias });
   const type: BqType = json ? { kind: 'jsonArray', element: column.type, single: false } : { kind: 'array', element: column.type };
   return typed(pg.subquery(query), type);
 }
@@ -286,18 +277,7 @@ function resolveInUnnest(e: E.InUnnest, scope: Scope, ctx: Context): Typed {
     const element = fromJsonText(pg.column(alias, 'value'), array.type.element);
     const [operand, item] = compared(v, element, 'IN', ctx.text, e.pos);
     const arg = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
-    const query: PgQuery = {
-      kind: 'query',
-      ctes: [],
-      orderBy: [],
-      body: {
-        kind: 'select',
-        distinct: false,
-        targets: [{ expr: item.sql, name: 'value' }],
-        from: { kind: 'function', fn: 'jsonb_array_elements_text', arg, alias, column: 'value' },
-        groupBy: [],
-      },
-    };
+    const query = pg.selectOne(item.sql, 'value', { kind: 'function', fn: 'jsonb_array_elements_text', arg, alias, column: 'value' });
     return typed({ kind: 'in', operand: operand.sql, query, negated: e.negated }, BOOL);
   }
   if (isScalar(array.type, 'NULL')) return typed(pg.literal(false), BOOL);
@@ -422,27 +402,22 @@ function arithmeticType(op: string, a: BqType, b: BqType): BqType {
 function resolveSubscript(e: E.Subscript, scope: Scope, ctx: Context): Typed {
   const index = adapt(resolveExpr(e.index, scope, ctx), INT64).sql;
   const zeroBased = e.mode === 'OFFSET' || e.mode === 'SAFE_OFFSET' ? index : pg.op('-', index, pg.number('1'));
-  if (e.base.kind === 'path' && e.base.parts.length === 1 && !nameResolves(e.base.parts[0], scope)) {
-    const cte = ctx.ctes.get(e.base.parts[0].toLowerCase());
+  if (e.base.kind === 'path' && e.base.parts.length === 1 && !nameResolves(e.base.parts[0]!, scope)) {
+    const cte = ctx.ctes.get(e.base.parts[0]!.toLowerCase());
     if (cte) {
       if (cte.columns.length !== 1)
         throw new SqlSyntaxError(`${cte.name}[…] needs a CTE with one column; ${cte.name} has ${cte.columns.length}`, ctx.text, e.pos);
       const alias = ctx.translation.alias();
-      const column = cte.columns[0];
-      const query: PgQuery = {
-        kind: 'query',
-        ctes: [],
-        orderBy: [],
-        limit: pg.number('1'),
-        offset: zeroBased,
-        body: {
-          kind: 'select',
-          distinct: false,
-          targets: [{ expr: pg.column(alias, column.name), name: column.name }],
-          from: { kind: 'table', name: cte.name, alias },
-          groupBy: [],
+      const column = cte.columns[0]!;
+      const query = pg.selectOne(
+        pg.column(alias, column.name),
+        column.name,
+        { kind: 'table', name: cte.name, alias },
+        {
+          limit: pg.number('1'),
+          offset: zeroBased,
         },
-      };
+      );
       return typed(pg.subquery(query), column.type);
     }
   }
@@ -522,12 +497,12 @@ class ResolvingCallSite implements CallSite {
   }
 
   arg(i: number): Typed {
-    return (this.resolved[i] ??= resolveExpr(this.call.args[i], this.scope, this.ctx));
+    return (this.resolved[i] ??= resolveExpr(this.call.args[i]!, this.scope, this.ctx));
   }
 
   word(i: number): string {
-    const a = this.call.args[i];
-    if (a.kind === 'path' && a.parts.length === 1) return a.parts[0].toUpperCase();
+    const a = this.call.args[i]!;
+    if (a.kind === 'path' && a.parts.length === 1) return a.parts[0]!.toUpperCase();
     throw new SqlSyntaxError('expected a date part such as HOUR or DAY', this.text, a.pos);
   }
 

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../paths.js';
-import { normaliseEvents } from '../ingest/normalise.js';
-import { fieldMapFromPaths, overlayFieldMaps, type FieldMap } from './schema.js';
+import { fieldMapFromPaths, overlayFieldMaps, type FieldMap } from '../sources/schema.js';
+import { normaliseEvents } from './normalise.js';
 
 /** Fields current Supabase logs carry, by source (seeds/source-fields.json: the dashboard's queries and the stack's shipper configuration). */
 const KNOWN_FIELDS = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'seeds', 'source-fields.json'), 'utf8')) as Readonly<
@@ -10,7 +10,8 @@ const KNOWN_FIELDS = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'seeds',
 >;
 
 /**
- * The schema a default source starts with: inferred from its sample event in seeds/fixtures,
+ * The schema a default source starts with: inferred from its sample event in seeds/fixtures by
+ * ingest's own normaliser (so it is the schema that event would give the source),
  * with the fields current Supabase logs carry laid over it (their types win), so that the dashboard's queries type
  * their leaves right before the first event of that source arrives. Ingest widens it further as
  * new fields appear.
