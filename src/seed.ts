@@ -54,14 +54,14 @@ export async function loadDemoDataOnce(deps: {
 }): Promise<void> {
   const { sources, pool, writer, logger } = deps;
   const edge = await sources.get('cloudflare.logs.prod');
-  const { rows } = await pool.query(`SELECT EXISTS (SELECT 1 FROM logs."${edge.table_name}") AS any`);
+  const { rows } = await pool.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM logs."${edge.table_name}") AS any`);
   if (rows[0].any) return;
   const nowMs = Date.now();
   let total = 0;
   for (const [sourceName, events] of demoEvents(nowMs)) {
     const source = await sources.get(sourceName);
     const batch = normaliseEvents(events, { nowMs, retentionDays: source.retention_days });
-    if (batch.errors.length) throw new Error(`demo events of ${sourceName} are invalid: ${batch.errors[0]!.message}`);
+    if (batch.errors.length) throw new Error(`demo events of ${sourceName} are invalid: ${batch.errors[0].message}`);
     await writer.write(source, batch.rows, batch.fields);
     total += batch.rows.length;
   }

@@ -3,7 +3,7 @@
  * in the stored BigQuery shape, and the schema they imply.
  */
 import { randomUUID } from 'node:crypto';
-import { FIXED_COLUMNS, inferField, mergeField, type FieldMap, type FieldType } from '../sources/schema.js';
+import { inferField, mergeField, type FieldMap, type FieldType } from '../sources/schema.js';
 import { fieldName, isPlainObject, storedNames, toStoredShape } from '../sources/shape.js';
 import { MAX_NESTING, unstorableReason } from './storable.js';
 import { parseEventTimestamp } from './timestamp.js';
@@ -180,27 +180,28 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
       const keys = Object.keys(event).filter((k) => !reserved.has(k));
       const names = storedNames(keys, reserved);
       for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]!;
-        body[names[i]!] = walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i]!, schema, 1);
+        const key = keys[i];
+        body[names[i]] = walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i], schema, 1);
       }
     }
     if (walker.problem) {
       walker.undo();
-      fail(`the event ${walker.problem}`);
+      // `as string`: the compiler narrowed `problem` to undefined where it was reset above and cannot see the walk set it.
+      fail(`the event ${walker.problem as string}`);
       continue;
     }
 
     rows.push({
       id,
       micros,
-      event_message: (message as string | null | undefined) ?? null,
-      project: (event.project as string | null | undefined) ?? null,
+      event_message: message ?? null,
+      project: event.project ?? null,
       metadata,
       body,
     });
   }
 
-  return { rows, fields: schema as FieldMap, errors, rejected, dropped };
+  return { rows, fields: schema, errors, rejected, dropped };
 }
 
 /**
@@ -297,7 +298,7 @@ class Walker {
     } else {
       const keys = Object.keys(object);
       const names = storedNames(keys);
-      for (let i = 0; i < keys.length; i++) out[names[i]!] = this.stored(object[keys[i]!], names[i]!, fields, depth + 1);
+      for (let i = 0; i < keys.length; i++) out[names[i]] = this.stored(object[keys[i]], names[i], fields, depth + 1);
     }
     return [out];
   }

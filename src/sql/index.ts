@@ -17,7 +17,7 @@ import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
 import { printQuery } from './postgres/print.js';
 import { runPasses } from './passes.js';
-import { resolveCtes, resolveQuery, rootContext, TranslationState, type Context, type Resolved } from './resolve.js';
+import { resolveCtes, resolveQuery, rootContext, TranslationState, type Resolved } from './resolve.js';
 import type { CteBinding } from './resolve/scope.js';
 import { nestedEndpoints } from './resolve/endpoints.js';
 import type { EndpointLookup, EndpointTable } from './resolve/scope.js';

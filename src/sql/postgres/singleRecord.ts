@@ -121,7 +121,7 @@ function withoutReadUnnests(
  */
 function addGuard(guards: PgExpr[], record: { value: PgExpr; guard: PgExpr }): void {
   for (let i = guards.length - 1; i >= 0; i--) {
-    const guarded = guardedRecord(guards[i]!);
+    const guarded = guardedRecord(guards[i]);
     if (guarded && readsThrough(record.value, guarded)) guards.splice(i, 1);
   }
   guards.push(record.guard);

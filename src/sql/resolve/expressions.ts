@@ -4,7 +4,7 @@ import { adapt, asText, castTo, compared, commonType, fromJsonText, unify, unify
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { FUNCTIONS, type CallSite } from '../functions.js';
 import { takesOver } from '../catalogue.js';
-import { pg, type PgExpr, type PgFrameBound, type PgOrder, type PgQuery, type PgWindow } from '../postgres/ast.js';
+import { pg, type PgExpr, type PgFrameBound, type PgOrder, type PgWindow } from '../postgres/ast.js';
 import { mapChildren, some } from '../postgres/transform.js';
 import { buildStruct } from './structs.js';
 import {
@@ -62,13 +62,13 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   literal: (e) => {
     switch (e.type) {
       case 'STRING':
-        return typed(pg.literal(e.value as string), STRING, { literal: e.value as string });
+        return typed(pg.literal(e.value), STRING, { literal: e.value as string });
       case 'INT64':
         return typed(pg.number(BigInt(e.value as string).toString()), INT64);
       case 'FLOAT64':
         return typed(pg.cast(pg.number(e.value as string), 'float8'), FLOAT64);
       case 'BOOL':
-        return typed(pg.literal(e.value as boolean), BOOL);
+        return typed(pg.literal(e.value), BOOL);
       case 'NULL':
         return typed(pg.literal(null), NULL_TYPE);
     }
@@ -112,7 +112,7 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     const v = resolveExpr(e.operand, scope, ctx);
     const r = ctx.resolveQuery(e.query, ctx, scope);
     if (r.columns.length !== 1) throw new SqlSyntaxError('IN (subquery) needs a subquery with one column', ctx.text, e.query.pos);
-    return typed({ kind: 'in', operand: adapt(v, r.columns[0]!.type).sql, query: r.query, negated: e.negated }, BOOL);
+    return typed({ kind: 'in', operand: adapt(v, r.columns[0].type).sql, query: r.query, negated: e.negated }, BOOL);
   },
   case: (e, scope, ctx) => {
     const operand = e.operand && resolveExpr(e.operand, scope, ctx);
@@ -122,14 +122,10 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
       ...(e.otherwise ? [resolveExpr(e.otherwise, scope, ctx)] : []),
     ]);
     const whens = conditions.map((c, i) => ({
-      when: operand ? compared(operand, c, '=', ctx.text, e.whens[i]!.when.pos)[1].sql : expectBool(c, ctx, e.whens[i]!.when.pos),
-      then: results[i]!.sql,
+      when: operand ? compared(operand, c, '=', ctx.text, e.whens[i].when.pos)[1].sql : expectBool(c, ctx, e.whens[i].when.pos),
+      then: results[i].sql,
     }));
-    const node = pg.case(
-      whens,
-      e.otherwise ? results[results.length - 1]!.sql : undefined,
-      operand && unify(operand, conditions[0]!)[0].sql,
-    );
+    const node = pg.case(whens, e.otherwise ? results[results.length - 1].sql : undefined, operand && unify(operand, conditions[0])[0].sql);
     return typed(node, commonType(results));
   },
   cast: (e, scope, ctx) => castTo(resolveExpr(e.operand, scope, ctx), e.type, e.safe, ctx.text, e.pos),
@@ -157,7 +153,7 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     ctx.translation.scalarSubqueries++;
     const r = ctx.resolveQuery(e.query, ctx, scope);
     if (r.columns.length !== 1) throw new SqlSyntaxError('a scalar subquery must return one column', ctx.text, e.pos);
-    return typed(pg.subquery(r.query), r.columns[0]!.type);
+    return typed(pg.subquery(r.query), r.columns[0].type);
   },
   exists: (e, scope, ctx) => typed(pg.subquery(ctx.resolveQuery(e.query, ctx, scope).query, true), BOOL),
   struct: (e, scope, ctx) => resolveStruct(e, scope, ctx),
@@ -184,7 +180,7 @@ function resolveStruct(e: E.Struct, scope: Scope, ctx: Context): Typed {
   const fields: { name: string; value: Typed }[] = [];
   const seen = new Set<string>();
   for (let i = 0; i < e.fields.length; i++) {
-    const f = e.fields[i]!;
+    const f = e.fields[i];
     const declared = e.types?.[i];
     let value = resolveExpr(f.expr, scope, ctx);
     if (declared) value = toDeclared(value, declared.type, ctx, f.expr.pos);
@@ -207,11 +203,11 @@ function resolveStruct(e: E.Struct, scope: Scope, ctx: Context): Typed {
 /** `[a, b]`: a Postgres array of scalars, or a jsonb array of STRUCTs. */
 function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typed {
   let items = e.items.map((item) => resolveExpr(item, scope, ctx));
-  if (e.element) items = items.map((v, i) => toDeclared(v, e.element!, ctx, e.items[i]!.pos));
+  if (e.element) items = items.map((v, i) => toDeclared(v, e.element!, ctx, e.items[i].pos));
   const record = items.find((v) => v.type.kind === 'record');
   if (record || e.element?.kind === 'struct') {
     const bad = items.findIndex((v) => v.type.kind !== 'record' && !isScalar(v.type, 'NULL'));
-    if (bad >= 0) throw new SqlSyntaxError('array elements must have one type: this one is not a STRUCT', ctx.text, e.items[bad]!.pos);
+    if (bad >= 0) throw new SqlSyntaxError('array elements must have one type: this one is not a STRUCT', ctx.text, e.items[bad].pos);
     // jsonb_build_array takes up to 100 arguments; longer arrays are concatenated (jsonb || jsonb appends arrays).
     let sql: PgExpr | undefined;
     for (let k = 0; k < items.length || k === 0; k += 100) {
@@ -224,7 +220,7 @@ function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typ
     return typed(sql!, { kind: 'jsonArray', element: record?.type ?? { kind: 'record', struct: [] }, single: false });
   }
   const nested = items.findIndex((v) => v.type.kind !== 'scalar');
-  if (nested >= 0) throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.items[nested]!.pos);
+  if (nested >= 0) throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.items[nested].pos);
   items = unifyAll(items);
   const elementType = e.element?.kind === 'scalar' ? scalar(e.element.name) : commonType(items);
   const pgType = pgTypeOf(isScalar(elementType, 'NULL') ? INT64 : elementType);
@@ -248,7 +244,7 @@ function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typ
 function resolveArraySubquery(e: E.ArraySubquery, scope: Scope, ctx: Context): Typed {
   const r = ctx.resolveQuery(e.query, ctx, scope);
   if (r.columns.length !== 1) throw new SqlSyntaxError('ARRAY(subquery) needs a subquery with one column', ctx.text, e.query.pos);
-  const column = r.columns[0]!;
+  const column = r.columns[0];
   if (column.type.kind === 'array' || column.type.kind === 'jsonArray')
     throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.pos);
   const alias = ctx.translation.alias();
@@ -402,13 +398,13 @@ function arithmeticType(op: string, a: BqType, b: BqType): BqType {
 function resolveSubscript(e: E.Subscript, scope: Scope, ctx: Context): Typed {
   const index = adapt(resolveExpr(e.index, scope, ctx), INT64).sql;
   const zeroBased = e.mode === 'OFFSET' || e.mode === 'SAFE_OFFSET' ? index : pg.op('-', index, pg.number('1'));
-  if (e.base.kind === 'path' && e.base.parts.length === 1 && !nameResolves(e.base.parts[0]!, scope)) {
-    const cte = ctx.ctes.get(e.base.parts[0]!.toLowerCase());
+  if (e.base.kind === 'path' && e.base.parts.length === 1 && !nameResolves(e.base.parts[0], scope)) {
+    const cte = ctx.ctes.get(e.base.parts[0].toLowerCase());
     if (cte) {
       if (cte.columns.length !== 1)
         throw new SqlSyntaxError(`${cte.name}[…] needs a CTE with one column; ${cte.name} has ${cte.columns.length}`, ctx.text, e.pos);
       const alias = ctx.translation.alias();
-      const column = cte.columns[0]!;
+      const column = cte.columns[0];
       const query = pg.selectOne(
         pg.column(alias, column.name),
         column.name,
@@ -497,12 +493,12 @@ class ResolvingCallSite implements CallSite {
   }
 
   arg(i: number): Typed {
-    return (this.resolved[i] ??= resolveExpr(this.call.args[i]!, this.scope, this.ctx));
+    return (this.resolved[i] ??= resolveExpr(this.call.args[i], this.scope, this.ctx));
   }
 
   word(i: number): string {
-    const a = this.call.args[i]!;
-    if (a.kind === 'path' && a.parts.length === 1) return a.parts[0]!.toUpperCase();
+    const a = this.call.args[i];
+    if (a.kind === 'path' && a.parts.length === 1) return a.parts[0].toUpperCase();
     throw new SqlSyntaxError('expected a date part such as HOUR or DAY', this.text, a.pos);
   }
 

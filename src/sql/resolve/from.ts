@@ -42,7 +42,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
   },
 
   unnest: (item, link) => {
-    const { scope, ctx, type, on } = link;
+    const { scope, ctx, type } = link;
     if (type === 'RIGHT' || type === 'FULL')
       throw new SqlUnsupportedError(`UNNEST cannot be the right side of a ${type} JOIN (nor in BigQuery)`, ctx.text, item.pos);
     let array = resolveExpr(item.expr, scope, ctx);
@@ -121,13 +121,13 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
       if (!endpoint) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
       scope.ranges.push({
         kind: 'relation',
-        names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!],
+        names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]],
         alias,
         columns: endpoint.columns,
       });
       return join(link, { kind: 'derived', query: endpoint.query, alias });
     }
-    scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]!], alias, source });
+    scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]], alias, source });
     return join(link, { kind: 'table', schema: source.schema, name: source.table, alias });
   },
 };

@@ -1,6 +1,6 @@
 /** The resolver's state: shared per translation (parameters, aliases) and per SELECT (scopes). */
 import type { SourceLookup, SourceTable } from '../../sources/schema.js';
-import type { PgExpr, PgQuery } from '../postgres/ast.js';
+import type { PgQuery } from '../postgres/ast.js';
 import { SqlLimitError, sqlWarning, type SqlWarning } from '../errors.js';
 import type { BqType, HotRead, HotReads, Typed } from '../types.js';
 import type * as Q from '../ast/queries.js';
