@@ -12,6 +12,7 @@ import { ingestRoutes } from './ingest/routes.js';
 import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
 import { keyRoutes } from './auth/routes.js';
+import { openApiRoutes } from './api/routes.js';
 import { EndpointQueryService } from './endpoints/queryService.js';
 import { fastQueryRoute, queryRoutes } from './endpoints/queryRoutes.js';
 
@@ -52,6 +53,7 @@ export async function createApp(ctx: AppContext): Promise<Express> {
   app.use(endpointManagementRoutes(ctx, () => queries.forgetEndpoints()));
   app.use(sourceRoutes(ctx));
   app.use(keyRoutes(ctx));
+  app.use(openApiRoutes(ctx));
 
   app.use(notFoundHandler);
   app.use(errorMiddleware(ctx.logger, ctx.config.queryTimeoutMs));

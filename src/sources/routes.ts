@@ -4,13 +4,10 @@
  */
 import { Router } from 'express';
 import type { AppContext } from '../context.js';
-import { BadRequestError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../ingest/parseBody.js';
+import { checkSourceCreate, checkSourceUpdate, sourceBody } from './body.js';
 import type { SourceRecord } from './repository.js';
-
-const WRITABLE = ['name', 'retention_days'];
-/** Sent back unchanged from a GET: ignored, so GET → edit → PUT works. */
-const READ_ONLY = ['id', 'table_name', 'schema', 'created_at', 'updated_at'];
+import { partitionCounts } from '../storage/logTables.js';
 
 export function sourceRoutes(ctx: AppContext): Router {
   const router = Router();
@@ -21,14 +18,19 @@ export function sourceRoutes(ctx: AppContext): Router {
     res.json(ctx.sources.list().map(present));
   });
   router.post('/api/sources', admin, jsonBody, async (req, res) => {
-    const body = sourceBody(req.body);
-    res.status(201).json(present(await ctx.sources.create(body)));
+    const body = sourceBody(req.body, checkSourceCreate);
+    res.status(201).json(present(await ctx.sources.create({ ...body, name: body.name! }))); // required by SourceCreateSchema
   });
   router.get('/api/sources/:idOrName', admin, async (req, res) => {
     res.json(present(await ctx.sources.get(String(req.params.idOrName))));
   });
+  // Events per day partition and when retention drops each (docs/API.md, "Sources").
+  router.get('/api/sources/:idOrName/partitions', admin, async (req, res) => {
+    const source = await ctx.sources.get(String(req.params.idOrName));
+    res.json(await partitionCounts(ctx.db.pool, source.table_name, source.retention_days));
+  });
   router.put('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
-    const body = sourceBody(req.body);
+    const body = sourceBody(req.body, checkSourceUpdate);
     // PUT is the whole resource: an omitted retention goes back to the default.
     const updated = await ctx.sources.update(String(req.params.idOrName), {
       name: body.name,
@@ -37,7 +39,7 @@ export function sourceRoutes(ctx: AppContext): Router {
     res.json(present(updated));
   });
   router.patch('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
-    const { name, retention_days } = sourceBody(req.body);
+    const { name, retention_days } = sourceBody(req.body, checkSourceUpdate);
     res.json(present(await ctx.sources.update(String(req.params.idOrName), { name, retention_days })));
   });
   router.delete('/api/sources/:idOrName', admin, async (req, res) => {
@@ -59,20 +61,4 @@ function present(s: SourceRecord) {
     created_at: s.created_at,
     updated_at: s.updated_at,
   };
-}
-
-function sourceBody(body: unknown): { name: unknown; retention_days?: unknown } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new BadRequestError('The request body must be a JSON object like {"name": "my.source", "retention_days": 30}.', [
-      { domain: 'body', reason: 'invalidBody', message: 'expected a JSON object', location: 'body' },
-    ]);
-  }
-  const unknown = Object.keys(body).filter((k) => !WRITABLE.includes(k) && !READ_ONLY.includes(k));
-  if (unknown.length) {
-    throw new UnprocessableError(`Unknown field "${unknown[0]}": a source has name and retention_days.`, [
-      { domain: 'sources', reason: 'unknownField', message: `unknown field "${unknown[0]}"`, location: unknown[0] },
-    ]);
-  }
-  const { name, retention_days } = body as Record<string, unknown>;
-  return retention_days === undefined ? { name } : { name, retention_days };
 }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 import type { Database } from '../db/pool.js';
 import { runBuilt, withTransaction } from '../db/transaction.js';
-import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import { createLogTable, dropExpiredPartitions, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
 import { DEFAULT_SOURCES } from './defaults.js';
 import { defaultSourceSchema } from './defaultSchemas.js';
@@ -11,7 +11,6 @@ import { EndpointRepository } from '../endpoints/repository.js';
 import { sourceReaders } from '../endpoints/nesting.js';
 import { fieldMapCovers, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from './schema.js';
 
-const NAME_RE = /^[A-Za-z0-9_.-]{1,200}$/;
 const DAY_MS = 86_400_000;
 /** Partitions kept ready ahead of today, so ingest rarely creates one on the hot path. */
 export const PARTITION_DAYS_AHEAD = 2;
@@ -84,16 +83,17 @@ export class SourceService {
     return again;
   }
 
-  async create(input: { name: unknown; retention_days?: unknown; schema?: FieldMap }): Promise<SourceRecord> {
+  async create(input: { name: string; retention_days?: number; schema?: FieldMap }): Promise<SourceRecord> {
     const record = await this.createRow(input);
     await this.reload();
     return record;
   }
 
   /** The row, its log table and first partitions, in one transaction; the caller reloads the catalog. */
-  private async createRow(input: { name: unknown; retention_days?: unknown; schema?: FieldMap }): Promise<SourceRecord> {
-    const name = validateName(input.name);
-    const retention = validateRetention(input.retention_days ?? this.defaultRetentionDays);
+  private async createRow(input: { name: string; retention_days?: number; schema?: FieldMap }): Promise<SourceRecord> {
+    // The HTTP routes validate names and retention against their schema (src/sources/routes.ts).
+    const { name } = input;
+    const retention = input.retention_days ?? this.defaultRetentionDays;
     if (await this.repository.find(name)) throw new ConflictError(`A source named "${name}" already exists.`);
     return withTransaction(this.pool, async (client) => {
       const table = await freeTableName(client, name);
@@ -107,11 +107,11 @@ export class SourceService {
     }).catch(nameConflict(name));
   }
 
-  async update(idOrName: string, input: { name?: unknown; retention_days?: unknown }): Promise<SourceRecord> {
+  async update(idOrName: string, input: { name?: string; retention_days?: number }): Promise<SourceRecord> {
     const source = await this.get(idOrName);
     const patch: Partial<Pick<SourceRecord, 'name' | 'retention_days'>> = {};
-    if (input.name !== undefined) patch.name = validateName(input.name);
-    if (input.retention_days !== undefined) patch.retention_days = validateRetention(input.retention_days);
+    if (input.name !== undefined) patch.name = input.name;
+    if (input.retention_days !== undefined) patch.retention_days = input.retention_days;
     if (patch.name !== undefined && patch.name !== source.name) await this.refuseRenameIfRead(source.name);
     const row = await this.repository.update(source.id, patch).catch(nameConflict(String(patch.name)));
     await this.reload();
@@ -217,22 +217,4 @@ function nameConflict(name: string) {
     if (err.code === '23505') throw new ConflictError(`A source named "${name}" already exists.`);
     throw err;
   };
-}
-
-function validateName(value: unknown): string {
-  if (typeof value !== 'string' || !NAME_RE.test(value)) {
-    throw new UnprocessableError('A source name must be 1 to 200 characters of letters, digits, "_", "." or "-".', [
-      { domain: 'sources', reason: 'invalidName', message: 'invalid name', location: 'name' },
-    ]);
-  }
-  return value;
-}
-
-function validateRetention(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 3650) {
-    throw new UnprocessableError('retention_days must be a whole number of days from 1 to 3650.', [
-      { domain: 'sources', reason: 'invalidRetention', message: 'invalid retention', location: 'retention_days' },
-    ]);
-  }
-  return value;
 }
