@@ -13,6 +13,7 @@ import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
 import { keyRoutes } from './auth/routes.js';
 import { openApiRoutes } from './api/routes.js';
+import { consoleRoutes } from './console/routes.js';
 import { EndpointQueryService } from './endpoints/queryService.js';
 import { fastQueryRoute, queryRoutes } from './endpoints/queryRoutes.js';
 
@@ -54,6 +55,7 @@ export async function createApp(ctx: AppContext): Promise<Express> {
   app.use(sourceRoutes(ctx));
   app.use(keyRoutes(ctx));
   app.use(openApiRoutes(ctx));
+  app.use(consoleRoutes());
 
   app.use(notFoundHandler);
   app.use(errorMiddleware(ctx.logger, ctx.config.queryTimeoutMs));

@@ -166,7 +166,12 @@ function crud(tag: string, item: string, body: string, create: string, listDescr
   const base = `/api/${tag}`;
   return {
     [base]: {
-      get: { tags: [tag], summary: listDescription, security: admin, responses: { '200': json({ type: 'array', items: ref(item) }, 'The list'), ...ERRORS } },
+      get: {
+        tags: [tag],
+        summary: listDescription,
+        security: admin,
+        responses: { '200': json({ type: 'array', items: ref(item) }, 'The list'), ...ERRORS },
+      },
       post: {
         tags: [tag],
         summary: `Create one`,
@@ -211,7 +216,7 @@ const GENERIC_PATHS = {
     parameters: [idOrName],
     get: {
       tags: ['query'],
-      summary: "Run an endpoint; its parameters are the query string (the per-endpoint paths list them)",
+      summary: 'Run an endpoint; its parameters are the query string (the per-endpoint paths list them)',
       security: runSecurity,
       parameters: [
         sqlParam,
@@ -267,7 +272,12 @@ const GENERIC_PATHS = {
     },
   },
   '/api/keys': {
-    get: { tags: ['keys'], summary: 'Every key (never the key itself)', security: admin, responses: { '200': json({ type: 'array', items: ref('Key') }, 'The keys'), ...ERRORS } },
+    get: {
+      tags: ['keys'],
+      summary: 'Every key (never the key itself)',
+      security: admin,
+      responses: { '200': json({ type: 'array', items: ref('Key') }, 'The keys'), ...ERRORS },
+    },
     post: {
       tags: ['keys'],
       summary: 'Create a key; the answer shows it once',
@@ -311,7 +321,11 @@ const GENERIC_PATHS = {
       tags: ['meta'],
       summary: 'This document; with a key that may run endpoints, one path per endpoint',
       security: [{}, { ApiKeyHeader: [] }, { Bearer: [] }],
-      responses: { '200': json({ type: 'object' }, 'OpenAPI 3.1'), '401': error('Unknown key'), '403': error('The key lacks the query scope') },
+      responses: {
+        '200': json({ type: 'object' }, 'OpenAPI 3.1'),
+        '401': error('Unknown key'),
+        '403': error('The key lacks the query scope'),
+      },
     },
   },
   '/health': { get: { tags: ['meta'], summary: 'Process alive', security: [], responses: { '200': json({ type: 'object' }, 'OK') } } },
@@ -336,6 +350,17 @@ function endpointPath(endpoint: EndpointRecord) {
       tags: ['endpoint'],
       operationId: `run:${endpoint.name}`,
       summary,
+      // The settings a caller sees in the console (console/src/pages/Endpoints.tsx): never the query text.
+      'x-endpoint': {
+        name: endpoint.name,
+        description: endpoint.description,
+        parameters: endpoint.parameters,
+        max_rows: endpoint.max_rows,
+        cache_duration_seconds: endpoint.cache_duration_seconds,
+        cache_warming_seconds: endpoint.cache_warming_seconds,
+        sandboxable: endpoint.sandboxable,
+        redact_pii: endpoint.redact_pii,
+      },
       security: runSecurity,
       parameters: [
         ...Object.entries(properties).map(([name, s]) => ({

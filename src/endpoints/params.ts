@@ -33,7 +33,8 @@ const checkBodyInput = compile(inputSchema('in the request body'));
 /** Query-string values, and for POST the JSON body; every value must be a string. */
 export function collectInput(query: Record<string, unknown>, body: unknown): ParamValues {
   refuse(checkQueryInput(query));
-  if (body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0)) return { ...query } as ParamValues;
+  if (body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0))
+    return { ...query } as ParamValues;
   const failures = checkBodyInput(body);
   if (notAnObject(failures)) throw new BadRequestError('The request body must be a JSON object of string parameters.');
   refuse(failures);

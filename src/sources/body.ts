@@ -53,7 +53,9 @@ export function sourceBody(body: unknown, check: Check): { name?: string; retent
   }
   const first = failures.find((f) => f.reason === 'unknownField') ?? failures[0];
   if (first) {
-    throw new UnprocessableError(first.message, [{ domain: 'sources', reason: first.reason, message: first.message, location: first.location }]);
+    throw new UnprocessableError(first.message, [
+      { domain: 'sources', reason: first.reason, message: first.message, location: first.location },
+    ]);
   }
   const { name, retention_days } = body as Static<typeof SourceBodySchema>;
   return retention_days === undefined ? { name } : { name, retention_days };
