@@ -194,7 +194,7 @@ export function EndpointEditor({ session, name }: { session: Session; name?: str
             </label>
           </div>
         </div>
-        {failure && (
+        {failure && !(queryMark && failure.errors.length === 1) && (
           <div class="error-box problems">
             <strong>{failure.message}</strong>
             {failure.errors.length > 1 && (

@@ -122,7 +122,7 @@ function SchemaTree({ schema }: { schema: Record<string, FieldSchema> }) {
             <li>
               <details open={Object.keys(field.fields).length < 10}>
                 <summary>
-                  <span class="field">{name}</span> <span class="type">{type}</span>
+                  <span class="fname">{name}</span> <span class="type">{type}</span>
                 </summary>
                 <ul>
                   <SchemaTree schema={field.fields} />
@@ -131,7 +131,7 @@ function SchemaTree({ schema }: { schema: Record<string, FieldSchema> }) {
             </li>
           ) : (
             <li>
-              <span class="field">{name}</span> <span class="type">{type}</span>
+              <span class="fname">{name}</span> <span class="type">{type}</span>
             </li>
           );
         })}
