@@ -9,7 +9,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { KeyBodySchema } from '../auth/routes.js';
 import { SCOPES } from '../auth/keys.js';
 import { EndpointBodySchema, EndpointCreateSchema, ParameterDeclarationSchema } from '../endpoints/definition.js';
-import { parametersSchema } from '../endpoints/params.js';
+import { parametersSchema, SandboxSqlSchema } from '../endpoints/params.js';
 import type { EndpointRecord } from '../endpoints/repository.js';
 import { SourceBodySchema, SourceCreateSchema } from '../sources/body.js';
 import { PROBLEM } from './validation.js';
@@ -41,8 +41,8 @@ const sqlParam = {
   name: 'sql',
   in: 'query',
   required: false,
-  description: 'A sandboxed BigQuery SELECT over the endpoint CTEs (sandboxable endpoints only).',
-  schema: { type: 'string' },
+  description: SandboxSqlSchema.description,
+  schema: plain(SandboxSqlSchema),
 };
 const admin = [{ ApiKeyHeader: [] }, { Bearer: [] }];
 

@@ -111,11 +111,17 @@ export function validateParameters(declared: readonly ParameterDeclaration[], in
   return values;
 }
 
+/** The caller's sandboxed query (docs/API.md, "Query sandboxing"): a run parameter every sandboxable endpoint takes. */
+export const SandboxSqlSchema = Type.String({
+  [MAX_BYTES]: MAX_SANDBOX_SQL_BYTES,
+  description: "A BigQuery SELECT over the endpoint's CTEs (sandboxable endpoints only); at most 100 KB.",
+  ...problem('invalidParameter', `"sql" is longer than the limit of ${MAX_SANDBOX_SQL_BYTES} bytes.`),
+});
+const checkSandboxSql = compile(Type.Object({ [SANDBOX_PARAM]: SandboxSqlSchema }));
+
 export function sandboxSqlOf(input: ParamValues): string | undefined {
   const sql = input[SANDBOX_PARAM];
   if (sql === undefined || sql.trim() === '') return undefined;
-  if (Buffer.byteLength(sql) > MAX_SANDBOX_SQL_BYTES) {
-    throw parameterError(SANDBOX_PARAM, 'invalidParameter', `"sql" is longer than the limit of ${MAX_SANDBOX_SQL_BYTES} bytes.`);
-  }
+  refuse(checkSandboxSql({ [SANDBOX_PARAM]: sql }));
   return sql;
 }

@@ -14,7 +14,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description A sandboxed BigQuery SELECT over the endpoint CTEs (sandboxable endpoints only). */
+                    /** @description A BigQuery SELECT over the endpoint's CTEs (sandboxable endpoints only); at most 100 KB. */
                     sql?: string;
                     /** @description The endpoint's declared parameters */
                     params?: {
@@ -687,7 +687,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description A sandboxed BigQuery SELECT over the endpoint CTEs (sandboxable endpoints only). */
+                    /** @description A BigQuery SELECT over the endpoint's CTEs (sandboxable endpoints only); at most 100 KB. */
                     sql?: string;
                     explain?: "true" | "false";
                     /** @description The endpoint's declared parameters */

@@ -36,6 +36,7 @@ export function Chart({ rows }: { rows: Row[] }) {
         height: 260,
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         scales: { x: { time: true } },
+        legend: { live: false },
         axes: [
           { stroke: '#475569', grid: { stroke: '#e2e8f0' }, values: (_u, splits) => utcTicks(splits) },
           { stroke: '#475569', grid: { stroke: '#e2e8f0' } },
@@ -59,12 +60,12 @@ export function Chart({ rows }: { rows: Row[] }) {
   return <div class="chart" ref={holder} data-x={plan.x} data-series={plan.series.join(',')} />;
 }
 
-/** Tick labels in UTC, 24-hour: the date where a tick starts a day, else the time. */
+/** Tick labels in UTC, 24-hour: the date (MM-DD) where a tick starts a day, else the time. */
 function utcTicks(splits: number[]): string[] {
   const step = splits.length > 1 ? splits[1]! - splits[0]! : 0;
   return splits.map((s) => {
     const iso = new Date(s * 1000).toISOString();
-    if (step >= 86_400 || iso.slice(11, 16) === '00:00') return `${iso.slice(5, 10)}${step < 86_400 ? ' 00:00' : ''}`;
+    if (step >= 86_400 || iso.slice(11, 16) === '00:00') return iso.slice(5, 10);
     return iso.slice(11, step < 60 ? 19 : 16);
   });
 }
