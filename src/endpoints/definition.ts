@@ -1,8 +1,10 @@
 /**
  * Validation of an endpoint definition posted to the management API (docs/API.md, "Endpoint
  * settings", "Management API"): a JSON object in, complete `EndpointFields` out, or a 422 that
- * names the field and says what to change. The SQL itself is checked by the translator in the
- * management service; here only that the declared and the used `@parameters` agree.
+ * names the field and says what to change. The shape of a body is `EndpointBodySchema` (checked by
+ * Ajv, and the OpenAPI document's schema); what spans fields or needs the query (warming needs
+ * caching, declared and used `@parameters` agree, reserved names) is checked here after it. The
+ * SQL itself is checked by the translator in the management service.
  *
  *   validateDefinition({ name: 'errors.count', query: 'select count(*) as n from `postgres.logs`' })
  *   // → { name: 'errors.count', parameters: [], max_rows: 1000, cache_duration_seconds: 0, ... }

@@ -65,18 +65,25 @@ export function parametersSchema(declared: readonly ParameterDeclaration[]): TOb
   return Type.Object(properties, { additionalProperties: true });
 }
 
-/** Compiled parameter schemas by declarations; an endpoint's declarations change only with its version. */
+/**
+ * Compiled parameter schemas: by the declarations array (an endpoint record, held in the query
+ * service's cache, keeps its array), and by their text for records loaded again.
+ */
+const checksOf = new WeakMap<readonly ParameterDeclaration[], Check>();
 const checks = new Map<string, Check>();
 const MAX_CHECKS = 1000;
 
 function checkOf(declared: readonly ParameterDeclaration[]): Check {
+  let check = checksOf.get(declared);
+  if (check) return check;
   const key = JSON.stringify(declared);
-  let check = checks.get(key);
+  check = checks.get(key);
   if (!check) {
     if (checks.size >= MAX_CHECKS) checks.clear();
     check = compile(parametersSchema(declared));
     checks.set(key, check);
   }
+  checksOf.set(declared, check);
   return check;
 }
 
