@@ -9,7 +9,7 @@ import type { AppContext } from '../context.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { compile, NO_NUL, NOT_BLANK, notAnObject, problem } from '../api/validation.js';
 import { BadRequestError, NotFoundError, UnprocessableError } from '../errors.js';
-import { jsonBody } from '../ingest/parseBody.js';
+import { jsonBody } from '../http/body.js';
 import { generateKey, SCOPES, type ApiKeyRecord } from './keys.js';
 
 /** The body of `POST /api/keys` (docs/API.md, "Keys"). */

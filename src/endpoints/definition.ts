@@ -12,12 +12,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { compile, MAX_BYTES, NO_NUL, NOT_BLANK, notAnObject, problem, type Check } from '../api/validation.js';
 import { BadRequestError, UnprocessableError, type ErrorDetail } from '../errors.js';
+import { MAX_NAME_LENGTH, MAX_QUERY_BYTES, NAME_RE, NAME_RULE } from '../limits.js';
 import type { EndpointFields, EndpointRecord, ParameterDeclaration } from './repository.js';
 
-export const NAME_RE = /^[A-Za-z0-9_.-]+$/;
 const PARAMETER_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-export const MAX_NAME_LENGTH = 200;
-export const MAX_QUERY_BYTES = 100 * 1024;
 export const MAX_ROWS_LIMIT = 1_000_000;
 export const DEFAULT_MAX_ROWS = 1000;
 /** A year: longer cache lifetimes or warming periods are mistakes, and the columns are int4. */
@@ -70,7 +68,7 @@ export const EndpointBodySchema = Type.Object(
         pattern: NAME_RE.source,
         maxLength: MAX_NAME_LENGTH,
         description: 'Unique name, used in URLs.',
-        ...problem('invalidName', `name is required: 1 to ${MAX_NAME_LENGTH} characters of letters, digits, "_", "." or "-"`),
+        ...problem('invalidName', `name is required: ${NAME_RULE}`),
       }),
     ),
     description: Type.Optional(

@@ -7,12 +7,11 @@
 import { Type, type TObject, type TOptional, type TString } from '@sinclair/typebox';
 import { compile, MAX_BYTES, notAnObject, problem, type Check } from '../api/validation.js';
 import { BadRequestError, parameterError } from '../errors.js';
+import { MAX_PARAMETER_VALUE_BYTES, MAX_QUERY_BYTES } from '../limits.js';
 import type { ParameterDeclaration } from './repository.js';
 
 /** The reserved parameter that carries a caller's sandboxed query. */
 export const SANDBOX_PARAM = 'sql';
-export const MAX_SANDBOX_SQL_BYTES = 100 * 1024;
-const MAX_VALUE_BYTES = 64 * 1024;
 
 export type ParamValues = Record<string, string>;
 
@@ -57,7 +56,7 @@ export function parametersSchema(declared: readonly ParameterDeclaration[]): TOb
     const value = Type.String({
       ...(p.required ? { minLength: 1 } : {}),
       ...(p.allowed_values?.length ? { enum: p.allowed_values } : {}),
-      [MAX_BYTES]: MAX_VALUE_BYTES,
+      [MAX_BYTES]: MAX_PARAMETER_VALUE_BYTES,
       ...(p.description ? { description: p.description } : {}),
     });
     properties[p.name] = p.required ? value : Type.Optional(value);
@@ -107,7 +106,7 @@ export function validateParameters(declared: readonly ParameterDeclaration[], in
       throw parameterError(p.name, 'missingParameter', `Missing required parameter "${p.name}"${allowed}.`);
     }
     if (failure.keywords.includes(MAX_BYTES)) {
-      throw parameterError(p.name, 'invalidParameter', `Parameter "${p.name}" is longer than ${MAX_VALUE_BYTES} bytes.`);
+      throw parameterError(p.name, 'invalidParameter', `Parameter "${p.name}" is longer than ${MAX_PARAMETER_VALUE_BYTES} bytes.`);
     }
     throw parameterError(
       p.name,
@@ -120,9 +119,9 @@ export function validateParameters(declared: readonly ParameterDeclaration[], in
 
 /** The caller's sandboxed query (docs/API.md, "Query sandboxing"): a run parameter every sandboxable endpoint takes. */
 export const SandboxSqlSchema = Type.String({
-  [MAX_BYTES]: MAX_SANDBOX_SQL_BYTES,
+  [MAX_BYTES]: MAX_QUERY_BYTES,
   description: "A BigQuery SELECT over the endpoint's CTEs (sandboxable endpoints only); at most 100 KB.",
-  ...problem('invalidParameter', `"sql" is longer than the limit of ${MAX_SANDBOX_SQL_BYTES} bytes.`),
+  ...problem('invalidParameter', `"sql" is longer than the limit of ${MAX_QUERY_BYTES} bytes.`),
 });
 const checkSandboxSql = compile(Type.Object({ [SANDBOX_PARAM]: SandboxSqlSchema }));
 

@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { compile, notAnObject, problem, type Check } from '../api/validation.js';
 import { BadRequestError, UnprocessableError } from '../errors.js';
-import { MAX_NAME_LENGTH, NAME_RE } from '../endpoints/definition.js';
+import { MAX_NAME_LENGTH, NAME_RE, NAME_RULE } from '../limits.js';
 
 export const MAX_RETENTION_DAYS = 3650;
 
@@ -20,7 +20,7 @@ export const SourceBodySchema = Type.Object(
         pattern: NAME_RE.source,
         maxLength: MAX_NAME_LENGTH,
         description: 'Unique name; queries read the source as a table of this name.',
-        ...problem('invalidName', `A source name must be 1 to ${MAX_NAME_LENGTH} characters of letters, digits, "_", "." or "-".`),
+        ...problem('invalidName', `A source name must be ${NAME_RULE}.`),
       }),
     ),
     retention_days: Type.Optional(

@@ -4,7 +4,7 @@
  */
 import { Router } from 'express';
 import type { AppContext } from '../context.js';
-import { jsonBody } from '../ingest/parseBody.js';
+import { jsonBody } from '../http/body.js';
 import { checkSourceCreate, checkSourceUpdate, sourceBody } from './body.js';
 import type { SourceRecord } from './repository.js';
 import { partitionCounts } from '../storage/logTables.js';
