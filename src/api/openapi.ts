@@ -132,6 +132,17 @@ const COMPONENTS = {
         table_name: { type: 'string' },
         retention_days: { type: 'integer' },
         schema: { type: 'object', additionalProperties: true, description: 'Inferred schema: field → BigQuery type, records nested.' },
+        hot_leaves: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              path: { type: 'string' },
+              type: { type: 'string' },
+              backfill: { description: '"done", or {"pending_partitions": n}' },
+            },
+          },
+        },
         created_at: { type: 'string', format: 'date-time' },
         updated_at: { type: 'string', format: 'date-time' },
       },

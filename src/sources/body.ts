@@ -31,20 +31,27 @@ export const SourceBodySchema = Type.Object(
         ...problem('invalidRetention', `retention_days must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}.`),
       }),
     ),
+    // Its shape and rules (paths in the source's schema, at most 16) are checked with the schema at
+    // hand by parseHotLeaves (src/sources/hotLeafInput.ts); docs/API.md, "Hot leaves".
+    hot_leaves: Type.Optional(
+      Type.Unknown({
+        description: 'Leaves of single records kept as typed columns: [{"path": "metadata.request.path", "type": "STRING"}].',
+      }),
+    ),
     id: readOnly,
     table_name: readOnly,
     schema: readOnly,
     created_at: readOnly,
     updated_at: readOnly,
   },
-  { additionalProperties: false, ...problem('unknownField', 'Unknown field "{field}": a source has name and retention_days.') },
+  { additionalProperties: false, ...problem('unknownField', 'Unknown field "{field}": a source has name, retention_days and hot_leaves.') },
 );
 export const SourceCreateSchema = { ...SourceBodySchema, required: ['name'] } as typeof SourceBodySchema;
 export const checkSourceCreate = compile(SourceCreateSchema);
 export const checkSourceUpdate = compile(SourceBodySchema);
 
 /** The writable fields of a body valid against its schema: 400 when not an object, else 422 naming the first problem. */
-export function sourceBody(body: unknown, check: Check): { name?: string; retention_days?: number } {
+export function sourceBody(body: unknown, check: Check): { name?: string; retention_days?: number; hot_leaves?: unknown } {
   const failures = check(body);
   if (notAnObject(failures)) {
     throw new BadRequestError('The request body must be a JSON object like {"name": "my.source", "retention_days": 30}.', [
@@ -57,6 +64,10 @@ export function sourceBody(body: unknown, check: Check): { name?: string; retent
       { domain: 'sources', reason: first.reason, message: first.message, location: first.location },
     ]);
   }
-  const { name, retention_days } = body as Static<typeof SourceBodySchema>;
-  return retention_days === undefined ? { name } : { name, retention_days };
+  const { name, retention_days, hot_leaves } = body as Static<typeof SourceBodySchema>;
+  return {
+    name,
+    ...(retention_days !== undefined && { retention_days }),
+    ...(hot_leaves !== undefined && { hot_leaves }),
+  };
 }

@@ -36,11 +36,13 @@ export function sourceRoutes(ctx: AppContext): Router {
       name: body.name,
       retention_days: body.retention_days ?? ctx.config.retentionDays,
     });
-    res.json(present(updated));
+    // An omitted hot_leaves keeps the current ones (they are storage, not a setting that has a default).
+    res.json(present(body.hot_leaves === undefined ? updated : await ctx.sources.setHotLeaves(updated.id, body.hot_leaves)));
   });
   router.patch('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
-    const { name, retention_days } = sourceBody(req.body, checkSourceUpdate);
-    res.json(present(await ctx.sources.update(String(req.params.idOrName), { name, retention_days })));
+    const { name, retention_days, hot_leaves } = sourceBody(req.body, checkSourceUpdate);
+    const updated = await ctx.sources.update(String(req.params.idOrName), { name, retention_days });
+    res.json(present(hot_leaves === undefined ? updated : await ctx.sources.setHotLeaves(updated.id, hot_leaves)));
   });
   router.delete('/api/sources/:idOrName', admin, async (req, res) => {
     await ctx.sources.delete(String(req.params.idOrName));
@@ -58,7 +60,17 @@ function present(s: SourceRecord) {
     table_name: s.table_name,
     retention_days: s.retention_days,
     schema: s.schema,
+    hot_leaves: presentHotLeaves(s),
     created_at: s.created_at,
     updated_at: s.updated_at,
   };
+}
+
+/** Each hot leaf with its backfill: `done`, or how many partitions still have rows to fill. */
+function presentHotLeaves(s: SourceRecord) {
+  return (s.hot_leaves ?? []).map((l) => ({
+    path: l.path,
+    type: l.type,
+    backfill: l.pending_partitions.length ? { pending_partitions: l.pending_partitions.length } : 'done',
+  }));
 }

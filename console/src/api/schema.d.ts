@@ -1952,6 +1952,8 @@ export interface components {
             name?: string;
             /** @description Days of events kept; default RETENTION_DAYS. */
             retention_days?: number;
+            /** @description Leaves of single records kept as typed columns: [{"path": "metadata.request.path", "type": "STRING"}]. */
+            hot_leaves?: unknown;
             /** @description Ignored when sent. */
             readonly id?: unknown;
             /** @description Ignored when sent. */
@@ -1968,6 +1970,8 @@ export interface components {
             name: string;
             /** @description Days of events kept; default RETENTION_DAYS. */
             retention_days?: number;
+            /** @description Leaves of single records kept as typed columns: [{"path": "metadata.request.path", "type": "STRING"}]. */
+            hot_leaves?: unknown;
             /** @description Ignored when sent. */
             readonly id?: unknown;
             /** @description Ignored when sent. */
@@ -1989,6 +1993,12 @@ export interface components {
             schema: {
                 [key: string]: unknown;
             };
+            hot_leaves?: {
+                path?: string;
+                type?: string;
+                /** @description "done", or {"pending_partitions": n} */
+                backfill?: unknown;
+            }[];
             /** Format: date-time */
             created_at?: string;
             /** Format: date-time */
