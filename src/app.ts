@@ -10,6 +10,7 @@ import { setFrontDoor } from './http/server.js';
 import { RequestPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestIdStep, requestMetricsStep } from './http/steps.js';
 import { ingestRoutes } from './ingest/routes.js';
+import { IngestService } from './ingest/service.js';
 import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
 import { keyRoutes } from './auth/routes.js';
@@ -24,7 +25,18 @@ export interface AppOptions {
 }
 
 export async function createApp(ctx: AppContext, options: AppOptions = {}): Promise<Express> {
-  const queries = new EndpointQueryService(ctx);
+  const { auth, cache, metrics, logger } = ctx;
+  const queries = new EndpointQueryService({
+    knex: ctx.db.knex,
+    pool: ctx.db.pool,
+    reader: ctx.reader,
+    sources: ctx.sources,
+    cache,
+    metrics,
+    logger,
+    queryTimeoutMs: ctx.config.queryTimeoutMs,
+    embedded: ctx.embedded,
+  });
   await queries.init();
 
   const app = express();
@@ -37,26 +49,26 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   // Every request goes through the pipeline's steps once, in this order, before it is routed:
   // run by the server before the fast path (createHttpServer), or else by the app's first
   // middleware. A step for all requests belongs in this list, not in app.use, or cache hits skip it.
-  const pipeline = new RequestPipeline([requestIdStep(), requestMetricsStep(ctx.metrics, ctx.logger), ...(options.steps ?? [])]);
+  const pipeline = new RequestPipeline([requestIdStep(), requestMetricsStep(metrics, logger), ...(options.steps ?? [])]);
   // perf: cache hits of `GET /api/endpoints/query/:idOrName` before Express dispatch (served by
   // createHttpServer) or else before any other router; whatever it cannot answer from memory
   // and the cache goes on to the ordinary route (see fastQueryRoute).
-  const fastQuery = fastQueryRoute(ctx.auth, ctx.cache, queries);
+  const fastQuery = fastQueryRoute(auth, cache, queries);
   setFrontDoor(app, { pipeline, beforeApp: fastQuery.serve });
   app.use(pipeline.middleware);
   app.use(fastQuery.middleware);
 
-  app.use(healthRoutes(ctx, () => ctx.cache.ready()));
-  // Routers of each feature (one line each):
-  app.use(queryRoutes(ctx.auth, queries));
-  app.use(ingestRoutes(ctx));
-  app.use(endpointManagementRoutes(ctx, () => queries.forgetEndpoints()));
-  app.use(sourceRoutes(ctx));
-  app.use(keyRoutes(ctx));
-  app.use(openApiRoutes(ctx));
+  app.use(healthRoutes({ pool: ctx.db.pool, cacheReady: () => cache.ready(), registry: metrics.registry, embedded: ctx.embedded }));
+  // Routers of each feature, each given only what it uses:
+  app.use(queryRoutes(auth, queries));
+  app.use(ingestRoutes(auth, new IngestService({ sources: ctx.sources, writer: ctx.writer, metrics })));
+  app.use(endpointManagementRoutes({ auth, knex: ctx.db.knex, sources: ctx.sources.lookup, onChange: () => queries.forgetEndpoints() }));
+  app.use(sourceRoutes({ auth, sources: ctx.sources, writer: ctx.writer, retentionDays: ctx.config.retentionDays }));
+  app.use(keyRoutes({ auth, keys: ctx.keys }));
+  app.use(openApiRoutes({ auth, knex: ctx.db.knex }));
   app.use(consoleRoutes());
 
   app.use(notFoundHandler);
-  app.use(errorMiddleware(ctx.logger, ctx.config.queryTimeoutMs));
+  app.use(errorMiddleware(logger, ctx.config.queryTimeoutMs));
   return app;
 }

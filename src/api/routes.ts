@@ -4,15 +4,20 @@
  * names, descriptions and parameters are the deployment's own (docs/API.md, "OpenAPI").
  */
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import type { AppContext } from '../context.js';
-import { keyOf } from '../auth/authenticate.js';
+import type { Knex } from 'knex';
+import { keyOf, type Authenticator } from '../auth/authenticate.js';
 import { EndpointRepository } from '../endpoints/repository.js';
 import { openApiDocument } from './openapi.js';
 
-export function openApiRoutes(ctx: AppContext): Router {
+export interface OpenApiRoutesDeps {
+  auth: Pick<Authenticator, 'require'>;
+  knex: Knex;
+}
+
+export function openApiRoutes({ auth, knex }: OpenApiRoutesDeps): Router {
   const router = Router();
-  const requireQuery = ctx.auth.require('query');
-  const endpoints = new EndpointRepository(ctx.db.knex);
+  const requireQuery = auth.require('query');
+  const endpoints = new EndpointRepository(knex);
   const keyIfSent = (req: Request, res: Response, next: NextFunction) => (keyOf(req) ? requireQuery(req, res, next) : next());
 
   router.get('/api/openapi.json', keyIfSent, async (req, res) => {

@@ -5,12 +5,12 @@
  */
 import { Router } from 'express';
 import type { Scope } from '../config.js';
-import type { AppContext } from '../context.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { compile, NO_NUL, NOT_BLANK, notAnObject, problem } from '../api/validation.js';
 import { BadRequestError, NotFoundError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../http/body.js';
-import { generateKey, SCOPES, type ApiKeyRecord } from './keys.js';
+import type { Authenticator } from './authenticate.js';
+import { generateKey, SCOPES, type ApiKeyRecord, type ApiKeyRepository } from './keys.js';
 
 /** The body of `POST /api/keys` (docs/API.md, "Keys"). */
 export const KeyBodySchema = Type.Object(
@@ -32,27 +32,32 @@ export const KeyBodySchema = Type.Object(
 );
 const checkKeyBody = compile(KeyBodySchema);
 
-export function keyRoutes(ctx: AppContext): Router {
+export interface KeyRoutesDeps {
+  auth: Pick<Authenticator, 'require' | 'forget'>;
+  keys: Pick<ApiKeyRepository, 'create' | 'list' | 'delete'>;
+}
+
+export function keyRoutes({ auth, keys }: KeyRoutesDeps): Router {
   const router = Router();
-  const admin = ctx.auth.require('admin');
+  const admin = auth.require('admin');
 
   router.post('/api/keys', admin, jsonBody, async (req, res) => {
     const { name, scopes } = keyBody(req.body);
     const key = generateKey();
-    const record = await ctx.keys.create(name, key, scopes);
+    const record = await keys.create(name, key, scopes);
     res.status(201).json({ ...present(record), key });
   });
   router.get('/api/keys', admin, async (_req, res) => {
-    res.json((await ctx.keys.list()).map(present));
+    res.json((await keys.list()).map(present));
   });
   router.delete('/api/keys/:id', admin, async (req, res) => {
     const id = String(req.params.id);
-    if (!(await ctx.keys.delete(id))) {
+    if (!(await keys.delete(id))) {
       throw new NotFoundError(`No API key with id "${id}".`, [
         { domain: 'keys', reason: 'notFound', message: 'unknown key id', location: 'id' },
       ]);
     }
-    ctx.auth.forget();
+    auth.forget();
     res.status(204).end();
   });
   return router;

@@ -6,9 +6,12 @@
 import { createHash } from 'node:crypto';
 import { parse as parseQueryString } from 'node:querystring';
 import type pg from 'pg';
-import type { AppContext } from '../context.js';
+import type { Knex } from 'knex';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { SourceService } from '../sources/service.js';
 import { BadRequestError, NotFoundError, parameterError, UnprocessableError, type ErrorDetail } from '../errors.js';
-import type { CacheOutcome, CacheRequest, WarmSpec } from '../cache/types.js';
+import type { CacheOutcome, CacheRequest, ResultCache, WarmSpec } from '../cache/types.js';
 import { executeReadOnly, supportsReaderRole } from '../query/execute.js';
 import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
@@ -53,6 +56,21 @@ function preparedRunKey(endpoint: EndpointRecord, redact: boolean, rawQuery: str
   return `${redact ? 'r' : 'p'}${endpoint.id}:${endpoint.version}?${rawQuery}`;
 }
 
+export interface QueryServiceDeps {
+  knex: Knex;
+  /** The service's own connections: queries run here, under SET LOCAL ROLE, when there is no reader pool. */
+  pool: pg.Pool;
+  /** Connections logged in as the reader role (src/db/readerPool.ts), when the database allows them. */
+  reader: pg.Pool | undefined;
+  sources: Pick<SourceService, 'catalogVersion' | 'lookup'>;
+  cache: Pick<ResultCache, 'fetch' | 'startWarming'>;
+  metrics: Pick<Metrics, 'queryRuns'>;
+  logger: Logger;
+  queryTimeoutMs: number;
+  /** On the embedded PGlite, which is not known to take a pipelined batch. */
+  embedded: boolean;
+}
+
 export class EndpointQueryService {
   private readonly repository: EndpointRepository;
   /** Endpoints by id or name; a missing one is not cached (a new endpoint shows at once). */
@@ -60,12 +78,12 @@ export class EndpointQueryService {
   /** By endpoint version, redaction and query string: a version's prepared runs never go stale, the least recently used go to bound memory. */
   private readonly runs = new LRUCache<string, PreparedRun>({ max: PREPARED_RUNS_MAX });
   private readonly translations = new TranslationCache();
-  /** Where endpoint queries run: the reader's own connections when possible (see AppContext.reader). */
+  /** Where endpoint queries run: the reader's own connections when possible. */
   private pool: pg.Pool;
   private useReaderRole = true;
 
-  constructor(private readonly ctx: AppContext) {
-    this.repository = new EndpointRepository(ctx.db.knex);
+  constructor(private readonly deps: QueryServiceDeps) {
+    this.repository = new EndpointRepository(deps.knex);
     this.endpoints = new LookupCache({
       ttlMs: ENDPOINT_TTL_MS,
       refreshAheadMs: ENDPOINT_REFRESH_AHEAD_MS,
@@ -73,21 +91,21 @@ export class EndpointQueryService {
       load: (idOrName) => this.repository.find(idOrName),
       keep: (record) => record !== undefined,
     });
-    this.pool = ctx.db.pool;
+    this.pool = deps.pool;
   }
 
   /** Loads the SQL validator, checks the reader role works here, starts warming. */
   async init(): Promise<void> {
     await initTranslator();
-    if (this.ctx.reader) {
-      this.pool = this.ctx.reader;
+    if (this.deps.reader) {
+      this.pool = this.deps.reader;
       this.useReaderRole = false; // logged in as the reader already
     } else {
-      this.useReaderRole = await supportsReaderRole(this.ctx.db.pool);
+      this.useReaderRole = await supportsReaderRole(this.deps.pool);
       if (!this.useReaderRole)
-        this.ctx.logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
+        this.deps.logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
     }
-    this.ctx.cache.startWarming((spec) => this.rerun(spec));
+    this.deps.cache.startWarming((spec) => this.rerun(spec));
   }
 
   /** After a change on this replica: the next request sees it at once. */
@@ -102,7 +120,7 @@ export class EndpointQueryService {
     if (endpoint.cache_duration_seconds <= 0) {
       return { body: await this.compute(endpoint, spec), cache: 'BYPASS' };
     }
-    const outcome = await this.ctx.cache.fetch(
+    const outcome = await this.deps.cache.fetch(
       { key: cacheKey(spec), ttlSeconds: endpoint.cache_duration_seconds, warmPeriodSeconds: endpoint.cache_warming_seconds, spec },
       () => this.compute(endpoint, spec),
     );
@@ -180,8 +198,8 @@ export class EndpointQueryService {
   private async compute(endpoint: EndpointRecord, spec: WarmSpec): Promise<string> {
     const { translation, values } = await this.prepare(endpoint, spec);
     const run = await this.execute(translation.sql, values).then(
-      (r) => (this.ctx.metrics.queryRuns.inc({ outcome: 'ok' }), r),
-      (err) => (this.ctx.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
+      (r) => (this.deps.metrics.queryRuns.inc({ outcome: 'ok' }), r),
+      (err) => (this.deps.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
     );
     const names = translation.columns.map((c) => c.name);
     if (!spec.redact) return encodeResultBody(run.fields, names, run.rows);
@@ -197,9 +215,9 @@ export class EndpointQueryService {
   private execute(sql: string, values: Array<string | null>) {
     // The embedded PGlite is not known to take a pipelined batch: it gets the transaction in three round trips.
     return executeReadOnly(this.pool, sql, values, {
-      timeoutMs: this.ctx.config.queryTimeoutMs,
+      timeoutMs: this.deps.queryTimeoutMs,
       useReaderRole: this.useReaderRole,
-      pipelined: !this.ctx.embedded,
+      pipelined: !this.deps.embedded,
     });
   }
 
@@ -226,10 +244,10 @@ export class EndpointQueryService {
    * same transaction, so once this version is seen their new text is there to read.
    */
   private async translate(endpoint: EndpointRecord, sandboxSql: string | undefined): Promise<Translation> {
-    const key = translationKey(endpoint.id, endpoint.version, this.ctx.sources.catalogVersion, sandboxSql);
+    const key = translationKey(endpoint.id, endpoint.version, this.deps.sources.catalogVersion, sandboxSql);
     const cached = this.translations.get(key);
     if (cached) return cached;
-    const sources = this.ctx.sources.lookup;
+    const sources = this.deps.sources.lookup;
     const readable = await loadReadable(endpoint.query, sources, (names) => this.repository.findByNames(names));
     let translation: Translation;
     try {

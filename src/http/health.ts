@@ -1,25 +1,33 @@
 import { Router } from 'express';
-import type { AppContext } from '../context.js';
+import type pg from 'pg';
+import type { Registry } from 'prom-client';
+
+export interface HealthDeps {
+  pool: Pick<pg.Pool, 'query'>;
+  cacheReady: () => Promise<boolean | 'none'>;
+  registry: Pick<Registry, 'contentType' | 'metrics'>;
+  embedded: boolean;
+}
 
 /** `/health` (process alive), `/ready` (database reachable; says whether the cache is), `/metrics`. No key needed. */
-export function healthRoutes(ctx: AppContext, cacheReady: () => Promise<boolean | 'none'>): Router {
+export function healthRoutes({ pool, cacheReady, registry, embedded }: HealthDeps): Router {
   const router = Router();
   router.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });
   router.get('/ready', async (_req, res) => {
     const [database, cache] = await Promise.all([
-      ctx.db.pool.query('SELECT 1').then(
+      pool.query('SELECT 1').then(
         () => true,
         () => false,
       ),
       cacheReady().catch(() => false),
     ]);
-    const body = { status: database ? 'ready' : 'unavailable', database, cache, embedded: ctx.embedded };
+    const body = { status: database ? 'ready' : 'unavailable', database, cache, embedded };
     res.status(database ? 200 : 503).json(body);
   });
   router.get('/metrics', async (_req, res) => {
-    res.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
+    res.type(registry.contentType).send(await registry.metrics());
   });
   return router;
 }

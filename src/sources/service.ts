@@ -14,8 +14,7 @@ import {
   type HotLeaf,
   type HotLeafState,
 } from '../storage/hotLeaves.js';
-import { listPartitions } from '../storage/logTables.js';
-import { defaultSourceSchema } from './defaultSchemas.js';
+import { listPartitions, partitionCounts, type PartitionCount } from '../storage/logTables.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
 import { EndpointRepository } from '../endpoints/repository.js';
 import { sourceReaders } from '../endpoints/nesting.js';
@@ -130,6 +129,12 @@ export class SourceService {
     }).catch(nameConflict(name));
   }
 
+  /** Events per day partition of a source and when retention drops each (docs/API.md, "Sources"). */
+  async partitions(idOrName: string): Promise<PartitionCount[]> {
+    const source = await this.get(idOrName);
+    return partitionCounts(this.pool, source.table_name, source.retention_days);
+  }
+
   async update(idOrName: string, input: { name?: string; retention_days?: number }): Promise<SourceRecord> {
     const source = await this.get(idOrName);
     const patch: Partial<Pick<SourceRecord, 'name' | 'retention_days'>> = {};
@@ -167,12 +172,14 @@ export class SourceService {
   /**
    * Creates the default sources where missing, and widens the schema of existing ones with the
    * fields a default source starts with (an install from before those fields were known).
+   * `defaultSchema` gives those fields (src/ingest/defaultSchemas.ts: inferred by ingest, which
+   * builds on sources, so it is passed in rather than imported).
    */
-  async ensureDefaults(): Promise<void> {
+  async ensureDefaults(defaultSchema: (name: string) => FieldMap): Promise<void> {
     await this.reload();
     let changed = false;
     for (const { name } of DEFAULT_SOURCES) {
-      const schema = defaultSourceSchema(name);
+      const schema = defaultSchema(name);
       const existing = this.byName.get(name);
       const hot = DEFAULT_HOT_LEAVES[name] ?? [];
       if (existing) {
