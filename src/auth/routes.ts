@@ -5,10 +5,32 @@
  */
 import { Router } from 'express';
 import type { Scope } from '../config.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { compile, NO_NUL, NOT_BLANK, notAnObject, problem } from '../api/validation.js';
 import { BadRequestError, NotFoundError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../http/body.js';
 import type { Authenticator } from './authenticate.js';
 import { generateKey, SCOPES, type ApiKeyRecord, type ApiKeyRepository } from './keys.js';
+
+/** The body of `POST /api/keys` (docs/API.md, "Keys"). */
+export const KeyBodySchema = Type.Object(
+  {
+    name: Type.String({
+      pattern: NOT_BLANK,
+      maxLength: 200,
+      ...NO_NUL,
+      description: 'A label for the key.',
+      ...problem('invalidValue', 'name is required: a label of 1 to 200 characters'),
+    }),
+    scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
+      minItems: 1,
+      description: 'What the key may do: run endpoints, ingest events, or everything.',
+      ...problem('invalidValue', `scopes must be a non-empty array of ${SCOPES.map((s) => `"${s}"`).join(', ')}`),
+    }),
+  },
+  { additionalProperties: false, ...problem('invalidValue', 'unknown field "{field}": a key has name and scopes') },
+);
+const checkKeyBody = compile(KeyBodySchema);
 
 export interface KeyRoutesDeps {
   auth: Pick<Authenticator, 'require' | 'forget'>;
@@ -46,20 +68,16 @@ function present(k: ApiKeyRecord) {
 }
 
 function keyBody(body: unknown): { name: string; scopes: Scope[] } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+  const failures = checkKeyBody(body);
+  if (notAnObject(failures)) {
     throw new BadRequestError('The request body must be a JSON object like {"name": "shipper", "scopes": ["ingest"]}.', [
       { domain: 'body', reason: 'invalidBody', message: 'expected a JSON object', location: 'body' },
     ]);
   }
-  const { name, scopes, ...rest } = body as Record<string, unknown>;
-  const extra = Object.keys(rest)[0];
-  if (extra) throw invalid(extra, `unknown field "${extra}": a key has name and scopes`);
-  if (typeof name !== 'string' || name.trim() === '' || name.length > 200 || name.includes('\0')) {
-    throw invalid('name', 'name is required: a label of 1 to 200 characters');
-  }
-  if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s): s is Scope => SCOPES.includes(s as Scope))) {
-    throw invalid('scopes', `scopes must be a non-empty array of ${SCOPES.map((s) => `"${s}"`).join(', ')}`);
-  }
+  // An unknown field first, then the fields in the schema's order.
+  const first = failures.find((f) => f.keyword === 'additionalProperties') ?? failures.find((f) => f.location === 'name') ?? failures[0];
+  if (first) throw invalid(first.location, first.message);
+  const { name, scopes } = body as Static<typeof KeyBodySchema>;
   return { name: name.trim(), scopes: [...new Set(scopes)] };
 }
 
