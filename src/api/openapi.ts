@@ -20,7 +20,7 @@ export const API_VERSION = '1.0.0';
 
 /** A schema as plain JSON: TypeBox's symbols and the error wording (`x-problem`) left out. */
 function plain(schema: TSchema | Json): Json {
-  return JSON.parse(JSON.stringify(schema, (key, value) => (key === PROBLEM ? undefined : value))) as Json;
+  return JSON.parse(JSON.stringify(schema, (key, value: unknown) => (key === PROBLEM ? undefined : value))) as Json;
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

@@ -84,10 +84,10 @@ function failuresOf(root: TSchema, errors: ErrorObject[]): Failure[] {
   }
   return [...byLocation].map(([location, { at, annotation, keywords, field }]) => {
     const chosen = annotation?.byKeyword && Object.keys(annotation.byKeyword).find((k) => keywords.includes(k));
-    const template = chosen ? annotation!.byKeyword![chosen]! : (annotation?.message ?? `${at || 'the body'} is invalid`);
+    const template = chosen ? annotation.byKeyword![chosen] : (annotation?.message ?? `${at || 'the body'} is invalid`);
     return {
       location,
-      keyword: chosen || keywords[0]!,
+      keyword: chosen || keywords[0],
       keywords,
       reason: annotation?.reason ?? 'invalidValue',
       message: template.replaceAll('{location}', at).replaceAll('{field}', field),
@@ -113,9 +113,9 @@ function placeOf(root: TSchema, error: ErrorObject): { annotation?: ProblemAnnot
   let depth = 0;
   let annotatedDepth = 0;
   for (let i = 0; i < schemaPath.length && node; i++) {
-    const segment = schemaPath[i]!;
+    const segment = schemaPath[i];
     if (segment === 'properties' || segment === 'anyOf' || segment === 'allOf' || segment === 'oneOf') {
-      node = (node[segment] as Record<string, Record<string, unknown>>)?.[schemaPath[++i]!];
+      node = (node[segment] as Record<string, Record<string, unknown>>)?.[schemaPath[++i]];
       if (segment === 'properties') depth++;
     } else {
       node = node[segment] as Record<string, unknown> | undefined;

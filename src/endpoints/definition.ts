@@ -155,7 +155,7 @@ function checkedBody(input: unknown, check: Check): { body: EndpointBody; proble
   if (unknown.length) {
     const names = unknown.map((f) => f.location);
     throw invalid(
-      names[0]!,
+      names[0],
       `Unknown field${names.length > 1 ? 's' : ''} ${names.map((k) => `"${k}"`).join(', ')}: an endpoint has ${FIELDS.join(', ')}.`,
       'unknownField',
     );
@@ -315,7 +315,7 @@ function invalid(location: string, message: string, reason: string): Unprocessab
 
 function throwIfAny(problems: ErrorDetail[]): void {
   if (!problems.length) return;
-  const first = problems[0]!;
+  const first = problems[0];
   const message =
     problems.length === 1
       ? `${capitalise(first.message)}.`

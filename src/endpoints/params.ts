@@ -37,7 +37,7 @@ export function collectInput(query: Record<string, unknown>, body: unknown): Par
   const failures = checkBodyInput(body);
   if (notAnObject(failures)) throw new BadRequestError('The request body must be a JSON object of string parameters.');
   refuse(failures);
-  return { ...query, ...body } as ParamValues;
+  return { ...query, ...body };
 }
 
 function refuse(failures: ReturnType<Check>): void {
@@ -111,7 +111,7 @@ export function validateParameters(declared: readonly ParameterDeclaration[], in
     throw parameterError(
       p.name,
       'invalidParameter',
-      `Parameter "${p.name}" must be one of: ${p.allowed_values!.join(', ')}; got "${checked[p.name]!.slice(0, 100)}".`,
+      `Parameter "${p.name}" must be one of: ${p.allowed_values!.join(', ')}; got "${checked[p.name].slice(0, 100)}".`,
     );
   }
   return values;

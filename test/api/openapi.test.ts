@@ -37,7 +37,7 @@ describe('OpenAPI: GET /api/openapi.json', () => {
 
   it('when fetched without a key, then a valid OpenAPI 3.1 document of the whole API and no endpoint of this deployment', async () => {
     const doc = await documentWith();
-    const result = await new Validator().validate(doc as never);
+    const result = await new Validator().validate(doc);
     assert.deepEqual(result.errors ?? [], [], JSON.stringify(result.errors));
     assert.equal(result.valid, true);
     assert.equal(doc.openapi, '3.1.0');
@@ -54,13 +54,13 @@ describe('OpenAPI: GET /api/openapi.json', () => {
 
   it('when fetched with a query key, then it still validates and has one path per endpoint, allowed_values as enum', async () => {
     const doc = await documentWith(t.keys.query);
-    const result = await new Validator().validate(doc as never);
+    const result = await new Validator().validate(doc);
     assert.equal(result.valid, true, JSON.stringify(result.errors));
-    const counts = doc.paths['/api/endpoints/query/usage.api-counts']!;
-    const interval = counts.get!.parameters!.find((p) => p.name === 'interval')!;
+    const counts = doc.paths['/api/endpoints/query/usage.api-counts'];
+    const interval = counts.get.parameters!.find((p) => p.name === 'interval')!;
     assert.equal(interval.required, true);
     assert.deepEqual(interval.schema.enum, ['hourly', 'daily', 'minutely', '1hr', '1day', '7day']);
-    const logs = doc.paths['/api/endpoints/query/logs.all']!.get!.parameters!;
+    const logs = doc.paths['/api/endpoints/query/logs.all'].get.parameters!;
     assert.equal(logs.find((p) => p.name === 'iso_timestamp_start')?.required, false);
     assert.ok(
       logs.some((p) => p.name === 'sql'),
@@ -77,7 +77,7 @@ describe('OpenAPI: GET /api/openapi.json', () => {
     const doc = await documentWith();
     const ajv = new Ajv({ strict: false });
     for (const [name, schema] of Object.entries(doc.components.schemas)) ajv.addSchema(schema, `#/components/schemas/${name}`);
-    const create = ajv.compile(doc.components.schemas.EndpointCreate!);
+    const create = ajv.compile(doc.components.schemas.EndpointCreate);
     const bodies: object[] = [
       { name: 'doc.agrees', query: 'select 1 as one' },
       { name: 'doc agrees', query: 'select 1 as one' },
@@ -113,7 +113,7 @@ describe('OpenAPI: GET /api/openapi.json', () => {
     });
     assert.equal(error, undefined, JSON.stringify(error));
     assert.equal(response.status, 200);
-    assert.ok(Array.isArray(data!.result));
+    assert.ok(Array.isArray(data.result));
     assert.match(response.headers.get('X-Cache') ?? '', /^(HIT|MISS)$/);
 
     // An error comes back typed as the envelope, with its location.
@@ -122,6 +122,6 @@ describe('OpenAPI: GET /api/openapi.json', () => {
       querySerializer: { object: { style: 'form', explode: true } },
     });
     assert.equal(bad.response.status, 400);
-    assert.equal(bad.error!.error.errors[0]!.location, 'interval');
+    assert.equal(bad.error!.error.errors[0].location, 'interval');
   });
 });

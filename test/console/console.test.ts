@@ -80,12 +80,12 @@ describe('console in the browser', function () {
 
   it('when / is opened, then the console is served with the right types and caching; /api stays JSON', async () => {
     const index = await request(t.app).get('/').expect(200);
-    assert.match(index.headers['content-type']!, /text\/html/);
+    assert.match(index.headers['content-type'], /text\/html/);
     assert.equal(index.headers['cache-control'], 'no-cache');
-    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(index.text)![1]!;
+    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(index.text)![1];
     const js = await request(t.app).get(asset).expect(200);
-    assert.match(js.headers['content-type']!, /javascript/);
-    assert.match(js.headers['cache-control']!, /max-age=31536000.*immutable|immutable.*max-age=31536000/);
+    assert.match(js.headers['content-type'], /javascript/);
+    assert.match(js.headers['cache-control'], /max-age=31536000.*immutable|immutable.*max-age=31536000/);
     await request(t.app)
       .get('/endpoints/usage.api-counts')
       .expect(200)
@@ -169,7 +169,7 @@ describe('console in the browser', function () {
     assert.equal(await page.getAttribute('.sql-error', 'data-column'), column);
     assert.equal(await page.locator('.sql-editor .gutter .error-line').textContent(), line);
     // The mark sits on the character at that column of that line.
-    const marked = sql.split('\n')[Number(line) - 1]!.charAt(Number(column) - 1) || ' ';
+    const marked = sql.split('\n')[Number(line) - 1].charAt(Number(column) - 1) || ' ';
     assert.equal(await page.textContent('mark.sql-error-mark'), marked);
     await shot('04-sandbox-error');
   });
@@ -275,7 +275,7 @@ function requests(host: string, now: number): object[] {
   for (let h = 1; h < 24; h++) for (let k = 0; k < 3 + ((h * 5) % 7); k++) times.push(now - h * HOUR - k * MINUTE);
   for (let d = 1; d < 7; d++) for (let k = 0; k < 10 + d * 3; k++) times.push(now - d * DAY - k * 5 * MINUTE);
   return times.map((at, i) => {
-    const p = paths[(i * 3 + Math.floor(i / 7)) % paths.length]!;
+    const p = paths[(i * 3 + Math.floor(i / 7)) % paths.length];
     return {
       timestamp: new Date(at).toISOString(),
       event_message: `GET | 200 | ${p}`,

@@ -89,7 +89,7 @@ describe('Management: /api/sources', () => {
   });
 
   it('when partitions are listed, then events per UTC day, oldest first, with the day retention drops each; 404 unknown, 403 not admin', async () => {
-    await admin.post('/api/sources', { name: 'partition.counts', retention_days: 7 }).expect(201);
+    await admin().post('/api/sources', { name: 'partition.counts', retention_days: 7 }).expect(201);
     const day = 86_400_000;
     const now = Date.now();
     const at = (ms: number) => new Date(ms).toISOString();
@@ -99,7 +99,7 @@ describe('Management: /api/sources', () => {
       { event_message: 'c', timestamp: at(now) },
       { event_message: 'd', timestamp: at(now) },
     ]);
-    const partitions = (await admin.get('/api/sources/partition.counts/partitions').expect(200)).body as Array<{
+    const partitions = (await admin().get('/api/sources/partition.counts/partitions').expect(200)).body as Array<{
       day: string;
       events: number;
       drops_at: string;
@@ -117,7 +117,7 @@ describe('Management: /api/sources', () => {
     assert.ok(partitions.filter((p) => p.day > today).every((p) => p.events === 0));
     // Dropped once the whole day is older than the retention: the end of the day plus 7 days.
     assert.equal(partitions.find((p) => p.day === today)?.drops_at, new Date(Date.parse(today) + 8 * day).toISOString());
-    await admin.get('/api/sources/no.such.source/partitions').expect(404);
+    await admin().get('/api/sources/no.such.source/partitions').expect(404);
     await request(t.app).get('/api/sources/partition.counts/partitions').set('X-API-KEY', t.keys.query).expect(403);
   });
 });
