@@ -362,7 +362,7 @@ function rowBuilder(source: string): (id: string, micros: bigint, v: Values) => 
 export interface BenchDatabase {
   name: string;
   url: string;
-  size: Size;
+  size: string;
   rows: number;
   /** Wall seconds spent creating or topping up the data in this run. */
   seconds: number;
@@ -386,9 +386,25 @@ export function benchEnv(): Record<string, string> {
 }
 
 /** Creates (or reuses and tops up) `lq_bench_<size>`. */
-export async function ensureBenchData(size: Size, options: { regen?: boolean; log?: (line: string) => void } = {}): Promise<BenchDatabase> {
+export function ensureBenchData(size: Size, options: { regen?: boolean; log?: (line: string) => void } = {}): Promise<BenchDatabase> {
+  return ensureData({ name: `lq_bench_${size}`, label: size, ...SIZES[size] }, options);
+}
+
+/**
+ * What to generate: `rows` over the last `days` (so rows / days events per day) into database
+ * `name`; `label` keys its bench_meta row. bench/scaling.ts uses other sizes and rates.
+ */
+export interface DataSpec {
+  name: string;
+  label: string;
+  rows: number;
+  days: number;
+}
+
+/** Creates (or reuses and tops up) the database of `spec`. */
+export async function ensureData(spec: DataSpec, options: { regen?: boolean; log?: (line: string) => void } = {}): Promise<BenchDatabase> {
   const log = options.log ?? ((l: string) => console.log(l));
-  const name = `lq_bench_${size}`;
+  const { name, label: size } = spec;
   const url = databaseUrl(ADMIN_URL, name);
   const started = Date.now();
   const exists = (await adminQuery('SELECT 1 FROM pg_database WHERE datname = $1', [name])).length > 0;
@@ -414,7 +430,7 @@ export async function ensureBenchData(size: Size, options: { regen?: boolean; lo
     let edgeBytes = 0;
     if (meta?.complete) {
       const fromMs = Number(meta.until_ms);
-      const gapRows = Math.floor(((nowMs - fromMs) / DAY_MS) * ROWS_PER_DAY);
+      const gapRows = Math.floor(((nowMs - fromMs) / DAY_MS) * (spec.rows / spec.days));
       if (gapRows > 100) {
         log(`${name}: reusing; topping up ${gapRows} rows since ${new Date(fromMs).toISOString()}`);
         await load(ctx, fromMs, nowMs, gapRows, nowMs, false, log);
@@ -422,7 +438,7 @@ export async function ensureBenchData(size: Size, options: { regen?: boolean; lo
         await analyze(ctx, false);
       } else log(`${name}: reusing`);
     } else {
-      const { rows, days } = SIZES[size];
+      const { rows, days } = spec;
       log(`${name}: generating ${rows.toLocaleString('en')} rows over ${days} days (COPY)`);
       await ctx.db.pool.query(
         'CREATE TABLE bench_meta (size text PRIMARY KEY, complete boolean NOT NULL, until_ms bigint NOT NULL, rows bigint NOT NULL)',

@@ -8,6 +8,12 @@ export interface Config {
   /** Unset: the embedded Postgres (PGlite) under `dataDir`. */
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
+  /** Read replicas (streaming standbys of databaseUrl) for endpoint queries (src/db/replicas.ts). */
+  readonly databaseReadUrls: readonly string[];
+  /** A replica further behind the primary than this is skipped until it catches up. */
+  readonly maxReplicaLagMs: number;
+  /** How often replicas are checked (up, lag). */
+  readonly replicaCheckIntervalMs: number;
   /** Unset: an in-process cache. */
   readonly redisUrl: string | undefined;
   readonly queryTimeoutMs: number;
@@ -42,11 +48,24 @@ export function loadConfig(env: Env = process.env): Config {
   const redisUrl = nonEmpty(env.REDIS_URL);
   if (redisUrl !== undefined) requireUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']);
 
+  const databaseReadUrls = (env.DATABASE_READ_URLS ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
+  for (const u of databaseReadUrls) requireUrl('DATABASE_READ_URLS', u, ['postgres:', 'postgresql:']);
+  if (databaseReadUrls.length && databaseUrl === undefined)
+    throw new ConfigError(
+      'DATABASE_READ_URLS needs DATABASE_URL: replicas are standbys of a Postgres primary, not of the embedded database',
+    );
+
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: nonEmpty(env.HOST) ?? '0.0.0.0',
     databaseUrl,
     dataDir: nonEmpty(env.DATA_DIR) ?? './data',
+    databaseReadUrls,
+    maxReplicaLagMs: integer(env, 'MAX_REPLICA_LAG_MS', 5000, 0, 3_600_000),
+    replicaCheckIntervalMs: integer(env, 'REPLICA_CHECK_INTERVAL_MS', 1000, 50, 600_000),
     redisUrl,
     queryTimeoutMs: integer(env, 'QUERY_TIMEOUT_MS', 15000, 100, 3_600_000),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),

@@ -5,11 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { parse as parseQueryString } from 'node:querystring';
-import type pg from 'pg';
 import type { AppContext } from '../context.js';
 import { BadRequestError, NotFoundError, parameterError, UnprocessableError, type ErrorDetail } from '../errors.js';
 import type { CacheOutcome, CacheRequest, WarmSpec } from '../cache/types.js';
-import { executeReadOnly, supportsReaderRole } from '../query/execute.js';
+import { executeReadOnly } from '../query/execute.js';
 import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
 import { initTranslator, SqlError, SqlNestingError, type Translation } from '../sql/index.js';
@@ -60,9 +59,6 @@ export class EndpointQueryService {
   /** By endpoint version, redaction and query string: a version's prepared runs never go stale, the least recently used go to bound memory. */
   private readonly runs = new LRUCache<string, PreparedRun>({ max: PREPARED_RUNS_MAX });
   private readonly translations = new TranslationCache();
-  /** Where endpoint queries run: the reader's own connections when possible (see AppContext.reader). */
-  private pool: pg.Pool;
-  private useReaderRole = true;
 
   constructor(private readonly ctx: AppContext) {
     this.repository = new EndpointRepository(ctx.db.knex);
@@ -73,20 +69,11 @@ export class EndpointQueryService {
       load: (idOrName) => this.repository.find(idOrName),
       keep: (record) => record !== undefined,
     });
-    this.pool = ctx.db.pool;
   }
 
-  /** Loads the SQL validator, checks the reader role works here, starts warming. */
+  /** Loads the SQL validator, starts warming. */
   async init(): Promise<void> {
     await initTranslator();
-    if (this.ctx.reader) {
-      this.pool = this.ctx.reader;
-      this.useReaderRole = false; // logged in as the reader already
-    } else {
-      this.useReaderRole = await supportsReaderRole(this.ctx.db.pool);
-      if (!this.useReaderRole)
-        this.ctx.logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
-    }
     this.ctx.cache.startWarming((spec) => this.rerun(spec));
   }
 
@@ -196,11 +183,14 @@ export class EndpointQueryService {
 
   private execute(sql: string, values: Array<string | null>) {
     // The embedded PGlite is not known to take a pipelined batch: it gets the transaction in three round trips.
-    return executeReadOnly(this.pool, sql, values, {
-      timeoutMs: this.ctx.config.queryTimeoutMs,
-      useReaderRole: this.useReaderRole,
-      pipelined: !this.ctx.embedded,
-    });
+    // On a read replica when one is healthy (src/db/replicas.ts), else on the primary.
+    return this.ctx.reads.run((target) =>
+      executeReadOnly(target.pool, sql, values, {
+        timeoutMs: this.ctx.config.queryTimeoutMs,
+        useReaderRole: target.useReaderRole,
+        pipelined: !this.ctx.embedded,
+      }),
+    );
   }
 
   /** Warming: the same spec again, unless the endpoint changed or is gone (then the key is dropped). */

@@ -15,7 +15,9 @@ export function healthRoutes(ctx: AppContext, cacheReady: () => Promise<boolean 
       ),
       cacheReady().catch(() => false),
     ]);
-    const body = { status: database ? 'ready' : 'unavailable', database, cache, embedded: ctx.embedded };
+    // Replicas do not decide readiness: without them queries run on the primary.
+    const replicas = ctx.config.databaseReadUrls.length ? { replicas: ctx.reads.status() } : {};
+    const body = { status: database ? 'ready' : 'unavailable', database, cache, embedded: ctx.embedded, ...replicas };
     res.status(database ? 200 : 503).json(body);
   });
   router.get('/metrics', async (_req, res) => {

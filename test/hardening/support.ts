@@ -261,6 +261,40 @@ export class ThrowawayPostgres {
     return pgInstance;
   }
 
+  /**
+   * A streaming standby of this cluster: `pg_basebackup -R` (it writes primary_conninfo and
+   * standby.signal) into a directory of its own, started on its own port. The initdb defaults
+   * already allow it: wal_level replica, max_wal_senders 10, trust for replication on 127.0.0.1.
+   */
+  async standby(): Promise<ThrowawayPostgres> {
+    const { mkdtempSync, chownSync } = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'lq-hardening-standby-'));
+    const { uid, gid } = await userIds('postgres');
+    chownSync(dir, uid, gid);
+    const standby = new ThrowawayPostgres(dir, await freePort(), this.bin);
+    await this.asPostgres([
+      `${this.bin}/pg_basebackup`,
+      '-D',
+      `${dir}/data`,
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(this.port),
+      '-U',
+      'postgres',
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+    ]);
+    await standby.start();
+    return standby;
+  }
+
   async start(): Promise<void> {
     await this.asPostgres([
       `${this.bin}/pg_ctl`,
