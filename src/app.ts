@@ -2,12 +2,13 @@
  * The Express application: routes, body limits, the error envelope. No I/O happens here at
  * import time; everything comes from the AppContext.
  */
-import { performance } from 'node:perf_hooks';
 import express, { type Express } from 'express';
 import type { AppContext } from './context.js';
 import { errorMiddleware, notFoundHandler } from './http/errorMiddleware.js';
 import { healthRoutes } from './http/health.js';
-import { serveBeforeApp } from './http/server.js';
+import { setFrontDoor } from './http/server.js';
+import { RequestPipeline, type PipelineStep } from './http/pipeline.js';
+import { requestIdStep, requestMetricsStep } from './http/steps.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
@@ -15,7 +16,12 @@ import { keyRoutes } from './auth/routes.js';
 import { EndpointQueryService } from './endpoints/queryService.js';
 import { fastQueryRoute, queryRoutes } from './endpoints/queryRoutes.js';
 
-export async function createApp(ctx: AppContext): Promise<Express> {
+export interface AppOptions {
+  /** Steps run after the built-in ones of the request pipeline, before routing (src/http/pipeline.ts). */
+  steps?: readonly PipelineStep[];
+}
+
+export async function createApp(ctx: AppContext, options: AppOptions = {}): Promise<Express> {
   const queries = new EndpointQueryService(ctx);
   await queries.init();
 
@@ -26,28 +32,21 @@ export async function createApp(ctx: AppContext): Promise<Express> {
   app.set('query parser', 'simple'); // flat string values only: `a[b]=c` is not turned into objects
   app.set('etag', false);
 
+  // Every request goes through the pipeline's steps once, in this order, before it is routed:
+  // run by the server before the fast path (createHttpServer), or else by the app's first
+  // middleware. A step for all requests belongs in this list, not in app.use, or cache hits skip it.
+  const pipeline = new RequestPipeline([requestIdStep(), requestMetricsStep(ctx.metrics, ctx.logger), ...(options.steps ?? [])]);
   // perf: cache hits of `GET /api/endpoints/query/:idOrName` before Express dispatch (served by
-  // createHttpServer) or else before any other middleware; whatever it cannot answer from memory
+  // createHttpServer) or else before any other router; whatever it cannot answer from memory
   // and the cache goes on to the ordinary route (see fastQueryRoute).
-  const fastQuery = fastQueryRoute(ctx, queries);
-  serveBeforeApp(app, fastQuery.serve);
+  const fastQuery = fastQueryRoute(ctx.auth, ctx.cache, queries);
+  setFrontDoor(app, { pipeline, beforeApp: fastQuery.serve });
+  app.use(pipeline.middleware);
   app.use(fastQuery.middleware);
-
-  app.use((req, res, next) => {
-    const started = performance.now(); // a double: no BigInt per request
-    res.on('finish', () => {
-      const route = (req.route?.path as string | undefined) ?? 'unmatched';
-      ctx.metrics.httpRequests.inc({ route, status: String(res.statusCode) });
-      ctx.metrics.httpDuration.observe({ route }, (performance.now() - started) / 1000);
-      // req.path, never req.url: the query string may hold the api_key (src/auth/urlKey.ts).
-      ctx.logger.debug({ method: req.method, path: req.path, route, status: res.statusCode }, 'request');
-    });
-    next();
-  });
 
   app.use(healthRoutes(ctx, () => ctx.cache.ready()));
   // Routers of each feature (one line each):
-  app.use(queryRoutes(ctx, queries));
+  app.use(queryRoutes(ctx.auth, queries));
   app.use(ingestRoutes(ctx));
   app.use(endpointManagementRoutes(ctx, () => queries.forgetEndpoints()));
   app.use(sourceRoutes(ctx));

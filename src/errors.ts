@@ -97,3 +97,10 @@ export class InternalError extends AppError {
 export function parameterError(name: string, reason: 'missingParameter' | 'invalidParameter', message: string): BadRequestError {
   return new BadRequestError(message, [{ domain: 'params', reason, message, location: name }]);
 }
+
+/** 415: a body of a Content-Type or Content-Encoding the route does not read. */
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string, header: 'Content-Type' | 'Content-Encoding' = 'Content-Type') {
+    super(415, 'INVALID_ARGUMENT', message, [{ domain: 'body', reason: 'unsupportedMediaType', message, location: header }]);
+  }
+}

@@ -7,7 +7,7 @@ import { Router } from 'express';
 import type { Scope } from '../config.js';
 import type { AppContext } from '../context.js';
 import { BadRequestError, NotFoundError, UnprocessableError } from '../errors.js';
-import { jsonBody } from '../ingest/parseBody.js';
+import { jsonBody } from '../http/body.js';
 import { generateKey, SCOPES, type ApiKeyRecord } from './keys.js';
 
 export function keyRoutes(ctx: AppContext): Router {

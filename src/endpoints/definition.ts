@@ -8,12 +8,10 @@
  *   // → { name: 'errors.count', parameters: [], max_rows: 1000, cache_duration_seconds: 0, ... }
  */
 import { BadRequestError, UnprocessableError, type ErrorDetail } from '../errors.js';
+import { isValidName, MAX_QUERY_BYTES, NAME_RULE } from '../limits.js';
 import type { EndpointFields, EndpointRecord, ParameterDeclaration } from './repository.js';
 
-export const NAME_RE = /^[A-Za-z0-9_.-]+$/;
 const PARAMETER_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-export const MAX_NAME_LENGTH = 200;
-export const MAX_QUERY_BYTES = 100 * 1024;
 export const MAX_ROWS_LIMIT = 1_000_000;
 export const DEFAULT_MAX_ROWS = 1000;
 /** A year: longer cache lifetimes or warming periods are mistakes, and the columns are int4. */
@@ -138,10 +136,8 @@ function rejectUnknownFields(body: Body): void {
 }
 
 function checkName(value: unknown, problems: ErrorDetail[]): string {
-  if (typeof value !== 'string' || !NAME_RE.test(value) || value.length > MAX_NAME_LENGTH) {
-    problems.push(
-      detail('name', `name is required: 1 to ${MAX_NAME_LENGTH} characters of letters, digits, "_", "." or "-"`, 'invalidName'),
-    );
+  if (!isValidName(value)) {
+    problems.push(detail('name', `name is required: ${NAME_RULE}`, 'invalidName'));
     return '';
   }
   return value;

@@ -6,7 +6,7 @@
  */
 import { Router } from 'express';
 import type { AppContext } from '../context.js';
-import { jsonBody } from '../ingest/parseBody.js';
+import { jsonBody } from '../http/body.js';
 import { EndpointManagementService } from './managementService.js';
 
 /** `onChange` runs after every create, update or delete, so this replica's query path sees it at once. */

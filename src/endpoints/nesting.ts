@@ -10,7 +10,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { SourceLookup } from '../sources/schema.js';
-import { MAX_ENDPOINT_DEPTH, queryParameters, translateQuery, type EndpointTable, type Translation } from '../sql/index.js';
+import { MAX_ENDPOINT_DEPTH } from '../limits.js';
+import { queryParameters, translateQuery, type EndpointTable, type Translation } from '../sql/index.js';
 import { SqlError } from '../sql/errors.js';
 import { queryTables, type QueryTables } from '../sql/tables.js';
 import type { EndpointRecord, ParameterDeclaration } from './repository.js';

@@ -5,12 +5,11 @@
  * the cache key, so junk parameters cannot bust the cache.
  */
 import { BadRequestError, parameterError } from '../errors.js';
+import { MAX_PARAMETER_VALUE_BYTES, MAX_QUERY_BYTES } from '../limits.js';
 import type { ParameterDeclaration } from './repository.js';
 
 /** The reserved parameter that carries a caller's sandboxed query. */
 export const SANDBOX_PARAM = 'sql';
-export const MAX_SANDBOX_SQL_BYTES = 100 * 1024;
-const MAX_VALUE_BYTES = 64 * 1024;
 
 export type ParamValues = Record<string, string>;
 
@@ -47,8 +46,8 @@ export function validateParameters(declared: readonly ParameterDeclaration[], in
       if (value === '') values[p.name] = value;
       continue;
     }
-    if (Buffer.byteLength(value) > MAX_VALUE_BYTES) {
-      throw parameterError(p.name, 'invalidParameter', `Parameter "${p.name}" is longer than ${MAX_VALUE_BYTES} bytes.`);
+    if (Buffer.byteLength(value) > MAX_PARAMETER_VALUE_BYTES) {
+      throw parameterError(p.name, 'invalidParameter', `Parameter "${p.name}" is longer than ${MAX_PARAMETER_VALUE_BYTES} bytes.`);
     }
     if (p.allowed_values?.length && !p.allowed_values.includes(value)) {
       throw parameterError(
@@ -65,8 +64,8 @@ export function validateParameters(declared: readonly ParameterDeclaration[], in
 export function sandboxSqlOf(input: ParamValues): string | undefined {
   const sql = input[SANDBOX_PARAM];
   if (sql === undefined || sql.trim() === '') return undefined;
-  if (Buffer.byteLength(sql) > MAX_SANDBOX_SQL_BYTES) {
-    throw parameterError(SANDBOX_PARAM, 'invalidParameter', `"sql" is longer than the limit of ${MAX_SANDBOX_SQL_BYTES} bytes.`);
+  if (Buffer.byteLength(sql) > MAX_QUERY_BYTES) {
+    throw parameterError(SANDBOX_PARAM, 'invalidParameter', `"sql" is longer than the limit of ${MAX_QUERY_BYTES} bytes.`);
   }
   return sql;
 }

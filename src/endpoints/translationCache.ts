@@ -1,14 +1,15 @@
 /**
  * Translations by endpoint version, source catalog version and caller `sql`: a translation is a
  * pure function of those, so it is reused until the cache needs the room. Bounded by bytes, not
- * entries: a caller's `sql` may be up to 100 KB and its translation larger, so a count bound
+ * entries: a caller's `sql` may be up to MAX_QUERY_BYTES and its translation larger, so a count bound
  * would let a stream of distinct large `sql` values hold hundreds of megabytes.
  */
 import { LRUCache } from 'lru-cache';
+import { MAX_QUERY_BYTES } from '../limits.js';
 import type { Translation } from '../sql/index.js';
 
-/** The longest key cached: the id and versions, and a caller `sql` of up to 100 KB. */
-export const TRANSLATION_MAX_KEY_BYTES = 100 * 1024 + 256;
+/** The longest key cached: the id and versions, and a caller `sql` of up to MAX_QUERY_BYTES. */
+export const TRANSLATION_MAX_KEY_BYTES = MAX_QUERY_BYTES + 256;
 /** The largest translation cached (its SQL text and columns). */
 export const TRANSLATION_MAX_VALUE_BYTES = 1024 * 1024;
 const TRANSLATION_MAX_BYTES = 32 * 1024 * 1024;

@@ -10,6 +10,7 @@ import {
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isDatabaseUnavailable } from '../db/connectionErrors.js';
+import { exchangeOf } from './pipeline.js';
 
 /** Maps any thrown value to an AppError. Unknown errors become 500 with no detail leaked. */
 export function toAppError(err: unknown, queryTimeoutMs: number): AppError {
@@ -40,7 +41,7 @@ export function errorMiddleware(logger: Logger, queryTimeoutMs: number): ErrorRe
     const appError = toAppError(err, queryTimeoutMs);
     if (appError.httpStatus >= 500) {
       // The log gets the cause; the client gets the envelope without SQL, stacks or URLs.
-      logger.error({ err, method: req.method, path: req.path }, 'request failed');
+      logger.error({ err, id: exchangeOf(req)?.id, method: req.method, path: req.path }, 'request failed');
     }
     if (res.headersSent) return void res.end();
     res.status(appError.httpStatus).json(appError.toBody());

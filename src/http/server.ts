@@ -1,31 +1,40 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Express } from 'express';
+import { MAX_HEADER_BYTES } from '../limits.js';
+import { handOver, type RequestPipeline } from './pipeline.js';
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * Node refuses request heads over 16 KB with a bare 431, but the API allows a sandboxed `sql`
- * of up to 100 KB (docs/API.md, "Limits") in the query string of a GET (up to three times that
- * once URL-encoded).
- * The head limit is raised to fit it; bodies keep their own limits (1 MB, 10 MB for ingest).
+ * Answers a request before the app (true), or leaves it to the app (false); when it took the
+ * request but cannot finish it, it hands it back with the error (handOver).
  */
-export const MAX_HEADER_BYTES = 512 * 1024;
+export type BeforeApp = (req: IncomingMessage, res: ServerResponse, app: Listener) => boolean;
 
-/** Answers a request before the app (true), or leaves it to the app (false); `app` takes back one it cannot finish. */
-export type BeforeApp = (req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
+/** What the server runs in front of the app's router: the pipeline's steps, then the fast path. */
+export interface FrontDoor {
+  pipeline: RequestPipeline;
+  /** perf: the query fast path (app.ts), offered every request after the steps and before Express dispatch. */
+  beforeApp?: BeforeApp;
+}
 
-const beforeApp = new WeakMap<Express, BeforeApp>();
+const frontDoors = new WeakMap<Express, FrontDoor>();
 
-/** perf: the server of `app` offers every request to `serve` before Express dispatch (the query fast path, app.ts). */
-export function serveBeforeApp(app: Express, serve: BeforeApp): void {
-  beforeApp.set(app, serve);
+/** The server of `app` runs `door` for every request before Express (app.ts registers it). */
+export function setFrontDoor(app: Express, door: FrontDoor): void {
+  frontDoors.set(app, door);
 }
 
 export function createHttpServer(app: Express): http.Server {
-  const serve = beforeApp.get(app);
-  const listener =
-    serve === undefined
-      ? app
-      : (req: IncomingMessage, res: ServerResponse) => {
-          if (!serve(req, res, app)) app(req, res);
-        };
+  const door = frontDoors.get(app);
+  let listener: Listener = app;
+  if (door !== undefined) {
+    const { pipeline, beforeApp } = door;
+    listener = (req, res) =>
+      pipeline.run(req, res, (failure) => {
+        if (failure) handOver(req, res, failure.err, app);
+        else if (beforeApp === undefined || !beforeApp(req, res, app)) app(req, res);
+      });
+  }
   return http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, listener);
 }

@@ -11,19 +11,11 @@
  *   - `Content-Encoding: gzip`, `deflate` (zlib or raw) or `br`, or none (`identity`).
  * Any other Content-Type answers 415 with the error envelope.
  */
-import express, { type Request, type RequestHandler } from 'express';
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
-import { AppError, BadRequestError, PayloadTooLargeError } from '../errors.js';
+import type { Request } from 'express';
+import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js';
+import { isJsonType, readDecodedBody } from '../http/body.js';
+import { INGEST_BODY_LIMIT } from '../limits.js';
 
-export const INGEST_BODY_LIMIT = 10 * 1024 * 1024;
-
-const gunzip = promisify(zlib.gunzip);
-const inflate = promisify(zlib.inflate);
-const inflateRaw = promisify(zlib.inflateRaw);
-const brotli = promisify(zlib.brotliDecompress);
-
-const JSON_TYPES = /^application\/(?:json|[a-z0-9.+-]*\+json)$/;
 const NDJSON_TYPES = new Set([
   'application/x-ndjson',
   'application/ndjson',
@@ -62,17 +54,10 @@ export const MAX_LINE_ERRORS = 1000;
 
 const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 
-/** 415 in the error envelope (errors.ts has no class of its own for it). */
-export class UnsupportedMediaTypeError extends AppError {
-  constructor(message: string, header: 'Content-Type' | 'Content-Encoding' = 'Content-Type') {
-    super(415, 'INVALID_ARGUMENT', message, [{ domain: 'body', reason: 'unsupportedMediaType', message, location: header }]);
-  }
-}
-
 /** Which parser a Content-Type selects; 415 for anything that is not JSON or NDJSON. */
 export function bodyFormat(contentType: string | undefined): BodyFormat {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type === '' || JSON_TYPES.test(type)) return 'json';
+  if (type === '' || isJsonType(type)) return 'json';
   if (NDJSON_TYPES.has(type)) return 'ndjson';
   throw new UnsupportedMediaTypeError(
     `Content-Type "${type}" is not accepted: send application/json (an event, {"batch": [...]} or an array of events) or application/x-ndjson (one event per line).`,
@@ -90,77 +75,6 @@ export async function readIngestBody(req: Request, limit = INGEST_BODY_LIMIT): P
   const mayHoldUnstorable = UNSTORABLE_ESCAPE.test(text);
   const parsed = format === 'ndjson' ? parseNdjson(text) : { events: parseJsonBody(text), lineErrors: [] };
   return { ...parsed, mayHoldUnstorable };
-}
-
-/** The body's bytes after Content-Encoding (415 for an unknown one), at most `limit` of them before and after. */
-export async function readDecodedBody(req: Request, limit = INGEST_BODY_LIMIT): Promise<Buffer> {
-  const encoding = (req.get('content-encoding') ?? 'identity').trim().toLowerCase();
-  if (!['identity', 'gzip', 'x-gzip', 'deflate', 'br', ''].includes(encoding)) {
-    throw new UnsupportedMediaTypeError(
-      `Content-Encoding "${encoding}" is not accepted: send gzip, deflate, br or none.`,
-      'Content-Encoding',
-    );
-  }
-  return decompress(await readRaw(req, limit), encoding, limit);
-}
-
-/** The request bytes, at most `limit` of them; 413 as soon as more arrive (or Content-Length says so). */
-function readRaw(req: Request, limit: number): Promise<Buffer> {
-  const declared = Number(req.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume(); // let Node discard the rest; the answer does not wait for it
-    return Promise.reject(new PayloadTooLargeError(limit));
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (err?: unknown) => {
-      if (done) return;
-      done = true;
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
-      if (err) {
-        req.resume();
-        reject(err);
-      } else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) return finish(new PayloadTooLargeError(limit));
-      chunks.push(chunk);
-    };
-    const onEnd = () => finish();
-    const onError = (err: Error) => finish(new BadRequestError(`The request body could not be read: ${err.message}`));
-    const onClose = () => finish(new BadRequestError('The request was aborted before its body was complete.')); // after 'end' this is a no-op
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
-  });
-}
-
-/** Decompressed bytes, never more than `limit` of them in memory (zlib stops at maxOutputLength). */
-async function decompress(raw: Buffer, encoding: string, limit: number): Promise<Buffer> {
-  if (encoding === 'identity' || encoding === '' || raw.length === 0) return raw;
-  const options = { maxOutputLength: limit };
-  try {
-    if (encoding === 'gzip' || encoding === 'x-gzip') return await gunzip(raw, options);
-    if (encoding === 'br') return await brotli(raw, options);
-    // "deflate" means zlib-wrapped deflate, but some clients send raw deflate: accept both.
-    return await inflate(raw, options).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ERR_BUFFER_TOO_LARGE') throw err;
-      return inflateRaw(raw, options);
-    });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw new PayloadTooLargeError(limit);
-    throw new BadRequestError(`The request body is not valid ${encoding} data (Content-Encoding: ${encoding}).`, [
-      { domain: 'body', reason: 'invalidEncoding', message: (err as Error).message, location: 'Content-Encoding' },
-    ]);
-  }
 }
 
 /** One event, `{"batch": [...]}` or an array of events. */
@@ -217,26 +131,3 @@ export function parseNdjson(text: string): Omit<ParsedEvents, 'mayHoldUnstorable
   }
   return { events, lineErrors };
 }
-
-/** The body limit of every route other than ingest (docs/API.md, "Limits"). */
-export const JSON_BODY_LIMIT = 1024 * 1024;
-
-const parseJson = express.json({ limit: JSON_BODY_LIMIT, type: () => true, strict: false });
-
-/**
- * Middleware for the management API: a JSON body of at most 1 MB (also after gzip), 415 for a
- * body of another Content-Type, nothing parsed (`req.body` undefined) when there is no body.
- */
-export const jsonBody: RequestHandler = (req, res, next) => {
-  const length = req.get('content-length');
-  const hasBody = req.get('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
-  if (!hasBody) {
-    req.body = undefined;
-    return next();
-  }
-  const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== '' && !JSON_TYPES.test(type)) {
-    throw new UnsupportedMediaTypeError(`Content-Type "${type}" is not accepted: send the resource as application/json.`);
-  }
-  parseJson(req, res, next);
-};

@@ -21,7 +21,10 @@ import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../context.js';
 import { ingestAnswer, notStoredMessage } from './answer.js';
 import { otlpEncodingOf, otlpLogEvents, otlpResponse } from './otlpLogs.js';
-import { readDecodedBody, readIngestBody, UnsupportedMediaTypeError } from './parseBody.js';
+import { UnsupportedMediaTypeError } from '../errors.js';
+import { readDecodedBody } from '../http/body.js';
+import { INGEST_BODY_LIMIT } from '../limits.js';
+import { readIngestBody } from './parseBody.js';
 import { IngestService } from './service.js';
 
 export const INGEST_PATHS = ['/api/logs', '/logs', '/api/events'];
@@ -51,7 +54,7 @@ export function ingestRoutes(ctx: AppContext): Router {
       );
     }
     const source = await ingest.resolveSource(req.query, req.headers);
-    const events = otlpLogEvents(await readDecodedBody(req), encoding);
+    const events = otlpLogEvents(await readDecodedBody(req, INGEST_BODY_LIMIT), encoding);
     // Protobuf strings may hold NUL (JSON ones only as an escape): check every string.
     const outcome = await ingest.ingest(source, { events, mayHoldUnstorable: true });
     const notStored = outcome.rejected + outcome.dropped.stale + outcome.dropped.future;

@@ -24,6 +24,7 @@ import { BadRequestError } from '../errors.js';
 import { RAW_TYPES } from './encode.js';
 import { isDatabaseUnavailable } from '../db/connectionErrors.js';
 import { runPipelined, toWireValue, watchReceivedBytes } from '../db/pipelined.js';
+import { MAX_RESULT_BYTES } from '../limits.js';
 
 export interface QueryRun {
   fields: Array<{ name: string; dataTypeID: number }>;
@@ -44,15 +45,6 @@ export interface ExecuteOptions {
 }
 
 export const READER_ROLE = 'logquery_reader';
-
-/**
- * security: max rows bound the number of rows, not their size. One `string_agg` over a cross join
- * of CTEs builds a value of hundreds of MB in well under the time limit; `pg` buffers a whole row
- * before parsing it, so one request took the process to 1.1 GB and answered after 10 s (with a
- * 2 s limit), or answered 200 with a body over 200 MB. Past this many bytes the connection is
- * dropped (the backend stops at its next write) and the caller gets 400.
- */
-export const MAX_RESULT_BYTES = 64 * 1024 * 1024;
 
 /**
  * How long past its statement_timeout a query may go without an answer before the client gives

@@ -5,7 +5,7 @@
 import { Router } from 'express';
 import type { AppContext } from '../context.js';
 import { BadRequestError, UnprocessableError } from '../errors.js';
-import { jsonBody } from '../ingest/parseBody.js';
+import { jsonBody } from '../http/body.js';
 import type { SourceRecord } from './repository.js';
 
 const WRITABLE = ['name', 'retention_days'];

@@ -4,6 +4,7 @@ import type { Database } from '../db/pool.js';
 import { runBuilt, withTransaction } from '../db/transaction.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { createLogTable, dropExpiredPartitions, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
+import { isValidName, NAME_RULE } from '../limits.js';
 import { DEFAULT_SOURCES } from './defaults.js';
 import { defaultSourceSchema } from './defaultSchemas.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
@@ -11,7 +12,6 @@ import { EndpointRepository } from '../endpoints/repository.js';
 import { sourceReaders } from '../endpoints/nesting.js';
 import { fieldMapCovers, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from './schema.js';
 
-const NAME_RE = /^[A-Za-z0-9_.-]{1,200}$/;
 const DAY_MS = 86_400_000;
 /** Partitions kept ready ahead of today, so ingest rarely creates one on the hot path. */
 export const PARTITION_DAYS_AHEAD = 2;
@@ -220,8 +220,8 @@ function nameConflict(name: string) {
 }
 
 function validateName(value: unknown): string {
-  if (typeof value !== 'string' || !NAME_RE.test(value)) {
-    throw new UnprocessableError('A source name must be 1 to 200 characters of letters, digits, "_", "." or "-".', [
+  if (!isValidName(value)) {
+    throw new UnprocessableError(`A source name must be ${NAME_RULE}.`, [
       { domain: 'sources', reason: 'invalidName', message: 'invalid name', location: 'name' },
     ]);
   }

@@ -1,14 +1,12 @@
 /**
  * A cursor over tokens with the parser's vocabulary: look ahead, accept or expect words and
  * operators, read identifiers, and build errors that point at a token. It also counts nesting,
- * so every recursive rule can stop at MAX_DEPTH instead of overflowing the stack.
+ * so every recursive rule can stop at MAX_SQL_NESTING instead of overflowing the stack.
  */
 import { SqlLimitError, SqlSyntaxError, SqlUnsupportedError } from './errors.js';
 import { RESERVED } from './keywords.js';
 import type { Token } from './lexer.js';
-
-/** Deepest nesting of expressions and queries (docs/API.md, "Limits"). */
-export const MAX_DEPTH = 200;
+import { MAX_SQL_NESTING } from '../limits.js';
 
 export class TokenCursor {
   /** Index of the current token; never past the final eof token. */
@@ -28,7 +26,8 @@ export class TokenCursor {
   // whole parse, so the depth never needs restoring on the way out.
 
   protected enter(at: Token): void {
-    if (++this.depth > MAX_DEPTH) throw new SqlLimitError(`query nested deeper than ${MAX_DEPTH} levels`, this.source, at.start);
+    if (++this.depth > MAX_SQL_NESTING)
+      throw new SqlLimitError(`query nested deeper than ${MAX_SQL_NESTING} levels`, this.source, at.start);
   }
 
   /** The current token (eof at the end). */

@@ -28,7 +28,7 @@ export type { SqlWarning } from './errors.js';
 export { SqlError, SqlSyntaxError, SqlUnsupportedError, SqlNameError, SqlSandboxError, SqlLimitError } from './errors.js';
 export { validatePostgres } from './validate.js';
 export { SqlNestingError } from './errors.js';
-export { MAX_ENDPOINT_DEPTH, type EndpointLookup, type EndpointTable } from './resolve/endpoints.js';
+export { type EndpointLookup, type EndpointTable } from './resolve/endpoints.js';
 
 export interface TranslateInput {
   /** Endpoint SQL, BigQuery dialect, with @params. */

@@ -8,6 +8,7 @@
  * contain dots and dashes (`cloudflare.logs.prod`, `deno-relay-logs`).
  */
 import { SqlLimitError, SqlSyntaxError, SqlUnsupportedError } from './errors.js';
+import { MAX_QUERY_BYTES } from '../limits.js';
 
 export type TokenKind = 'word' | 'quoted' | 'string' | 'number' | 'param' | 'op' | 'eof';
 
@@ -20,9 +21,6 @@ export interface Token {
   readonly start: number;
   readonly end: number;
 }
-
-/** Larger inputs are refused before any work (docs/API.md, "Limits": `sql` up to 100 KB). */
-export const MAX_QUERY_BYTES = 100 * 1024;
 
 const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
   a: '\x07',

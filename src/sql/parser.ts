@@ -4,14 +4,15 @@
  *   parseQuery('select a from t where b > 1')  →  Query { body: Select { … } }
  *
  * Every node keeps its source offset so later stages can point at the problem. Nesting is
- * bounded (MAX_DEPTH) so hostile input ends in SqlLimitError, never a stack overflow.
+ * bounded (MAX_SQL_NESTING) so hostile input ends in SqlLimitError, never a stack overflow.
  * Token handling (peek, accept, expect, errors) lives in cursor.ts, keyword lists in keywords.ts.
  */
 import type * as E from './ast/expressions.js';
 import type * as F from './ast/from.js';
 import { make } from './ast/node.js';
 import type * as Q from './ast/queries.js';
-import { MAX_DEPTH, TokenCursor, describe } from './cursor.js';
+import { TokenCursor, describe } from './cursor.js';
+import { MAX_SQL_NESTING } from '../limits.js';
 import { SqlLimitError } from './errors.js';
 import { OTHER_STATEMENTS, RESERVED, UNSUPPORTED_CLAUSES } from './keywords.js';
 import { tokenize, type Token } from './lexer.js';
@@ -535,7 +536,8 @@ class Parser extends TokenCursor {
       } else {
         return base;
       }
-      if (++depth > MAX_DEPTH) throw new SqlLimitError(`expression nested deeper than ${MAX_DEPTH} levels`, this.source, t.start);
+      if (++depth > MAX_SQL_NESTING)
+        throw new SqlLimitError(`expression nested deeper than ${MAX_SQL_NESTING} levels`, this.source, t.start);
     }
   }
 

@@ -31,7 +31,10 @@ describe('the GET fast path of endpoint queries', function () {
     delete: (path: string) => request(t.app).delete(path).set('X-API-KEY', t.keys.admin),
   });
 
-  /** The raw bytes of one response, with the Date header taken out. */
+  /**
+   * The raw bytes of one response, with the Date header taken out. Each request carries the same
+   * X-Request-Id, which both paths echo (test/foundation/pipeline.test.ts checks fresh ids).
+   */
   function raw(path: string, headers: Record<string, string>, via: keyof typeof servers = 'served'): Promise<string> {
     return new Promise((resolve, reject) => {
       const socket = net.connect(servers[via].port, '127.0.0.1');
@@ -44,6 +47,7 @@ describe('the GET fast path of endpoint queries', function () {
         `GET ${path} HTTP/1.1`,
         'Host: localhost',
         'Connection: close',
+        'X-Request-Id: fast-path-test',
         ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
       ];
       socket.write(lines.join('\r\n') + '\r\n\r\n');
@@ -82,10 +86,13 @@ describe('the GET fast path of endpoint queries', function () {
   it('when a call is a cache hit, then the fast path sends the same bytes as the ordinary route', async () => {
     const headers = { 'X-API-KEY': t.keys.query };
     const first = await raw(`/api/endpoints/query/${name}?project=${tag}`, headers);
-    assert.match(first, /^HTTP\/1\.1 200 OK\r\nX-Cache: MISS\r\n/);
+    assert.match(first, /^HTTP\/1\.1 200 OK\r\nX-Request-Id: fast-path-test\r\nX-Cache: MISS\r\n/);
     const fast = await raw(`/api/endpoints/query/${name}?project=${tag}`, headers);
     const ordinary = await raw(`/api/endpoints/query/${ordinaryName}?project=${tag}`, headers);
-    assert.match(fast, /^HTTP\/1\.1 200 OK\r\nX-Cache: HIT\r\nContent-Type: application\/json; charset=utf-8\r\nContent-Length: \d+\r\n/);
+    assert.match(
+      fast,
+      /^HTTP\/1\.1 200 OK\r\nX-Request-Id: fast-path-test\r\nX-Cache: HIT\r\nContent-Type: application\/json; charset=utf-8\r\nContent-Length: \d+\r\n/,
+    );
     assert.equal(fast, ordinary);
     assert.equal(await raw(`/api/endpoints/query/${name}?project=${tag}`, headers, 'app'), ordinary);
     assert.equal(JSON.parse(fast.slice(fast.indexOf('\r\n\r\n') + 4)).result[0].n, 2);

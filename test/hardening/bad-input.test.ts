@@ -21,7 +21,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import zlib from 'node:zlib';
 import type { Server } from 'node:http';
-import { createHttpServer, MAX_HEADER_BYTES } from '../../src/http/server.js';
+import { createHttpServer } from '../../src/http/server.js';
+import { MAX_HEADER_BYTES } from '../../src/limits.js';
 import { testApp } from '../support/http.js';
 import { envelopeOf, report } from './support.js';
 

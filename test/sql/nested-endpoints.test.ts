@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import {
   initTranslator,
-  MAX_ENDPOINT_DEPTH,
   SqlNameError,
   SqlNestingError,
   SqlSandboxError,
@@ -18,6 +17,7 @@ import {
 } from '../../src/sql/index.js';
 import { queryTables } from '../../src/sql/tables.js';
 import { sampleSources } from '../support/translation.js';
+import { MAX_ENDPOINT_DEPTH } from '../../src/limits.js';
 
 describe('SQL: endpoints read as tables', () => {
   const sources = sampleSources();

@@ -13,6 +13,7 @@ import { SqlError, SqlNestingError, type SqlErrorClass } from '../errors.js';
 import { parseQuery } from '../parser.js';
 import { resolveQuery } from './queries.js';
 import type { Context, Resolved } from './scope.js';
+import { MAX_ENDPOINT_DEPTH } from '../../limits.js';
 
 /** An endpoint as the translator needs it: its name and stored query. */
 export interface EndpointTable {
@@ -31,9 +32,6 @@ export interface NestedEndpoints {
   /** Endpoints expanded above this text (0 in the outermost endpoint's text). */
   readonly depth: number;
 }
-
-/** How deep endpoints may read endpoints: `a` reading `b` is one level. */
-export const MAX_ENDPOINT_DEPTH = 5;
 
 export function nestedEndpoints(lookup: EndpointLookup | undefined, self: string | undefined): NestedEndpoints | undefined {
   return lookup && { lookup, chain: self === undefined ? [] : [self], depth: 0 };

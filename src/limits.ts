@@ -1,0 +1,58 @@
+/**
+ * The limits the API promises (docs/API.md, "Limits") and the rule for resource names, each
+ * defined once: the HTTP layer, validation, the translator and the caches import them from here,
+ * so a limit cannot differ between the place that refuses an input and the places sized for it.
+ * This module imports nothing, so any layer may use it.
+ */
+
+/** Request body of ingest routes, before and after decompression. */
+export const INGEST_BODY_LIMIT = 10 * 1024 * 1024;
+
+/** Request body of every other route, before and after decompression. */
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Request head (URL and headers). Node refuses heads over 16 KB with a bare 431, but a GET may
+ * carry a sandboxed `sql` of up to MAX_QUERY_BYTES in its query string (up to three times that
+ * once URL-encoded), so the head limit is raised to fit it.
+ */
+export const MAX_HEADER_BYTES = 512 * 1024;
+
+/**
+ * An endpoint's `query` and a caller's sandboxed `sql`, in UTF-8 bytes. The lexer refuses larger
+ * input before any work; the translation cache sizes its keys for it.
+ */
+export const MAX_QUERY_BYTES = 100 * 1024;
+
+/** One parameter value, in UTF-8 bytes. */
+export const MAX_PARAMETER_VALUE_BYTES = 64 * 1024;
+
+/** Deepest nesting of SQL expressions and queries: the parser stops here instead of overflowing the stack. */
+export const MAX_SQL_NESTING = 200;
+
+/** How deep endpoints may read endpoints: `a` reading `b` is one level. */
+export const MAX_ENDPOINT_DEPTH = 5;
+
+/**
+ * security: max rows bound the number of rows, not their size. One `string_agg` over a cross join
+ * of CTEs builds a value of hundreds of MB in well under the time limit; `pg` buffers a whole row
+ * before parsing it, so without a byte cap one request can take the process past a gigabyte.
+ * Past this many bytes of result the connection is dropped and the caller gets 400.
+ */
+export const MAX_RESULT_BYTES = 64 * 1024 * 1024;
+
+/** Longest name of an endpoint or a source. */
+export const MAX_NAME_LENGTH = 200;
+
+/**
+ * Names of endpoints and sources: letters, digits, `_`, `.` and `-`. They appear bare in URLs
+ * (`/api/endpoints/query/<name>`) and as table names in queries, so nothing needs escaping.
+ */
+const NAME_RE = /^[A-Za-z0-9_.-]+$/;
+
+/** The name rule in words, for the 422 that refuses a name. */
+export const NAME_RULE = `1 to ${MAX_NAME_LENGTH} characters of letters, digits, "_", "." or "-"`;
+
+export function isValidName(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= MAX_NAME_LENGTH && NAME_RE.test(value);
+}
