@@ -9,6 +9,7 @@ import { healthRoutes } from './http/health.js';
 import { setFrontDoor } from './http/server.js';
 import { RequestPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestIdStep, requestMetricsStep } from './http/steps.js';
+import { rateLimitStep } from './rateLimit/step.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
@@ -35,7 +36,12 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   // Every request goes through the pipeline's steps once, in this order, before it is routed:
   // run by the server before the fast path (createHttpServer), or else by the app's first
   // middleware. A step for all requests belongs in this list, not in app.use, or cache hits skip it.
-  const pipeline = new RequestPipeline([requestIdStep(), requestMetricsStep(ctx.metrics, ctx.logger), ...(options.steps ?? [])]);
+  const pipeline = new RequestPipeline([
+    requestIdStep(),
+    requestMetricsStep(ctx.metrics, ctx.logger),
+    rateLimitStep(ctx.auth, ctx.limiter),
+    ...(options.steps ?? []),
+  ]);
   // perf: cache hits of `GET /api/endpoints/query/:idOrName` before Express dispatch (served by
   // createHttpServer) or else before any other router; whatever it cannot answer from memory
   // and the cache goes on to the ordinary route (see fastQueryRoute).

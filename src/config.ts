@@ -31,6 +31,14 @@ export interface Config {
   readonly warmingTick: string;
   /** Multiplies every endpoint's warming period; tests shorten it. */
   readonly warmingScale: number;
+  /** Requests per second per API key unless the key has its own (0: no limit). */
+  readonly rateLimitPerSecond: number;
+  /** Requests a quiet key may send at once. */
+  readonly rateLimitBurst: number;
+  /** Uncached queries of one key running at once (0: no limit). */
+  readonly maxConcurrentQueries: number;
+  /** How long a query over maxConcurrentQueries waits for a slot before 429. */
+  readonly querySlotWaitMs: number;
   readonly logLevel: string;
   /** How long a stop (SIGTERM/SIGINT) may take before the process exits 1 anyway. */
   readonly shutdownTimeoutMs: number;
@@ -75,6 +83,10 @@ export function loadConfig(env: Env = process.env): Config {
     loadDemoData: boolean(env, 'LOAD_DEMO_DATA', databaseUrl === undefined),
     warmingTick: nonEmpty(env.WARMING_TICK) ?? '*/5 * * * * *',
     warmingScale: number(env, 'WARMING_SCALE', 1, 0.0001, 1000),
+    rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000_000),
+    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 0, 1_000_000_000),
+    maxConcurrentQueries: integer(env, 'MAX_CONCURRENT_QUERIES', 4, 0, 1_000_000),
+    querySlotWaitMs: integer(env, 'QUERY_SLOT_WAIT_MS', 1000, 0, 600_000),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
   };

@@ -23,6 +23,7 @@ import type { ResultCache } from './cache/types.js';
 import { createResultCache } from './cache/index.js';
 import { ReplicaRouter, type QueryTarget } from './db/replicas.js';
 import { supportsReaderRole } from './query/execute.js';
+import { KeyLimiter } from './rateLimit/index.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -46,6 +47,8 @@ export interface AppContext {
    * (`reader` when there is one). Only endpoint queries go through it (src/db/replicas.ts).
    */
   readonly reads: ReplicaRouter;
+  /** Request rate and concurrent queries per API key (src/rateLimit/), shared through Redis when configured. */
+  readonly limiter: KeyLimiter;
   /** True when running on the embedded database. */
   readonly embedded: boolean;
   close(): Promise<void>;
@@ -111,6 +114,8 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     await reads.start();
     const cache = await createResultCache(config, metrics, logger);
     opened.push({ name: 'cache', close: () => cache.close() });
+    const limiter = KeyLimiter.open(config, logger);
+    opened.push({ name: 'rate limits', close: () => limiter.close() });
 
     return {
       config,
@@ -124,6 +129,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       cache,
       reader,
       reads,
+      limiter,
       embedded: embedded !== undefined,
       close: () => closeAll(opened),
     };

@@ -9,6 +9,7 @@ import type { AppContext } from '../context.js';
 import { BadRequestError, NotFoundError, parameterError, UnprocessableError, type ErrorDetail } from '../errors.js';
 import type { CacheOutcome, CacheRequest, WarmSpec } from '../cache/types.js';
 import { executeReadOnly } from '../query/execute.js';
+import type { LimitedKey } from '../rateLimit/index.js';
 import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
 import { initTranslator, SqlError, SqlNestingError, type Translation } from '../sql/index.js';
@@ -26,6 +27,8 @@ export interface RunRequest {
   input: ParamValues;
   /** The caller asked for redaction (`LF-ENDPOINT-REDACT-PII: true`). It can only add redaction. */
   redact: boolean;
+  /** The caller's key: its uncached queries count against its concurrent-query limit (src/rateLimit/). */
+  key?: LimitedKey;
 }
 
 export interface RunResult {
@@ -44,7 +47,8 @@ const PREPARED_QUERY_MAX_CHARS = 4_096;
 /** What the GET fast path (queryRoutes.ts) hands to the result cache: exactly what `run` would fetch for the same call. */
 export interface PreparedRun {
   request: CacheRequest;
-  compute: () => Promise<string>;
+  /** Runs the query for the caller `key` (within its concurrent-query limit). */
+  compute: (key?: LimitedKey) => Promise<string>;
 }
 
 /** The key of a prepared run: endpoint version, redaction header and raw query string. */
@@ -87,11 +91,11 @@ export class EndpointQueryService {
     const endpoint = await this.find(idOrName);
     const spec = this.specOf(endpoint, request);
     if (endpoint.cache_duration_seconds <= 0) {
-      return { body: await this.compute(endpoint, spec), cache: 'BYPASS' };
+      return { body: await this.compute(endpoint, spec, request.key), cache: 'BYPASS' };
     }
     const outcome = await this.ctx.cache.fetch(
       { key: cacheKey(spec), ttlSeconds: endpoint.cache_duration_seconds, warmPeriodSeconds: endpoint.cache_warming_seconds, spec },
-      () => this.compute(endpoint, spec),
+      () => this.compute(endpoint, spec, request.key),
     );
     return { body: outcome.body, cache: outcome.status };
   }
@@ -136,7 +140,7 @@ export class EndpointQueryService {
           warmPeriodSeconds: endpoint.cache_warming_seconds,
           spec,
         },
-        compute: () => this.compute(endpoint, spec),
+        compute: (key) => this.compute(endpoint, spec, key),
       };
     } catch {
       return undefined;
@@ -164,12 +168,15 @@ export class EndpointQueryService {
     };
   }
 
-  private async compute(endpoint: EndpointRecord, spec: WarmSpec): Promise<string> {
+  /** `key`: the caller, whose concurrent-query limit the database query runs within; none for warming. */
+  private async compute(endpoint: EndpointRecord, spec: WarmSpec, key?: LimitedKey): Promise<string> {
     const { translation, values } = await this.prepare(endpoint, spec);
-    const run = await this.execute(translation.sql, values).then(
-      (r) => (this.ctx.metrics.queryRuns.inc({ outcome: 'ok' }), r),
-      (err) => (this.ctx.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
-    );
+    const run = await this.ctx.limiter
+      .query(key, () => this.execute(translation.sql, values))
+      .then(
+        (r) => (this.ctx.metrics.queryRuns.inc({ outcome: 'ok' }), r),
+        (err) => (this.ctx.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
+      );
     const names = translation.columns.map((c) => c.name);
     if (!spec.redact) return encodeResultBody(run.fields, names, run.rows);
     return JSON.stringify({ result: redactValue(encodeRows(run.fields, names, run.rows)) });

@@ -149,7 +149,17 @@ export async function startService(
 ): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', ...(options.nodeArgs ?? []), 'src/main.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'warn', ...env },
+    // No per-key limits unless a test sets them: these tests drive one key as hard as they can.
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOAD_DEMO_DATA: 'false',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_SECOND: '0',
+      MAX_CONCURRENT_QUERIES: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
