@@ -28,9 +28,11 @@ export interface RateDecision {
   retryAfterMs: number;
 }
 
+type Consumer = Pick<RateLimiterAbstract, 'consume'>;
+
 export class RequestRateLimiter {
   /** One limiter per distinct (perSecond, burst): points are part of a limiter's configuration. */
-  private readonly limiters = new Map<string, { redis: BurstyRateLimiter | undefined; memory: BurstyRateLimiter }>();
+  private readonly limiters = new Map<string, { redis: Consumer | undefined; memory: Consumer }>();
 
   constructor(
     private readonly redis: RedisClientType<any, any, any, any, any> | undefined,
@@ -57,11 +59,12 @@ export class RequestRateLimiter {
     let pair = this.limiters.get(id);
     if (pair) return pair;
     const memory = (keyPrefix: string, points: number, duration: number) => new RateLimiterMemory({ keyPrefix, points, duration });
-    const make = (store: (keyPrefix: string, points: number, duration: number) => RateLimiterAbstract) => {
+    const make = (store: (keyPrefix: string, points: number, duration: number) => RateLimiterAbstract): Consumer => {
       const extra = limits.burst - limits.perSecond;
       const base = store(`${this.prefix}rate:${id}:`, limits.perSecond, 1);
-      // A burst equal to the rate: the second limiter allows nothing extra (points 0 is not allowed).
-      const burst = store(`${this.prefix}burst:${id}:`, Math.max(1, extra), extra > 0 ? BURST_WINDOW_S : 1_000_000);
+      // A burst equal to the rate: no burst allowance at all (a limiter cannot have 0 points).
+      if (extra <= 0) return base;
+      const burst = store(`${this.prefix}burst:${id}:`, extra, BURST_WINDOW_S);
       return new BurstyRateLimiter(base as RateLimiterMemory, burst as RateLimiterMemory);
     };
     const client = this.redis;
