@@ -105,7 +105,7 @@ function pick(cum: number[], r: number): number {
 }
 
 /** A small fast deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -119,7 +119,7 @@ function rng(seed: number): () => number {
 type Values = Record<string, string | number>;
 
 /** Varied values of one event of a source. */
-function valuesFor(source: string, r: () => number): Values {
+export function valuesFor(source: string, r: () => number): Values {
   const project = PROJECTS[pick(PROJECT_CUM, r())]!;
   const hex = Math.floor(r() * 0xffffffff)
     .toString(16)
@@ -145,7 +145,7 @@ function valuesFor(source: string, r: () => number): Values {
 }
 
 /** One event of a source with the given values (plain objects, as a shipper posts them). */
-function eventFor(source: string, v: Values): Record<string, unknown> {
+export function eventFor(source: string, v: Values): Record<string, unknown> {
   const s = (k: string) => String(v[k]);
   switch (source) {
     case 'cloudflare.logs.prod':

@@ -114,6 +114,10 @@ const configs = [
     name: 'default limits (100/s, burst 200, 4 queries)',
     env: { RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '4' },
   },
+  {
+    name: 'default rate, 1 query at once',
+    env: { RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '1' },
+  },
   { name: 'no limits', env: { RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '0' } },
 ];
 const lines: string[] = [];

@@ -11,7 +11,14 @@
  * history), `25m` 25M over 40 days (5× the rate of `5m`, the same history).
  */
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
-import { ensureData, type DataSpec } from './data.js';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { createContext } from '../src/context.js';
+import { normaliseEvents } from '../src/ingest/normalise.js';
+import { createLogger } from '../src/logger.js';
+import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
+import { benchEnv, ensureData, eventFor, rng, valuesFor, type DataSpec } from './data.js';
+import { SCENARIOS } from './queries.js';
 
 export const SCALE_SIZES: Record<string, DataSpec> = {
   '1m': { name: 'lq_scale_1m', label: 'scale-1m', rows: 1_000_000, days: 8 },
@@ -42,4 +49,78 @@ if (command === 'generate') {
     log(JSON.stringify(db));
     if (!db.reused) record(`generate-${size}`, { rows: db.rows, seconds: db.seconds, rowsPerSecond: Math.round(db.rows / db.seconds) });
   }
+}
+
+/** Median of a list of numbers. */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+/** Events/s of normalise + LogWriter (what POST /api/logs does after parsing) into a database of this size. */
+async function ingestRate(url: string): Promise<number> {
+  const ctx = await createContext(testConfig(url, benchEnv()), createLogger('silent'));
+  try {
+    const source = await ctx.sources.get('cloudflare.logs.prod');
+    const r = rng(7);
+    const batches = Array.from({ length: 15 }, () =>
+      Array.from({ length: 1000 }, () => ({ ...eventFor('cloudflare.logs.prod', valuesFor('cloudflare.logs.prod', r)), id: randomUUID() })),
+    );
+    const started = performance.now();
+    for (const events of batches) {
+      const batch = normaliseEvents(events, { nowMs: Date.now(), retentionDays: source.retention_days });
+      await ctx.writer.write(source, batch.rows, batch.fields);
+    }
+    return Math.round((batches.length * 1000) / ((performance.now() - started) / 1000));
+  } finally {
+    await ctx.close();
+  }
+}
+
+if (command === 'measure') {
+  const ROUNDS = Number(process.env.SCALING_ROUNDS ?? 5);
+  const dbs = [];
+  for (const size of sizes) {
+    const spec = SCALE_SIZES[size]!;
+    const db = await ensureData(spec, { log: (l) => console.log(l) }); // tops up to now, so the last-hour windows have rows
+    const client = new pg.Client({ connectionString: databaseUrl(ADMIN_URL, spec.name) });
+    await client.connect();
+    await client.query('SET jit = off');
+    const [{ bytes }] = (await client.query('SELECT pg_database_size(current_database())::bigint AS bytes')).rows;
+    dbs.push({ size, spec, url: db.url, client, bytes: Number(bytes), times: {} as Record<string, number[]> });
+  }
+  const scenarios = SCENARIOS.filter((s) => s.window || s.id.startsWith('usage-'));
+  for (let round = 0; round <= ROUNDS; round++) {
+    for (const db of dbs) {
+      for (const s of scenarios) {
+        const { text, values } = s.floor(Date.now());
+        const started = performance.now();
+        await db.client.query(text, values);
+        if (round > 0) (db.times[s.id] ??= []).push(performance.now() - started); // round 0 warms the cache
+      }
+    }
+  }
+  const result: Record<string, unknown> = { at: new Date().toISOString(), load: readFileSync('/proc/loadavg', 'utf8').split(' ')[0] };
+  for (const db of dbs) {
+    await db.client.end();
+    const ingest = await ingestRate(db.url);
+    const queries = Object.fromEntries(Object.entries(db.times).map(([id, ms]) => [id, Math.round(median(ms) * 10) / 10]));
+    result[db.size] = {
+      rows: db.spec.rows,
+      days: db.spec.days,
+      perDay: db.spec.rows / db.spec.days,
+      gb: db.bytes / 1e9,
+      ingestEventsPerSecond: ingest,
+      queriesMs: queries,
+    };
+    console.log(JSON.stringify({ size: db.size, ...(result[db.size] as object) }));
+  }
+  record(`measure-${sizes.join('-')}`, result);
+}
+
+if (command === 'drop') {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  for (const { name } of Object.values(SCALE_SIZES)) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await client.end();
 }

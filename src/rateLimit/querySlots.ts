@@ -74,16 +74,20 @@ export class QuerySlots {
       const key = `${this.prefix}slots:${keyId}`;
       const member = randomUUID();
       const now = Date.now();
-      const taken = await withTimeout(
-        client.eval(ACQUIRE, {
-          keys: [key],
-          arguments: [String(now), String(limit), String(now + this.leaseMs), member, String(this.leaseMs)],
-        }),
-        REDIS_WAIT_MS,
-      ).catch(() => undefined);
-      if (taken === 1) return () => void client.zRem(key, member).catch(() => undefined);
+      const release = () => void client.zRem(key, member).catch(() => undefined);
+      const attempt = client.eval(ACQUIRE, {
+        keys: [key],
+        arguments: [String(now), String(limit), String(now + this.leaseMs), member, String(this.leaseMs)],
+      });
+      const taken = await withTimeout(attempt, REDIS_WAIT_MS).catch(() => undefined);
+      if (taken === 1) return release;
       if (taken === 0) return undefined;
-      // Redis did not answer: count in this process.
+      // Redis did not answer in time: count in this process. A slot the late answer took
+      // anyway is given back, or it would stay taken until its lease ends.
+      attempt.then(
+        (late) => late === 1 && release(),
+        () => undefined,
+      );
     }
     const running = this.local.get(keyId) ?? 0;
     if (running >= limit) return undefined;
