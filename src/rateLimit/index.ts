@@ -70,8 +70,12 @@ export class KeyLimiter {
     });
   }
 
+  /** As the cache's Redis client: a Redis that is down or hangs must not hold the stop up. */
   async close(): Promise<void> {
-    if (this.client?.isOpen) await this.client.quit().catch(() => this.client?.destroy());
-    else this.client?.destroy();
+    const client = this.client;
+    if (!client?.isOpen) return;
+    if (!client.isReady) return client.destroy();
+    await Promise.race([client.close().catch(() => undefined), new Promise((r) => setTimeout(r, 500))]);
+    if (client.isOpen) client.destroy();
   }
 }
