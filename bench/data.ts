@@ -26,7 +26,8 @@ import { createContext, type AppContext } from '../src/context.js';
 import { normaliseEvents } from '../src/ingest/normalise.js';
 import { microsToIso } from '../src/ingest/timestamp.js';
 import { createLogger } from '../src/logger.js';
-import { ensurePartitions, qualifiedTable } from '../src/storage/logTables.js';
+import { ensurePartitions, qualifiedTable, quoteIdent } from '../src/storage/logTables.js';
+import { hotColumnName, hotValue, type HotLeaf } from '../src/storage/hotLeaves.js';
 import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
 
 const DAY_MS = 86_400_000;
@@ -335,10 +336,17 @@ function copyEscape(text: string): string {
  * the stored shape, printed as a COPY line, and split at the sentinels; each row then only splices
  * its values in (the values are plain ASCII without quotes, backslashes or tabs).
  */
-function rowBuilder(source: string): (id: string, micros: bigint, v: Values) => string {
+function rowBuilder(source: string, hot: readonly HotLeaf[]): (id: string, micros: bigint, v: Values) => string {
   const keys = Object.keys(valuesFor(source, rng(1)));
   const sentinels: Values = Object.fromEntries(keys.map((k) => [k, `@@${k}@@`]));
   const [row] = normaliseEvents([eventFor(source, sentinels)], { nowMs: Date.now(), retentionDays: 1 }).rows;
+  // Hot columns as the writer fills them: a leaf that is a sentinel is spliced like the JSON's.
+  const hotText = hot.map((leaf) => {
+    const sentinel = hotValue(row!.metadata, { ...leaf, type: 'STRING' });
+    if (typeof sentinel === 'string' && /^@@\w+@@$/.test(sentinel)) return sentinel;
+    const v = hotValue(row!.metadata, leaf);
+    return v === null ? '\\N' : copyEscape(String(v));
+  });
   const line =
     [
       '@@ID@@',
@@ -347,6 +355,7 @@ function rowBuilder(source: string): (id: string, micros: bigint, v: Values) => 
       row!.project === null ? '\\N' : copyEscape(row!.project),
       row!.metadata === null ? '\\N' : copyEscape(JSON.stringify(row!.metadata)),
       row!.body === null ? '\\N' : copyEscape(JSON.stringify(row!.body)),
+      ...hotText,
     ].join('\t') + '\n';
   const parts = line.replace(/"@@(N_\w+)@@"/g, '@@$1@@').split(/@@(\w+)@@/);
   return (id, micros, v) => {
@@ -500,7 +509,7 @@ async function load(
   sample: boolean,
   log: (l: string) => void,
 ): Promise<number> {
-  const jobs: Array<{ source: string; table: string; from: number; to: number; count: number; seed: number }> = [];
+  const jobs: Array<{ source: string; table: string; hot: readonly HotLeaf[]; from: number; to: number; count: number; seed: number }> = [];
   let seed = Math.floor(fromMs / 1000);
   let edgeBytes = 0;
   for (const [sourceName, share] of Object.entries(SHARES)) {
@@ -526,6 +535,7 @@ async function load(
       jobs.push({
         source: sourceName,
         table: source.table_name,
+        hot: source.hot_leaves ?? [],
         from: fromMs + h * span,
         to: fromMs + (h + 1) * span,
         count: Math.round(count / halves),
@@ -536,7 +546,7 @@ async function load(
   const started = Date.now();
   let done = 0;
   const run = async (job: (typeof jobs)[number]) => {
-    const build = rowBuilder(job.source);
+    const build = rowBuilder(job.source, job.hot);
     const r = rng(job.seed);
     const stepMicros = ((job.to - job.from) * 1000) / Math.max(1, job.count);
     const startMicros = job.from * 1000;
@@ -560,7 +570,9 @@ async function load(
     await client.connect();
     try {
       const stream = client.query(
-        copyFrom(`COPY ${qualifiedTable(job.table)} (id, "timestamp", event_message, project, metadata, body) FROM STDIN`),
+        copyFrom(
+          `COPY ${qualifiedTable(job.table)} (id, "timestamp", event_message, project, metadata, body${job.hot.map((l) => ', ' + quoteIdent(hotColumnName(l.path))).join('')}) FROM STDIN`,
+        ),
       );
       await pipeline(Readable.from(chunks()), stream);
     } finally {

@@ -15,6 +15,7 @@
  * Processes: the service (`tsx src/main.ts`, Redis cache) and the cache floor (bench/floor-server.ts)
  * each run in their own process; load (autocannon) and the SQL floors run from this one.
  */
+import { execFileSync } from 'node:child_process';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -45,7 +46,7 @@ const { values: opts } = parseArgs({
     scaling: { type: 'boolean', default: false },
     regen: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
-    only: { type: 'string', default: 'cache,queries,translate,ingest' },
+    only: { type: 'string', default: 'cache,queries,translate,ingest,hot' },
     /** Rewrite BENCHMARKS.md from bench/results/<size>.json without running anything. */
     render: { type: 'boolean', default: false },
   },
@@ -833,6 +834,11 @@ async function main(): Promise<void> {
     log('BENCHMARKS.md updated');
   }
   log(`done in ${(r.totalSeconds / 60).toFixed(1)} min`);
+  if (ONLY.has('hot') && !QUICK) {
+    // Hot leaves, both layouts side by side on the same data, its own block of BENCHMARKS.md (bench/hot.ts).
+    log('hot leaves (bench/hot.ts)');
+    execFileSync('npx', ['tsx', 'bench/hot.ts', ...(opts['no-write'] ? ['--no-write'] : [])], { cwd: ROOT, stdio: 'inherit' });
+  }
 }
 
 const RESULTS_DIR = `${ROOT}bench/results`;

@@ -4,7 +4,7 @@ import type { AppContext } from './context.js';
 /**
  * Background upkeep: partitions ahead and retention, at start and every hour (idempotent, so
  * several replicas may run it; the DDL is guarded by IF [NOT] EXISTS), and the source catalog
- * read again every 10 s so changes made by other replicas are seen.
+ * read again every 10 s so changes made by other replicas are seen; hot leaf backfills every minute.
  */
 export function startBackgroundJobs(ctx: AppContext, options: { catalogReloadMs?: number } = {}): { stop(): void } {
   const upkeep = async () => {
@@ -16,7 +16,23 @@ export function startBackgroundJobs(ctx: AppContext, options: { catalogReloadMs?
       ctx.logger.warn({ err: (err as Error).message }, 'partition upkeep failed; will retry next hour');
     }
   };
-  void upkeep();
+  // Hot leaves declared on a source with data: their columns filled partition by partition.
+  let backfilling = false;
+  const backfill = async () => {
+    if (backfilling) return;
+    backfilling = true;
+    try {
+      const filled = await ctx.sources.runHotLeafBackfill();
+      if (filled.length) ctx.logger.info({ partitions: filled }, 'hot leaf backfill');
+    } catch (err) {
+      ctx.logger.warn({ err: (err as Error).message }, 'hot leaf backfill failed; will retry in a minute');
+    } finally {
+      backfilling = false;
+    }
+  };
+  void upkeep().then(backfill);
+  const everyMinute = setInterval(() => void backfill(), 60_000);
+  everyMinute.unref();
   const hourly = cron.schedule('7 * * * *', upkeep);
   const reloadMs = options.catalogReloadMs ?? 10_000;
   const reloadCatalog = () =>
@@ -29,6 +45,7 @@ export function startBackgroundJobs(ctx: AppContext, options: { catalogReloadMs?
     stop() {
       void hourly.stop();
       clearInterval(catalog);
+      clearInterval(everyMinute);
     },
   };
 }

@@ -14,7 +14,8 @@ import { withTransaction } from '../db/transaction.js';
 import type { SourceRecord } from '../sources/repository.js';
 import type { SourceService } from '../sources/service.js';
 import type { FieldMap } from '../sources/schema.js';
-import { dayStart, ensurePartitions, qualifiedTable } from '../storage/logTables.js';
+import { dayStart, ensurePartitions, qualifiedTable, quoteIdent } from '../storage/logTables.js';
+import { hotColumnName, hotValue, PG_HOT_TYPES, type HotLeaf } from '../storage/hotLeaves.js';
 import type { Logger } from '../logger.js';
 import type { LogRow } from './normalise.js';
 import { microsToIso } from './timestamp.js';
@@ -34,7 +35,7 @@ export class LogWriter {
     private readonly logger?: Logger,
   ) {}
 
-  async write(source: SourceRecord, rows: LogRow[], fields: FieldMap): Promise<void> {
+  async write(source: SourceRecord, rows: LogRow[], fields: FieldMap, retried = false): Promise<void> {
     if (rows.length === 0) return;
     await this.ensurePartitionsFor(source.table_name, rows);
     // Most batches bring no new field: mergeSchema then returns at once, without locking the
@@ -47,8 +48,15 @@ export class LogWriter {
         this.rowWriter = undefined; // e.g. the connection was lost: ask again next time
         throw err;
       });
-      await writeRows(client, source.table_name, rows);
+      await writeRows(client, source.table_name, rows, hotLeavesOf(source));
       return this.sources.mergeSchema(client, source.id, fields);
+    }).catch(async (err) => {
+      // 42703 undefined_column: a hot leaf was removed (its column dropped) since this process
+      // last read the catalog. The batch wrote nothing; write it again with the current leaves.
+      if ((err as { code?: string }).code !== '42703' || retried) throw err;
+      await this.sources.reload();
+      await this.write(await this.sources.get(source.id), rows, fields, true);
+      return false;
     });
     if (changed) await this.reloadCatalog();
   }
@@ -99,9 +107,18 @@ export class LogWriter {
   }
 }
 
-export type RowWriter = (client: pg.PoolClient, table: string, rows: LogRow[]) => Promise<void>;
+export type RowWriter = (client: pg.PoolClient, table: string, rows: LogRow[], hot?: readonly HotLeaf[]) => Promise<void>;
 
-const COLUMNS = '(id, "timestamp", event_message, project, metadata, body)';
+/** The hot leaves a source's rows are written with (their columns exist before the catalog lists them). */
+function hotLeavesOf(source: SourceRecord): readonly HotLeaf[] {
+  return source.hot_leaves ?? [];
+}
+
+const FIXED_COLUMNS = 'id, "timestamp", event_message, project, metadata, body';
+
+function columnList(hot: readonly HotLeaf[]): string {
+  return `(${FIXED_COLUMNS}${hot.map((l) => ', ' + quoteIdent(hotColumnName(l.path))).join('')})`;
+}
 
 /**
  * The one place that decides how rows are written: `COPY … FROM STDIN` (copyRows), except on
@@ -134,10 +151,10 @@ export async function rowWriterFor(client: Pick<pg.PoolClient, 'query'>): Promis
  * cannot be sent (nor stored in text/jsonb): normalisation rejects it before this point
  * (storable.ts; test/ingest/copy.test.ts).
  */
-export async function copyRows(client: pg.PoolClient, table: string, rows: LogRow[]): Promise<void> {
-  const stream = client.query(copyFrom(`COPY ${qualifiedTable(table)} ${COLUMNS} FROM STDIN`));
+export async function copyRows(client: pg.PoolClient, table: string, rows: LogRow[], hot: readonly HotLeaf[] = []): Promise<void> {
+  const stream = client.query(copyFrom(`COPY ${qualifiedTable(table)} ${columnList(hot)} FROM STDIN`));
   // Until Postgres answers CopyInResponse the stream holds the chunks; each becomes one CopyData message.
-  for (const chunk of copyChunks(rows)) stream.write(chunk);
+  for (const chunk of copyChunks(rows, hot)) stream.write(chunk);
   stream.end();
   await finished(stream);
 }
@@ -150,7 +167,7 @@ const CHUNK_BYTES = 1 << 20;
  * against one string of the batch plus Buffer.from: 1.5 ms less per 1,000 edge rows (of ~10),
  * and no multi-megabyte string (or the rope it is built from) for the garbage collector.
  */
-export function copyChunks(rows: LogRow[]): Buffer[] {
+export function copyChunks(rows: LogRow[], hot: readonly HotLeaf[] = []): Buffer[] {
   const chunks: Buffer[] = [];
   let buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   let used = 0;
@@ -167,6 +184,7 @@ export function copyChunks(rows: LogRow[]): Buffer[] {
       copyJson(r.metadata) +
       '\t' +
       copyJson(r.body) +
+      (hot.length ? copyHotValues(r.metadata, hot) : '') +
       '\n';
     // A UTF-16 code unit takes at most 3 bytes of UTF-8 (a surrogate pair: 4 for two units).
     if (line.length * 3 > buffer.length - used) {
@@ -183,6 +201,16 @@ export function copyChunks(rows: LogRow[]): Buffer[] {
 const COPY_SPECIAL = /[\\\n\r\t]/;
 const COPY_SPECIALS = /[\\\n\r\t]/g;
 const COPY_ESCAPE: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** The hot columns of a row (storage/hotLeaves.ts hotValue), each after a tab; `\N` where the JSON read gives something else. */
+function copyHotValues(metadata: unknown, hot: readonly HotLeaf[]): string {
+  let out = '';
+  for (const leaf of hot) {
+    const v = hotValue(metadata, leaf);
+    out += '\t' + (v === null ? '\\N' : typeof v === 'string' ? copyText(v) : String(v));
+  }
+  return out;
+}
 
 /** A text value in COPY text format: backslash, newline, carriage return and tab escaped. */
 export function copyText(value: string): string {
@@ -210,12 +238,30 @@ export function copyJson(value: unknown): string {
  * of JSON texts is escaped twice (array literal, then JSON) and parsed twice; bench/ingest-insert.ts
  * measures the variants (BENCHMARKS.md, "Ingestion").
  */
-export async function insertRows(client: Pick<pg.PoolClient, 'query'>, table: string, rows: LogRow[]): Promise<void> {
-  const records = rows.map((r) => ({ i: r.id, t: microsToIso(r.micros), e: r.event_message, p: r.project, m: r.metadata, b: r.body }));
+export async function insertRows(
+  client: Pick<pg.PoolClient, 'query'>,
+  table: string,
+  rows: LogRow[],
+  hot: readonly HotLeaf[] = [],
+): Promise<void> {
+  const records = rows.map((r) => {
+    const record: Record<string, unknown> = {
+      i: r.id,
+      t: microsToIso(r.micros),
+      e: r.event_message,
+      p: r.project,
+      m: r.metadata,
+      b: r.body,
+    };
+    hot.forEach((leaf, n) => (record[`h${n}`] = hotValue(r.metadata, leaf)));
+    return record;
+  });
+  const hotSelect = hot.map((_, n) => `, r.h${n}`).join('');
+  const hotTypes = hot.map((l, n) => `, h${n} ${PG_HOT_TYPES[l.type]}`).join('');
   await client.query(
-    `INSERT INTO ${qualifiedTable(table)} ${COLUMNS}
-     SELECT r.i, r.t, r.e, r.p, r.m, r.b
-       FROM jsonb_to_recordset($1::jsonb) AS r(i text, t timestamptz, e text, p text, m jsonb, b jsonb)`,
+    `INSERT INTO ${qualifiedTable(table)} ${columnList(hot)}
+     SELECT r.i, r.t, r.e, r.p, r.m, r.b${hotSelect}
+       FROM jsonb_to_recordset($1::jsonb) AS r(i text, t timestamptz, e text, p text, m jsonb, b jsonb${hotTypes})`,
     [JSON.stringify(records)],
   );
 }

@@ -1,4 +1,5 @@
 /** The default sources as data: what `logs.all` and start-up need (their schemas: defaultSchemas.ts). */
+import type { HotLeaf } from '../storage/hotLeaves.js';
 
 /** Where a source's events name their project: the top-level `project`, or a field of `metadata`. */
 export type ProjectField = 'project' | 'metadata.project' | 'metadata.project_ref';
@@ -26,3 +27,19 @@ export const DEFAULT_SOURCES: readonly { cte: string; name: string; project: Pro
   { cte: 'auth_audit_logs', name: 'gotrue.audit.logs.prod', project: 'project' },
   { cte: 'supamonitor_logs', name: 'supamonitor.logs.prod', project: 'project' },
 ];
+
+/**
+ * Hot leaves of the default sources (src/storage/hotLeaves.ts): the leaves the dashboard's
+ * queries filter and group on most (test/compat/studio/queries.json reads `response.status_code`,
+ * `request.method`, `request.path` and `parsed.error_severity` far more than any other), and the
+ * `request.url` that `usage.api-counts` matches the project against.
+ */
+export const DEFAULT_HOT_LEAVES: Readonly<Record<string, readonly HotLeaf[]>> = {
+  'cloudflare.logs.prod': [
+    { path: 'metadata.request.path', type: 'STRING' },
+    { path: 'metadata.request.url', type: 'STRING' },
+    { path: 'metadata.request.method', type: 'STRING' },
+    { path: 'metadata.response.status_code', type: 'INT64' },
+  ],
+  'postgres.logs': [{ path: 'metadata.parsed.error_severity', type: 'STRING' }],
+};

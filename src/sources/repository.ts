@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { FieldMap } from './schema.js';
+import type { HotLeafState } from '../storage/hotLeaves.js';
 import { isUuid } from '../ids.js';
 
 export interface SourceRecord {
@@ -8,6 +9,8 @@ export interface SourceRecord {
   table_name: string;
   retention_days: number;
   schema: FieldMap;
+  /** Hot leaves kept as columns, with the partitions their backfill has still to fill (storage/hotLeaves.ts); null: never configured. */
+  hot_leaves: HotLeafState[] | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -24,7 +27,7 @@ export class SourceRepository {
     return this.knex<SourceRecord>('sources').where(column, idOrName).first();
   }
 
-  insertQuery(row: { name: string; table_name: string; retention_days: number; schema?: string }): Knex.QueryBuilder {
+  insertQuery(row: { name: string; table_name: string; retention_days: number; schema?: string; hot_leaves?: string }): Knex.QueryBuilder {
     return this.knex('sources').insert(row).returning('*');
   }
 
@@ -43,6 +46,13 @@ export class SourceRepository {
   /** The row, locked until the caller's transaction ends (schema merges must not lose fields). */
   lockQuery(id: string): Knex.QueryBuilder {
     return this.knex('sources').where({ id }).forUpdate().select('*');
+  }
+
+  /** Saves the hot leaves; bumps updated_at, so every replica's catalog (and translation cache) sees the change. */
+  saveHotLeavesQuery(id: string, leaves: readonly HotLeafState[]): Knex.QueryBuilder {
+    return this.knex('sources')
+      .where({ id })
+      .update({ hot_leaves: JSON.stringify(leaves), updated_at: this.knex.fn.now() });
   }
 
   saveSchemaQuery(id: string, schema: FieldMap): Knex.QueryBuilder {

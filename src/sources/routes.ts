@@ -8,7 +8,7 @@ import { BadRequestError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../http/body.js';
 import type { SourceRecord } from './repository.js';
 
-const WRITABLE = ['name', 'retention_days'];
+const WRITABLE = ['name', 'retention_days', 'hot_leaves'];
 /** Sent back unchanged from a GET: ignored, so GET → edit → PUT works. */
 const READ_ONLY = ['id', 'table_name', 'schema', 'created_at', 'updated_at'];
 
@@ -34,11 +34,13 @@ export function sourceRoutes(ctx: AppContext): Router {
       name: body.name,
       retention_days: body.retention_days ?? ctx.config.retentionDays,
     });
-    res.json(present(updated));
+    // An omitted hot_leaves keeps the current ones (they are storage, not a setting that has a default).
+    res.json(present(body.hot_leaves === undefined ? updated : await ctx.sources.setHotLeaves(updated.id, body.hot_leaves)));
   });
   router.patch('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
-    const { name, retention_days } = sourceBody(req.body);
-    res.json(present(await ctx.sources.update(String(req.params.idOrName), { name, retention_days })));
+    const { name, retention_days, hot_leaves } = sourceBody(req.body);
+    const updated = await ctx.sources.update(String(req.params.idOrName), { name, retention_days });
+    res.json(present(hot_leaves === undefined ? updated : await ctx.sources.setHotLeaves(updated.id, hot_leaves)));
   });
   router.delete('/api/sources/:idOrName', admin, async (req, res) => {
     await ctx.sources.delete(String(req.params.idOrName));
@@ -56,12 +58,22 @@ function present(s: SourceRecord) {
     table_name: s.table_name,
     retention_days: s.retention_days,
     schema: s.schema,
+    hot_leaves: presentHotLeaves(s),
     created_at: s.created_at,
     updated_at: s.updated_at,
   };
 }
 
-function sourceBody(body: unknown): { name: unknown; retention_days?: unknown } {
+/** Each hot leaf with its backfill: `done`, or how many partitions still have rows to fill. */
+function presentHotLeaves(s: SourceRecord) {
+  return (s.hot_leaves ?? []).map((l) => ({
+    path: l.path,
+    type: l.type,
+    backfill: l.pending_partitions.length ? { pending_partitions: l.pending_partitions.length } : 'done',
+  }));
+}
+
+function sourceBody(body: unknown): { name: unknown; retention_days?: unknown; hot_leaves?: unknown } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new BadRequestError('The request body must be a JSON object like {"name": "my.source", "retention_days": 30}.', [
       { domain: 'body', reason: 'invalidBody', message: 'expected a JSON object', location: 'body' },
@@ -69,10 +81,14 @@ function sourceBody(body: unknown): { name: unknown; retention_days?: unknown } 
   }
   const unknown = Object.keys(body).filter((k) => !WRITABLE.includes(k) && !READ_ONLY.includes(k));
   if (unknown.length) {
-    throw new UnprocessableError(`Unknown field "${unknown[0]}": a source has name and retention_days.`, [
+    throw new UnprocessableError(`Unknown field "${unknown[0]}": a source has name, retention_days and hot_leaves.`, [
       { domain: 'sources', reason: 'unknownField', message: `unknown field "${unknown[0]}"`, location: unknown[0] },
     ]);
   }
-  const { name, retention_days } = body as Record<string, unknown>;
-  return retention_days === undefined ? { name } : { name, retention_days };
+  const { name, retention_days, hot_leaves } = body as Record<string, unknown>;
+  return {
+    name,
+    ...(retention_days !== undefined && { retention_days }),
+    ...(hot_leaves !== undefined && { hot_leaves }),
+  };
 }

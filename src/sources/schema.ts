@@ -9,6 +9,7 @@
  * the same rows.
  */
 import { storedNames } from '../ingest/shape.js';
+import type { HotLeaf } from '../storage/hotLeaves.js';
 
 export type ScalarType = 'STRING' | 'INT64' | 'FLOAT64' | 'BOOL' | 'TIMESTAMP';
 export type FieldType = ScalarType | 'RECORD';
@@ -52,6 +53,8 @@ export interface SourceTable {
   readonly table: string;
   /** Inferred schema of the JSON fields, keyed by top-level field name (`metadata`, and others stored in `body`). */
   readonly fields: FieldMap;
+  /** Hot leaves the table has as columns (src/storage/hotLeaves.ts): path → column type. */
+  readonly hot?: readonly HotLeaf[];
 }
 
 export type SourceLookup = (name: string) => SourceTable | undefined;

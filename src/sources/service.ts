@@ -4,8 +4,18 @@ import type { Database } from '../db/pool.js';
 import { runBuilt, withTransaction } from '../db/transaction.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { createLogTable, dropExpiredPartitions, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
+import { DEFAULT_HOT_LEAVES, DEFAULT_SOURCES } from './defaults.js';
+import { parseHotLeaves } from './hotLeafInput.js';
+import {
+  addHotColumns,
+  backfillPartition,
+  dropHotColumns,
+  hotColumnDefinitions,
+  type HotLeaf,
+  type HotLeafState,
+} from '../storage/hotLeaves.js';
+import { listPartitions } from '../storage/logTables.js';
 import { isValidName, NAME_RULE } from '../limits.js';
-import { DEFAULT_SOURCES } from './defaults.js';
 import { defaultSourceSchema } from './defaultSchemas.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
 import { EndpointRepository } from '../endpoints/repository.js';
@@ -84,14 +94,20 @@ export class SourceService {
     return again;
   }
 
-  async create(input: { name: unknown; retention_days?: unknown; schema?: FieldMap }): Promise<SourceRecord> {
-    const record = await this.createRow(input);
+  async create(input: { name: unknown; retention_days?: unknown; schema?: FieldMap; hot_leaves?: unknown }): Promise<SourceRecord> {
+    const hot = input.hot_leaves === undefined ? [] : parseHotLeaves(input.hot_leaves, input.schema ?? {});
+    const record = await this.createRow({ ...input, hot });
     await this.reload();
     return record;
   }
 
   /** The row, its log table and first partitions, in one transaction; the caller reloads the catalog. */
-  private async createRow(input: { name: unknown; retention_days?: unknown; schema?: FieldMap }): Promise<SourceRecord> {
+  private async createRow(input: {
+    name: unknown;
+    retention_days?: unknown;
+    schema?: FieldMap;
+    hot: readonly HotLeaf[];
+  }): Promise<SourceRecord> {
     const name = validateName(input.name);
     const retention = validateRetention(input.retention_days ?? this.defaultRetentionDays);
     if (await this.repository.find(name)) throw new ConflictError(`A source named "${name}" already exists.`);
@@ -99,9 +115,16 @@ export class SourceService {
       const table = await freeTableName(client, name);
       const [row] = await runBuilt<SourceRecord>(
         client,
-        this.repository.insertQuery({ name, table_name: table, retention_days: retention, schema: JSON.stringify(input.schema ?? {}) }),
+        this.repository.insertQuery({
+          name,
+          table_name: table,
+          retention_days: retention,
+          schema: JSON.stringify(input.schema ?? {}),
+          // A new table has no rows to backfill.
+          hot_leaves: JSON.stringify(input.hot.map((l): HotLeafState => ({ ...l, pending_partitions: [] }))),
+        }),
       );
-      await createLogTable(client, table);
+      await createLogTable(client, table, hotColumnDefinitions(input.hot));
       await ensurePartitions(client, table, Date.now() - DAY_MS, Date.now() + PARTITION_DAYS_AHEAD * DAY_MS);
       return row!;
     }).catch(nameConflict(name));
@@ -151,13 +174,19 @@ export class SourceService {
     for (const { name } of DEFAULT_SOURCES) {
       const schema = defaultSourceSchema(name);
       const existing = this.byName.get(name);
+      const hot = DEFAULT_HOT_LEAVES[name] ?? [];
       if (existing) {
         if (!fieldMapCovers(existing.schema, schema))
           changed = (await withTransaction(this.pool, (client) => this.mergeSchema(client, existing.id, schema))) || changed;
+        // An install from before hot leaves: the defaults, backfilled in the background (runHotLeafBackfill).
+        if (existing.hot_leaves === null) {
+          await this.applyHotLeaves(existing, hot);
+          changed = true;
+        }
         continue;
       }
       try {
-        await this.createRow({ name, schema });
+        await this.createRow({ name, schema, hot });
         changed = true;
       } catch (err) {
         if (!(err instanceof ConflictError)) throw err; // another replica created it first
@@ -179,6 +208,79 @@ export class SourceService {
     if (fieldMapCovers(row.schema, seen)) return false;
     await runBuilt(client, this.repository.saveSchemaQuery(sourceId, mergeFieldMaps(row.schema, seen)));
     return true;
+  }
+
+  /**
+   * Sets a source's hot leaves (docs/API.md, "Hot leaves"): validated against its schema; new
+   * columns are added (a catalog change under a short lock, storage/hotLeaves.ts), the row lists
+   * every partition that exists now as pending for the new leaves (runHotLeafBackfill fills them),
+   * removed leaves lose their columns once the catalog no longer lists them.
+   */
+  async setHotLeaves(idOrName: string, value: unknown): Promise<SourceRecord> {
+    const source = await this.get(idOrName);
+    await this.applyHotLeaves(source, parseHotLeaves(value, source.schema));
+    await this.reload();
+    return this.get(source.id);
+  }
+
+  private async applyHotLeaves(source: SourceRecord, leaves: readonly HotLeaf[]): Promise<void> {
+    const current = source.hot_leaves ?? [];
+    const kept = (l: HotLeaf) => current.find((c) => c.path === l.path && c.type === l.type);
+    const added = leaves.filter((l) => !kept(l));
+    const removed = current.filter((c) => !leaves.some((l) => l.path === c.path && l.type === c.type));
+    // A leaf whose type changes is dropped and added again: its column changes type.
+    await dropHotColumns(
+      this.pool,
+      source.table_name,
+      removed.map((r) => r.path).filter((p) => added.some((a) => a.path === p)),
+    );
+    await addHotColumns(this.pool, source.table_name, added);
+    const partitions = added.length ? (await listPartitions(this.pool, source.table_name)).map((p) => p.name).reverse() : [];
+    const states = leaves.map((l): HotLeafState => kept(l) ?? { ...l, pending_partitions: partitions });
+    await withTransaction(this.pool, (client) => runBuilt(client, this.repository.saveHotLeavesQuery(source.id, states)));
+    // After the catalog stopped listing them: readers and writers of this process no longer name them
+    // (other replicas' writers retry a batch once on the missing column, ingest/write.ts).
+    await this.reload();
+    await dropHotColumns(
+      this.pool,
+      source.table_name,
+      removed.map((r) => r.path).filter((p) => !added.some((a) => a.path === p)),
+    );
+  }
+
+  /**
+   * Fills the hot columns of rows written before their leaves were declared, one partition at a
+   * time, newest first (the dashboard reads recent days most), marking each partition done in the
+   * source row as it goes. Queries are right before, during and after: a NULL column is read from
+   * the JSON (src/sql/resolve/hot.ts). Several replicas may run it; an UPDATE skips filled rows.
+   * Returns the partitions filled.
+   */
+  async runHotLeafBackfill(): Promise<string[]> {
+    // The catalog as loaded (the job runs after partition upkeep, which reloads it); each source's
+    // pending list is read fresh from its row below.
+    const done: string[] = [];
+    for (const source of [...this.byName.values()]) {
+      for (;;) {
+        const fresh = (await this.repository.find(source.id)) as SourceRecord | undefined;
+        const leaves = fresh?.hot_leaves ?? [];
+        const partition = leaves.find((l) => l.pending_partitions.length)?.pending_partitions[0];
+        if (!fresh || partition === undefined) break;
+        await backfillPartition(
+          this.pool,
+          partition,
+          leaves.filter((l) => l.pending_partitions.includes(partition)),
+        );
+        await withTransaction(this.pool, async (client) => {
+          const [row] = await runBuilt<SourceRecord>(client, this.repository.lockQuery(source.id));
+          if (!row?.hot_leaves) return;
+          const states = row.hot_leaves.map((l) => ({ ...l, pending_partitions: l.pending_partitions.filter((p) => p !== partition) }));
+          await runBuilt(client, this.repository.saveHotLeavesQuery(source.id, states));
+        });
+        done.push(partition);
+      }
+    }
+    if (done.length) await this.reload();
+    return done;
   }
 
   /** Background upkeep: partitions ahead for every source, and retention. */
@@ -208,7 +310,8 @@ async function freeTableName(client: pg.PoolClient, name: string): Promise<strin
 }
 
 export function toSourceTable(record: SourceRecord): SourceTable {
-  return { name: record.name, schema: LOG_SCHEMA, table: record.table_name, fields: record.schema };
+  const table: SourceTable = { name: record.name, schema: LOG_SCHEMA, table: record.table_name, fields: record.schema };
+  return record.hot_leaves?.length ? { ...table, hot: record.hot_leaves } : table;
 }
 
 /** A unique-name violation (23505) becomes 409; anything else passes through. */

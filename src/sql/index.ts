@@ -178,7 +178,15 @@ function reusableEndpointCtes(input: TranslateInput): EndpointCtes | undefined {
 
 function sameSource(a: SourceTable | undefined, b: SourceTable | undefined): boolean {
   if (a === b) return true;
-  return a !== undefined && b !== undefined && a.name === b.name && a.schema === b.schema && a.table === b.table && a.fields === b.fields;
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    a.name === b.name &&
+    a.schema === b.schema &&
+    a.table === b.table &&
+    a.fields === b.fields &&
+    a.hot === b.hot
+  );
 }
 
 function resolveEndpointCtes(endpoint: Q.Query, input: TranslateInput): EndpointCtes {

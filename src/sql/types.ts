@@ -102,7 +102,20 @@ export interface Typed {
    * through it as a record (`x.y`) or unnest it, as it would once events bring the field.
    */
   readonly unknownJson?: PgExpr;
+  /**
+   * Hot leaves readable below this value (a `metadata` column, a record of it, or a record array
+   * of it), by dotted path relative to the value: the typed column that holds the leaf
+   * (src/storage/hotLeaves.ts; read by resolve/hot.ts).
+   */
+  readonly hot?: HotReads;
 }
+
+/** A hot leaf's column as a query sees it, and the column's type. */
+export interface HotRead {
+  readonly sql: PgExpr;
+  readonly type: 'STRING' | 'INT64' | 'FLOAT64' | 'BOOL';
+}
+export type HotReads = ReadonlyMap<string, HotRead>;
 
 export function typed(sql: PgExpr, type: BqType, extra: Partial<Typed> = {}): Typed {
   return { sql, type, ...extra };

@@ -20,9 +20,13 @@ export function qualifiedTable(table: string): string {
   return `${quoteIdent(LOG_SCHEMA)}.${quoteIdent(table)}`;
 }
 
-/** Creates the partitioned table of a source and its indexes. Idempotent. */
-export async function createLogTable(db: Queryable, table: string): Promise<void> {
+/**
+ * Creates the partitioned table of a source and its indexes. Idempotent. `extraColumns`: column
+ * definitions after the fixed ones (the hot leaves' columns, hotLeaves.ts hotColumnDefinitions).
+ */
+export async function createLogTable(db: Queryable, table: string, extraColumns: readonly string[] = []): Promise<void> {
   const t = qualifiedTable(table);
+  const hotColumns = extraColumns.map((c) => `,\n      ${c}`).join('');
   await db.query(`
     CREATE TABLE IF NOT EXISTS ${t} (
       id text NOT NULL,
@@ -30,7 +34,7 @@ export async function createLogTable(db: Queryable, table: string): Promise<void
       event_message text,
       project text,
       metadata jsonb,
-      body jsonb
+      body jsonb${hotColumns}
     ) PARTITION BY RANGE ("timestamp")`);
   // perf: lz4 for the JSON columns where the server has it (Postgres 14+ built with lz4; PGlite is
   // not, and keeps the default). With the default pglz, an edge event's ~1.9 KB jsonb `metadata`

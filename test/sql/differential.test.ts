@@ -14,7 +14,7 @@ import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 import { demoEvents } from '../../seeds/demo-events.js';
 import { SCENARIOS } from '../../bench/queries.js';
 import { insertEvents } from '../support/db.js';
-import { reproject } from '../support/projects.js';
+import { AIMED, generated, withProject } from '../support/differentialQueries.js';
 import { runTranslation, type TranslationOptions } from '../support/translation.js';
 
 const P = `diff-${Date.now().toString(36)}`;
@@ -57,84 +57,6 @@ async function assertSameRows(
 
 /** A LIMIT that ends the query text (the dashboard's top-N lists). */
 const FINAL_LIMIT = /\blimit\s+\d+\s*;?\s*$/i;
-
-// ── generated queries over the edge logs, shaped to meet each rewrite ──────────────
-
-const unnestJoin = fc.constantFrom('cross join', 'left join');
-const on = (join: string) => (join === 'left join' ? ' on true' : '');
-const key = fc.constantFrom('r.method', 'r.path', 's.status_code', 'timestamp_trunc(w.timestamp, day)', 'm.project', 'w.project');
-const aggregate = fc.constantFrom(
-  'count(*)',
-  'countif(s.status_code >= 500)',
-  'count(distinct case when s.status_code >= 400 then w.id end)',
-  'sum(s.status_code)',
-  'max(r.path)',
-  "countif(r.method = 'GET' and s.status_code < 300)",
-  'min(w.timestamp)',
-  'avg(s.origin_time)',
-  "string_agg(distinct r.method, ',' order by r.method)",
-  'count(r.path)',
-  "countif(regexp_contains(r.path, '/rest'))",
-  'any_value(s.status_code) is not null',
-  "countif(cast(r.method as string) like 'P%' or s.status_code is null)",
-);
-const condition = fc.constantFrom(
-  's.status_code >= 500',
-  "r.method = 'GET'",
-  "r.path like '%rest%'",
-  's.status_code is null',
-  "(r.method = 'POST' or s.status_code < 300)",
-  'w.timestamp > timestamp_sub(current_timestamp(), interval 2 day)',
-  'w.timestamp >= (select v from k)',
-  'regexp_contains(r.url, @project)',
-  'r.path is not null and s.status_code != 404',
-  'true',
-);
-const generated = fc
-  .record({
-    ordered: fc.boolean(),
-    joins: fc.tuple(unnestJoin, unnestJoin, unnestJoin),
-    aggregating: fc.boolean(),
-    keys: fc.uniqueArray(key, { minLength: 1, maxLength: 2 }),
-    aggregates: fc.uniqueArray(aggregate, { minLength: 1, maxLength: 3 }),
-    where: fc.option(fc.uniqueArray(condition, { minLength: 1, maxLength: 2 }), { nil: undefined }),
-    limit: fc.option(fc.integer({ min: 1, max: 40 }), { nil: undefined }),
-    unread: fc.boolean(),
-  })
-  .map((g) => {
-    const [j1, j2, j3] = g.joins;
-    const ctes = [
-      `w as (select t.timestamp, t.id, t.project, t.event_message, t.metadata from \`cloudflare.logs.prod\` t where t.project = @project${g.ordered ? ' order by t.timestamp desc' : ''})`,
-      'k as (select timestamp_sub(current_timestamp(), interval 3 day) as v)',
-      ...(g.unread ? ['unread as (select count(*) as n from `postgres.logs` where project = @project)'] : []),
-    ];
-    const from = `w ${j1} unnest(w.metadata) as m${on(j1)} ${j2} unnest(m.request) as r${on(j2)} ${j3} unnest(m.response) as s${on(j3)}`;
-    const where = g.where ? ` where ${g.where.join(' and ')}` : '';
-    const select = g.aggregating
-      ? `select ${g.keys.map((k, i) => `${k} as k${i}`).join(', ')}, ${g.aggregates.map((a, i) => `${a} as a${i}`).join(', ')} from ${from}${where} group by ${g.keys.map((_, i) => i + 1).join(', ')}`
-      : `select w.id, w.timestamp, ${g.keys.map((k, i) => `${k} as k${i}`).join(', ')} from ${from}${where} order by w.timestamp desc, w.id${g.limit ? ` limit ${g.limit}` : ''}`;
-    return `with ${ctes.join(', ')} ${select}`;
-  });
-
-const W =
-  'with w as (select t.timestamp, t.id, t.project, t.event_message, t.metadata from `cloudflare.logs.prod` t where t.project = @project order by t.timestamp desc), k as (select timestamp_sub(current_timestamp(), interval 3 day) as v)';
-const EDGE_FROM = 'w cross join unnest(w.metadata) as m cross join unnest(m.request) as r cross join unnest(m.response) as s';
-/** One query aimed at each rewrite (the generator may or may not meet each combination). */
-const AIMED = [
-  // narrowed aggregate: guarded records moved out, with a column of the table beside them
-  `${W} select r.method as k0, count(distinct case when s.status_code >= 400 then w.id end) as a0, count(*) as a1 from ${EDGE_FROM} group by 1`,
-  // narrowed aggregate: one leaf read for several tests, and a leaf only behind AND
-  `${W} select timestamp_trunc(w.timestamp, day) as k0, countif(s.status_code >= 500) as a0, countif(s.status_code < 400) as a1, countif(r.method = 'GET' and s.status_code = 200) as a2 from ${EDGE_FROM} group by 1`,
-  // path reads with CROSS and LEFT joins, a guard implied by a strict comparison, and one that is not
-  `${W} select w.id, r.path, s.status_code from w left join unnest(w.metadata) as m on true left join unnest(m.request) as r on true cross join unnest(m.response) as s where s.status_code >= 400 or r.path is null order by w.timestamp desc, w.id`,
-  // a constant CTE read by a scalar subquery
-  `${W} select count(*) as n from w where w.timestamp >= (select v from k)`,
-  // a CTE order dropped under an aggregating reader, kept under a LIMIT
-  `${W} select count(*) as n, max(w.timestamp) as last from w`,
-  `${W} select w.id from w limit 7`,
-  // unread CTEs
-  `${W}, unread as (select count(*) as n from \`postgres.logs\` where project = @project) select count(*) as n from w`,
-];
 
 describe('differential: every rewrite for speed keeps the rows', function () {
   this.timeout(120_000);
@@ -232,14 +154,3 @@ describe('differential: every rewrite for speed keeps the rows', function () {
     assert.ok(compared > 200, `${compared} dashboard queries compared`);
   });
 });
-
-/** The demo event under `project`, its request URLs on that project's host (the usage query matches them). */
-function withProject(event: Row, project: string): Row {
-  const out = reproject(event, () => project);
-  const metadata = out.metadata as Row | undefined;
-  const request = metadata?.request as Row | undefined;
-  if (metadata && request && typeof request.url === 'string') {
-    out.metadata = { ...metadata, request: { ...request, url: request.url.replace(/https:\/\/[^.]+\./, `https://${project}.`) } };
-  }
-  return out;
-}

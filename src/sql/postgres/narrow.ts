@@ -217,6 +217,6 @@ function isOrdinal(e: PgExpr): boolean {
   return e.kind === 'literal' && typeof e.value === 'number';
 }
 
-function fromAliases(from: PgFrom): string[] {
+export function fromAliases(from: PgFrom): string[] {
   return from.kind === 'join' ? [...fromAliases(from.left), ...fromAliases(from.right)] : [from.alias];
 }

@@ -15,6 +15,7 @@ import { resolveQuery } from './queries.js';
 import { resolveEndpointTable } from './endpoints.js';
 import { jsonStoredType } from './structs.js';
 import type { Context, Scope } from './scope.js';
+import { exposeHotColumns, guardedRecord, recordGuard } from './hot.js';
 
 /** The join being built: what is on its left and how the next item attaches. */
 export interface JoinLink {
@@ -85,7 +86,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
       array.type.element.kind === 'record' &&
       (link.realUnnest ? type === 'LEFT' && trueOn : type !== 'LEFT' || trueOn)
     ) {
-      const value = typed(pg.op('->', array.sql, pg.number('0')), array.type.element);
+      const value = typed(pg.op('->', array.sql, pg.number('0')), array.type.element, array.hot && { hot: array.hot });
       scope.ranges.push({ kind: 'value', names, value });
       if (type !== 'LEFT') {
         // perf: this guard implies the guards of the records it is read through (`m->'response'->0`
@@ -93,10 +94,10 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
         // ties in written order) ran `metadata->0 IS NOT NULL` before `project = $1` and detoasted
         // every row of the window (BENCHMARKS.md, "guards").
         for (let i = guards.length - 1; i >= 0; i--) {
-          const g = guards[i]!;
-          if (g.kind === 'is' && g.test === 'NULL' && g.negated && readsThrough(value.sql, g.operand)) guards.splice(i, 1);
+          const record = guardedRecord(guards[i]!);
+          if (record && readsThrough(value.sql, record)) guards.splice(i, 1);
         }
-        guards.push(pg.is(value.sql, 'NULL', true));
+        guards.push(recordGuard(value.sql, value.hot));
         const condition = joinCondition(link);
         if (condition) guards.push(condition);
       }
@@ -116,7 +117,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
 
   derived: (item, link) => {
     // A derived table cannot see the FROM items before it (BigQuery has no LATERAL subqueries), only outer queries.
-    const r = resolveQuery(item.query, link.ctx, link.scope.parent);
+    const r = exposeHotColumns(resolveQuery(item.query, link.ctx, link.scope.parent));
     const alias = link.ctx.translation.alias();
     link.scope.ranges.push({ kind: 'relation', names: item.alias ? [item.alias] : [], alias, columns: r.columns });
     return join(link, { kind: 'derived', query: r.query, alias });
@@ -143,7 +144,8 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     const parts = item.name.split('.');
     if (!source) {
       // Then an endpoint (endpoint text only), as a derived table.
-      const endpoint = resolveEndpointTable(item, ctx);
+      const found = resolveEndpointTable(item, ctx);
+      const endpoint = found && exposeHotColumns(found);
       if (!endpoint) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
       scope.ranges.push({
         kind: 'relation',
@@ -168,7 +170,10 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
 export function dropImpliedGuards(guards: readonly PgExpr[], where: PgExpr | undefined): PgExpr[] {
   if (!where) return [...guards];
   const conjuncts = andOperands(where);
-  return guards.filter((g) => !(g.kind === 'is' && g.test === 'NULL' && g.negated && conjuncts.some((c) => rejectsNull(c, g.operand))));
+  return guards.filter((g) => {
+    const record = guardedRecord(g);
+    return !(record && conjuncts.some((c) => rejectsNull(c, record)));
+  });
 }
 
 function andOperands(e: PgExpr): PgExpr[] {

@@ -6,9 +6,10 @@ import { fromJsonText } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { BODY_COLUMN, FIXED_COLUMNS, METADATA_COLUMN, type FieldSchema, type SourceTable } from '../../sources/schema.js';
-import { LOOSE_JSON_LEAF, fieldType, scalar, typed, type BqType, type Typed } from '../types.js';
+import { LOOSE_JSON_LEAF, fieldType, scalar, typed, type BqType, type HotReads, type Typed } from '../types.js';
 import type { Column, Context, Range, Scope } from './scope.js';
 import { buildStruct, findStructField, structField } from './structs.js';
+import { hotBelow, hotLeafRead, relationValue, sourceHot } from './hot.js';
 
 /** Columns every log table has, typed. */
 const FIXED: ReadonlyMap<string, BqType> = new Map(Object.entries(FIXED_COLUMNS).map(([k, v]) => [k, scalar(v.type)]));
@@ -36,7 +37,7 @@ export function rangeColumns(range: Range): { name: string; value: Typed }[] {
     case 'source':
       return sourceColumnNames(range.source).map((name) => ({ name, value: sourceColumn(range, name)! }));
     case 'relation':
-      return range.columns.map((c) => ({ name: c.name, value: typed(pg.column(range.alias, c.name), c.type) }));
+      return range.columns.map((c) => ({ name: c.name, value: relationValue(range.alias, c) }));
     case 'value':
       return [{ name: range.names[0]!, value: range.value }];
   }
@@ -64,7 +65,9 @@ function sourceColumn(range: Extract<Range, { kind: 'source' }>, name: string): 
   const field = range.source.fields[key];
   if (key === METADATA_COLUMN) {
     // The metadata column exists even before a source has seen any events: a record array without known fields.
-    return typed(pg.column(range.alias, key), field ? fieldType(field) : { kind: 'jsonArray', element: { kind: 'record' }, single: false });
+    const type: BqType = field ? fieldType(field) : { kind: 'jsonArray', element: { kind: 'record' }, single: false };
+    const hot = sourceHot(range.alias, range.source);
+    return typed(pg.column(range.alias, key), type, hot && { hot });
   }
   return jsonField(pg.column(range.alias, BODY_COLUMN), key, field!);
 }
@@ -128,12 +131,19 @@ function unknownField(object: PgExpr, key: string): Typed {
   return typed(pg.op('->>', object, name), LOOSE_JSON_LEAF, { unknownJson: pg.op('->', object, name) });
 }
 
-/** `object -> key` typed by the schema; scalar leaves read as text and cast (INT64 → bigint, …). */
-function jsonField(object: PgExpr, key: string, field: FieldSchema | undefined): Typed {
+/**
+ * `object -> key` typed by the schema; scalar leaves read as text and cast (INT64 → bigint, …),
+ * or from their hot column when `hot` (the hot leaves below `object`) has one (resolve/hot.ts).
+ */
+function jsonField(object: PgExpr, key: string, field: FieldSchema | undefined, hot?: HotReads): Typed {
   if (!field) return unknownField(object, key);
   const type = fieldType(field);
-  if (type.kind !== 'scalar') return typed(pg.op('->', object, pg.literal(key)), type);
-  return fromJsonText(pg.op('->>', object, pg.literal(key)), type);
+  if (type.kind !== 'scalar') {
+    const below = hotBelow(hot, key);
+    return typed(pg.op('->', object, pg.literal(key)), type, below && { hot: below });
+  }
+  const text = pg.op('->>', object, pg.literal(key));
+  return hotLeafRead(hot, key, text, type) ?? fromJsonText(text, type);
 }
 
 export function fieldOf(value: Typed, name: string, ctx: Context, pos: number): Typed {
@@ -162,7 +172,7 @@ export function fieldOf(value: Typed, name: string, ctx: Context, pos: number): 
       ctx.translation.warn(`unknown field ${name} reads as NULL until events bring it${didYouMean(name, known)}`, ctx.text, pos);
       return unknownField(value.sql, name);
     }
-    return jsonField(value.sql, key, t.fields![key]);
+    return jsonField(value.sql, key, t.fields![key], value.hot);
   }
   const what = t.kind === 'scalar' ? t.name : 'an ARRAY';
   const hint = t.kind === 'jsonArray' ? '; UNNEST it first, e.g. cross join unnest(x) as x' : '';
@@ -254,7 +264,7 @@ export function rangeColumn(range: Range, name: string): Typed | undefined {
   if (range.kind === 'source') return sourceColumn(range, name);
   if (range.kind === 'relation') {
     const column = relationColumn(range.columns, name);
-    return column && typed(pg.column(range.alias, column.name), column.type);
+    return column && relationValue(range.alias, column);
   }
   return undefined;
 }

@@ -11,6 +11,7 @@ import { expectBool, findWindowCall, hasWindow, resolveExpr } from './expression
 import { mapChildren, sameExpr, some } from '../postgres/transform.js';
 import { dropImpliedGuards, needsRealUnnest, resolveFromItem } from './from.js';
 import { rangeColumns, recordColumns, resolvePath } from './names.js';
+import { exposeHotColumns } from './hot.js';
 import { Scope, type Column, type Context, type Resolved, type SelectTarget } from './scope.js';
 
 /** Resolves a query; `parent` is the enclosing scope for correlated subqueries. */
@@ -111,7 +112,7 @@ export function resolveCtes(
     if (reserved.has(key))
       throw new SqlSandboxError(`CTE ${cte.name} is already defined by the endpoint; choose another name`, ctx.text, cte.pos);
     if (ctes.some((c) => c.name.toLowerCase() === key)) throw new SqlNameError(`duplicate CTE name ${cte.name}`, ctx.text, cte.pos);
-    const resolved = resolveQuery(cte.query, { ...ctx, ctes: visible });
+    const resolved = exposeHotColumns(resolveQuery(cte.query, { ...ctx, ctes: visible }));
     ctes.push({ name: cte.name, query: resolved.query });
     const row = ctx.translation.optimise ? constantRow(resolved.query) : undefined;
     const names = resolved.query.body.kind === 'select' ? resolved.query.body.targets.map((t) => t.name) : [];
@@ -194,7 +195,10 @@ function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody 
     groupBy,
     having,
   };
-  return { pg: select, columns: items.map((t) => ({ name: t.name, type: t.value.type })), select: { scope, items }, qualify };
+  const columns = items.map((t): Column =>
+    t.value.hot ? { name: t.name, type: t.value.type, hot: t.value.hot } : { name: t.name, type: t.value.type },
+  );
+  return { pg: select, columns, select: { scope, items }, qualify };
 }
 
 function resolveSelectList(list: readonly Q.SelectItem[], scope: Scope, ctx: Context): SelectTarget[] {

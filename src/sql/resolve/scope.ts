@@ -2,7 +2,7 @@
 import type { SourceLookup, SourceTable } from '../../sources/schema.js';
 import type { PgExpr, PgQuery } from '../postgres/ast.js';
 import { SqlLimitError, sqlWarning, type SqlWarning } from '../errors.js';
-import type { BqType, Typed } from '../types.js';
+import type { BqType, HotRead, HotReads, Typed } from '../types.js';
 import type { NestedEndpoints } from './endpoints.js';
 
 /**
@@ -19,6 +19,10 @@ const MAX_WARNINGS = 50;
 export interface Column {
   readonly name: string;
   readonly type: BqType;
+  /** The select item's hot leaves (resolve/hot.ts): exposed as hidden columns when the query is a CTE or derived table. */
+  readonly hot?: HotReads;
+  /** Hidden output columns of this column's hot leaves, by relative path (set by exposeHotColumns). */
+  readonly hotColumns?: ReadonlyMap<string, { readonly name: string; readonly type: HotRead['type'] }>;
 }
 
 /** A resolved query: its Postgres tree and its output columns. */

@@ -1,0 +1,267 @@
+/**
+ * Hot leaves side by side on the same data (`lq_bench_1m`, bench/data.ts): every scenario of
+ * bench/queries.ts translated twice — reading the hot columns (the service now) and reading only
+ * the JSON (the same sources without hot leaves: the service before them) — against the old floor
+ * (hand-written, leaves read by path) and a new floor (hand-written over the columns). All run with
+ * `pg` on one connection with the service's settings (jit off, UTC), interleaved, medians. Then 20
+ * clients at once running the uncached dashboard queries, both translations; storage of the
+ * columns; and the ingest cost of filling them (the writer's COPY text, and the COPY itself).
+ *
+ *   npx tsx bench/hot.ts [--rounds 7] [--no-write]
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { finished } from 'node:stream/promises';
+import { initTranslator, translateQuery } from '../src/sql/index.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
+import { normaliseEvents } from '../src/ingest/normalise.js';
+import { copyChunks } from '../src/ingest/write.js';
+import { hotColumnName } from '../src/storage/hotLeaves.js';
+import type { SourceLookup, SourceTable } from '../src/sources/schema.js';
+import { createContext } from '../src/context.js';
+import { createLogger } from '../src/logger.js';
+import { testConfig } from '../test/support/db.js';
+import { BENCH_PROJECT, benchEnv, ensureBenchData } from './data.js';
+import { SCENARIOS } from './queries.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const ROUNDS = arg('--rounds', 7);
+const WRITE = !process.argv.includes('--no-write');
+const EDGE = 'logs.cloudflare_logs_prod';
+const HOUR_MS = 3_600_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Hand-written SQL over the columns (the new floor), by scenario id. */
+function newFloor(id: string, now: number): { text: string; values: unknown[] } {
+  const win = (h: number) => [BENCH_PROJECT, iso(now - h * HOUR_MS), iso(now)];
+  const usage = (unit: string, window: string) => ({
+    text: `SELECT date_trunc('${unit}', "timestamp")::timestamp AS timestamp,
+       count(*) FILTER (WHERE strpos(p, '/rest') > 0) AS total_rest_requests,
+       count(*) FILTER (WHERE strpos(p, '/storage') > 0) AS total_storage_requests,
+       count(*) FILTER (WHERE strpos(p, '/auth') > 0) AS total_auth_requests,
+       count(*) FILTER (WHERE strpos(p, '/realtime') > 0) AS total_realtime_requests
+  FROM (SELECT "timestamp", "metadata.request.path" AS p FROM ${EDGE}
+         WHERE "timestamp" >= now() - interval '${window}' AND "metadata.request.url" ~ $1) x
+ GROUP BY 1 ORDER BY 1`,
+    values: [BENCH_PROJECT],
+  });
+  const status = '"metadata.response.status_code"';
+  switch (id) {
+    case 'usage-minutely':
+      return usage('minute', '60 minutes');
+    case 'usage-hourly':
+      return usage('hour', '1 hour');
+    case 'usage-daily':
+      return usage('day', '7 days');
+    case 'logs-all':
+      return SCENARIOS.find((s) => s.id === id)!.floor(now);
+    case 'a-chart':
+      return {
+        text: `SELECT date_trunc('minute', "timestamp") AS timestamp, count(*) FILTER (WHERE ${status} < 400) AS ok_count,
+       count(*) FILTER (WHERE ${status} >= 400 AND ${status} < 500) AS warning_count, count(*) FILTER (WHERE ${status} >= 500) AS error_count
+  FROM ${EDGE} WHERE project = $1 AND "timestamp" > $2 AND "timestamp" <= $3 GROUP BY 1 ORDER BY 1`,
+        values: win(6),
+      };
+    case 'b-pg-errors':
+      return {
+        text: `SELECT id, "timestamp", event_message, "metadata.parsed.error_severity" AS error_severity FROM logs.postgres_logs
+ WHERE project = $1 AND "timestamp" > $2 AND "timestamp" <= $3 AND "metadata.parsed.error_severity" IN ('ERROR', 'FATAL', 'PANIC')
+ ORDER BY "timestamp" DESC LIMIT 100`,
+        values: win(24),
+      };
+    case 'c-5xx':
+      return {
+        text: `SELECT count(*) AS count FROM ${EDGE} WHERE project = $1 AND "timestamp" > $2 AND "timestamp" <= $3 AND ${status} >= 500`,
+        values: win(24),
+      };
+    case 'd-newest':
+      return {
+        text: `SELECT id, "timestamp", "metadata.request.method" AS method, "metadata.request.path" AS path, ${status} AS status_code, event_message
+  FROM ${EDGE} WHERE project = $1 AND "timestamp" > $2 AND "timestamp" <= $3 ORDER BY "timestamp" DESC LIMIT 100`,
+        values: win(1),
+      };
+    case 'e-top-paths':
+      return {
+        text: `SELECT "metadata.request.path" AS path, count(*) AS count FROM ${EDGE}
+ WHERE project = $1 AND "timestamp" > $2 AND "timestamp" <= $3 GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10`,
+        values: win(24),
+      };
+  }
+  throw new Error(id);
+}
+
+const log = (l: string) => console.error(l);
+const db = await ensureBenchData('1m', { log });
+const ctx = await createContext(testConfig(db.url, benchEnv()), createLogger('silent'));
+await initTranslator();
+await ctx.sources.reload();
+// A database made before hot leaves gets them from the service's start-up (pending backfill):
+// filled here, then rewritten compactly, so both layouts are measured on the same settled data.
+const backfilled = await ctx.sources.runHotLeafBackfill();
+if (backfilled.length) {
+  log(`backfilled ${backfilled.length} partitions; VACUUM FULL ANALYZE`);
+  const admin = new pg.Client({ connectionString: db.url });
+  await admin.connect();
+  for (const s of ctx.sources.list())
+    if (s.hot_leaves?.length) await admin.query(`VACUUM FULL ANALYZE logs.${JSON.stringify(s.table_name)}`);
+  await admin.end();
+}
+const hot: SourceLookup = ctx.sources.lookup;
+const stripped = new Map<string, SourceTable | undefined>();
+const cold: SourceLookup = (name) => {
+  if (!stripped.has(name)) {
+    const t = hot(name);
+    stripped.set(name, t && { name: t.name, schema: t.schema, table: t.table, fields: t.fields });
+  }
+  return stripped.get(name);
+};
+
+const client = new pg.Client({ connectionString: db.url });
+await client.connect();
+await client.query(`SET jit = off; SET TimeZone = 'UTC'`);
+const now = Date.now();
+type Q = { text: string; values: unknown[] };
+function translated(s: (typeof SCENARIOS)[number], sources: SourceLookup): Q {
+  const params = s.params(now);
+  const query = s.endpoint === 'logs.all' ? LOGS_ALL_SQL : USAGE_API_COUNTS_SQL;
+  const t = translateQuery({ query, sandboxSql: s.sql, sources, maxRows: 1000 });
+  return { text: t.sql, values: t.parameters.map((p) => params[p] ?? null) };
+}
+const time = async (q: Q) => {
+  const start = performance.now();
+  const r = await client.query(q.text, q.values);
+  return { ms: performance.now() - start, rows: r.rowCount ?? 0 };
+};
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+
+const rows: { id: string; title: string; now: number; before: number; oldFloor: number; newFloor: number }[] = [];
+for (const s of SCENARIOS) {
+  const variants = { now: translated(s, hot), before: translated(s, cold), oldFloor: s.floor(now), newFloor: newFloor(s.id, now) };
+  const times: Record<keyof typeof variants, number[]> = { now: [], before: [], oldFloor: [], newFloor: [] };
+  for (const v of Object.values(variants)) await time(v); // warm-up
+  const rounds = s.id === 'usage-daily' ? Math.max(3, ROUNDS >> 1) : ROUNDS;
+  for (let r = 0; r < rounds; r++)
+    for (const [k, q] of Object.entries(variants)) times[k as keyof typeof variants].push((await time(q)).ms);
+  const m = { now: median(times.now), before: median(times.before), oldFloor: median(times.oldFloor), newFloor: median(times.newFloor) };
+  rows.push({ id: s.id, title: s.title, ...m });
+  log(
+    `${s.id}: hot ${m.now.toFixed(1)} ms, JSON ${m.before.toFixed(1)} ms, old floor ${m.oldFloor.toFixed(1)}, new floor ${m.newFloor.toFixed(1)}`,
+  );
+}
+
+// 20 clients at once, each running the uncached dashboard queries in turn for DURATION.
+const DASHBOARD = SCENARIOS.filter((s) => s.id !== 'usage-daily');
+const DURATION_MS = 15_000;
+async function concurrent(sources: SourceLookup): Promise<{ qps: number; p99: number }> {
+  const pool = new pg.Pool({ connectionString: db.url, max: 20, options: '-c jit=off -c TimeZone=UTC' });
+  const queries = DASHBOARD.map((s) => translated(s, sources));
+  const latencies: number[] = [];
+  const end = performance.now() + DURATION_MS;
+  await Promise.all(
+    Array.from({ length: 20 }, async (_, c) => {
+      for (let i = c; performance.now() < end; i++) {
+        const q = queries[i % queries.length]!;
+        const start = performance.now();
+        await pool.query(q.text, q.values);
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
+  await pool.end();
+  latencies.sort((a, b) => a - b);
+  return { qps: latencies.length / (DURATION_MS / 1000), p99: latencies[Math.floor(latencies.length * 0.99)]! };
+}
+const concHot = await concurrent(hot);
+const concCold = await concurrent(cold);
+log(
+  `20 clients: hot ${concHot.qps.toFixed(0)} q/s p99 ${concHot.p99.toFixed(0)} ms; JSON ${concCold.qps.toFixed(0)} q/s p99 ${concCold.p99.toFixed(0)} ms`,
+);
+
+// Storage: the columns' share of the edge table.
+const { rows: st } = await client.query(`SELECT sum(pg_total_relation_size(relid)) AS total FROM pg_partition_tree('${EDGE}'::regclass)`);
+const edge = hot('cloudflare.logs.prod')!;
+const cols = edge.hot!.map((l) => `coalesce(pg_column_size(${JSON.stringify(hotColumnName(l.path))}), 0)`).join(' + ');
+const { rows: sz } = await client.query(
+  `SELECT sum(${cols})::float8 / count(*) AS hot_bytes, avg(pg_column_size(t.*))::float8 AS row_bytes FROM (SELECT * FROM ${EDGE} TABLESAMPLE SYSTEM (2)) t`,
+);
+const storagePct = (100 * sz[0].hot_bytes) / (sz[0].row_bytes - sz[0].hot_bytes);
+
+// Ingest: the writer's COPY text for 1,000 edge rows with and without the columns (Node CPU), and the COPY itself.
+const { rows: sample } = await client.query(`SELECT metadata, event_message, project FROM ${EDGE} LIMIT 1000`);
+const events = sample.map((r, i) => ({
+  event_message: r.event_message,
+  project: r.project,
+  metadata: JSON.parse(JSON.stringify(unwrap(r.metadata))),
+  timestamp: new Date(now - i * 1000).toISOString(),
+}));
+const batch = normaliseEvents(events, { nowMs: now, retentionDays: 30 }).rows;
+const cpu = (withHot: boolean) => {
+  const times: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const start = process.cpuUsage();
+    copyChunks(batch, withHot ? edge.hot : []);
+    const d = process.cpuUsage(start);
+    times.push((d.user + d.system) / 1000);
+  }
+  return median(times.slice(10));
+};
+const cpuHot = cpu(true);
+const cpuCold = cpu(false);
+await client.query(`CREATE TEMP TABLE copy_probe (LIKE ${EDGE})`);
+const copyMs = async (withHot: boolean) => {
+  const times: number[] = [];
+  const hotList = withHot ? edge.hot! : [];
+  const columns = `(id, "timestamp", event_message, project, metadata, body${hotList.map((l) => ', ' + JSON.stringify(hotColumnName(l.path))).join('')})`;
+  for (let i = 0; i < 15; i++) {
+    const chunks = copyChunks(batch, hotList);
+    const start = performance.now();
+    const stream = client.query(copyFrom(`COPY copy_probe ${columns} FROM STDIN`));
+    for (const c of chunks) stream.write(c);
+    stream.end();
+    await finished(stream);
+    times.push(performance.now() - start);
+    await client.query('TRUNCATE copy_probe');
+  }
+  return median(times.slice(3));
+};
+const copyHot = await copyMs(true);
+const copyCold = await copyMs(false);
+
+function unwrap(v: unknown): unknown {
+  if (Array.isArray(v))
+    return v.length === 1 && typeof v[0] === 'object' && v[0] !== null && !Array.isArray(v[0]) ? unwrap(v[0]) : v.map(unwrap);
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unwrap(x)]));
+  return v;
+}
+
+const f = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1)) + ' ms';
+const lines = [
+  `Run: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average at start ${loadavg()[0]!.toFixed(1)}; \`${db.name}\`, ${db.rows.toLocaleString('en')} rows; medians of ${ROUNDS} interleaved rounds (usage daily: ${Math.max(3, ROUNDS >> 1)}) after a warm-up, \`pg\` on one connection with the service's settings.`,
+  '',
+  '| scenario | hot columns (now) | JSON reads (before) | speed-up | new floor (columns) | now / new floor | old floor (JSON by path) |',
+  '|---|---:|---:|---:|---:|---:|---:|',
+  ...rows.map(
+    (r) =>
+      `| ${r.title} | ${f(r.now)} | ${f(r.before)} | ${(r.before / r.now).toFixed(1)}× | ${f(r.newFloor)} | ${(r.now / r.newFloor).toFixed(2)} | ${f(r.oldFloor)} |`,
+  ),
+  '',
+  `20 clients at once, ${DURATION_MS / 1000} s each, the uncached dashboard queries (every scenario but usage daily) in turn, sent with \`pg\`: hot columns ${concHot.qps.toFixed(0)} queries/s, p99 ${f(concHot.p99)}; JSON reads ${concCold.qps.toFixed(0)} queries/s, p99 ${f(concCold.p99)}.`,
+  '',
+  `Storage: the four edge columns take ${sz[0].hot_bytes.toFixed(0)} bytes a row of ${(sz[0].row_bytes - sz[0].hot_bytes).toFixed(0)} (+${storagePct.toFixed(1)}%); edge table ${(Number(st[0].total) / 1e6).toFixed(0)} MB with them.`,
+  `Ingest, 1,000 edge rows: the writer's COPY text ${cpuHot.toFixed(1)} ms CPU with the columns against ${cpuCold.toFixed(1)} ms without (+${((100 * (cpuHot - cpuCold)) / cpuCold).toFixed(0)}%); the COPY ${f(copyHot)} against ${f(copyCold)} (+${((100 * (copyHot - copyCold)) / copyCold).toFixed(0)}%).`,
+];
+console.log(lines.join('\n'));
+if (WRITE) {
+  const file = new URL('../BENCHMARKS.md', import.meta.url);
+  const text = readFileSync(file, 'utf8');
+  const block = `<!-- hot-bench:start -->\n${lines.join('\n')}\n<!-- hot-bench:end -->`;
+  writeFileSync(file, text.replace(/<!-- hot-bench:start -->[^]*<!-- hot-bench:end -->/, block));
+}
+await client.end();
+await ctx.close();

@@ -1,0 +1,190 @@
+/**
+ * Hot leaves: leaves of single records (`metadata.request.path`) kept as typed columns beside
+ * `metadata`, so a query that reads them does not decompress the ~1.5 KB JSON document per row
+ * (docs/ARCHITECTURE.md, "Hot leaves"; measured in BENCHMARKS.md).
+ *
+ * The one rule everything here keeps: a hot column is either NULL or exactly the value the JSON
+ * read gives (`(metadata->0->'response'->0->>'status_code')::bigint`). The translator reads
+ * `coalesce(column, <JSON read>)` (src/sql/resolve/hot.ts), so a NULL column (a partition not
+ * backfilled yet, a row written by a replica that did not know the leaf yet, a missing key, JSON
+ * null, a value of another type than the column's) costs one JSON read and never changes a row.
+ *
+ * Columns are filled by the ingest writer (hotValues, in JS from the object it is about to
+ * write) and, for rows that were there before the leaf was declared, by backfillPartition (in
+ * SQL, partition by partition, in small batches). Generated STORED columns were measured against
+ * this (BENCHMARKS.md, "Hot leaves"): adding one rewrites every partition under an ACCESS
+ * EXCLUSIVE lock, which blocks ingest and queries for the whole rewrite.
+ */
+import type pg from 'pg';
+import { LOG_SCHEMA, qualifiedTable, quoteIdent } from './logTables.js';
+
+type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+
+/** Types a hot column can have; TIMESTAMP leaves (JSON strings) are kept as their STRING text. */
+export type HotLeafType = 'STRING' | 'INT64' | 'FLOAT64' | 'BOOL';
+export const HOT_LEAF_TYPES: readonly HotLeafType[] = ['STRING', 'INT64', 'FLOAT64', 'BOOL'];
+
+/** A declared hot leaf: `metadata.response.status_code` as an INT64 column. */
+export interface HotLeaf {
+  /** Dotted path from the event's top level; always under `metadata` (docs/API.md, "Hot leaves"). */
+  readonly path: string;
+  readonly type: HotLeafType;
+}
+
+/** A hot leaf as the source row keeps it: with the partitions whose older rows still wait for the backfill. */
+export interface HotLeafState extends HotLeaf {
+  readonly pending_partitions: readonly string[];
+}
+
+export const PG_HOT_TYPES: Readonly<Record<HotLeafType, string>> = { STRING: 'text', INT64: 'bigint', FLOAT64: 'float8', BOOL: 'boolean' };
+
+/** The column of a hot leaf: its path, quoted (`"metadata.request.path"`), which no other column name can be. */
+export function hotColumnName(path: string): string {
+  return path;
+}
+
+/** Column definitions for CREATE TABLE (logTables.ts createLogTable). */
+export function hotColumnDefinitions(leaves: readonly HotLeaf[]): string[] {
+  return leaves.map((l) => `${quoteIdent(hotColumnName(l.path))} ${PG_HOT_TYPES[l.type]}`);
+}
+
+/** The path below `metadata` as keys (`metadata.request.path` → ['request', 'path']). */
+function keysBelowMetadata(path: string): string[] {
+  return path.split('.').slice(1);
+}
+
+/**
+ * The leaf's value for the column from the stored shape (every object a one-element array), or
+ * null when the JSON read would not give exactly this value: only a JSON value of the column's own
+ * type is written (a string for STRING, a safe integer for INT64, …); anything else stays NULL
+ * and is read from the JSON.
+ */
+export function hotValue(metadata: unknown, leaf: HotLeaf): string | number | boolean | null {
+  let v: unknown = metadata;
+  for (const key of keysBelowMetadata(leaf.path)) {
+    if (!Array.isArray(v) || v.length !== 1 || typeof v[0] !== 'object' || v[0] === null) return null;
+    v = (v[0] as Record<string, unknown>)[key];
+  }
+  switch (leaf.type) {
+    case 'STRING':
+      return typeof v === 'string' ? v : null;
+    case 'INT64':
+      return typeof v === 'number' && Number.isSafeInteger(v) ? v : null;
+    case 'FLOAT64':
+      // float8 cannot hold what Postgres would refuse to cast ('1e400'::float8 is an error, not a value).
+      return typeof v === 'number' && Number.isFinite(v) && (v === 0 || (Math.abs(v) >= 1e-300 && Math.abs(v) <= 1e300)) ? v : null;
+    case 'BOOL':
+      return typeof v === 'boolean' ? v : null;
+  }
+}
+
+/** `metadata->0->'request'->0` and the last key, for SQL that reads the leaf (backfill). */
+function jsonLeaf(path: string): { record: string; key: string } {
+  const keys = keysBelowMetadata(path);
+  let record = 'metadata->0';
+  for (const k of keys.slice(0, -1)) record += `->${quoteLiteral(k)}->0`;
+  return { record, key: quoteLiteral(keys[keys.length - 1]!) };
+}
+
+function quoteLiteral(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}
+
+/** The same rule as hotValue, in SQL: the value, or NULL where the JSON read is not exactly a value of the column's type. */
+export function hotValueSql(leaf: HotLeaf): string {
+  const { record, key } = jsonLeaf(leaf.path);
+  const json = `${record}->${key}`;
+  const text = `${record}->>${key}`;
+  switch (leaf.type) {
+    case 'STRING':
+      return `CASE WHEN jsonb_typeof(${json}) = 'string' THEN ${text} END`;
+    case 'INT64':
+      return `CASE WHEN jsonb_typeof(${json}) = 'number' AND ${text} ~ '^-?[0-9]{1,15}$' THEN (${text})::bigint END`;
+    case 'FLOAT64':
+      return `CASE WHEN jsonb_typeof(${json}) = 'number' AND (abs((${json})::numeric) BETWEEN 1e-300 AND 1e300 OR (${json})::numeric = 0) THEN (${text})::float8 END`;
+    case 'BOOL':
+      return `CASE WHEN jsonb_typeof(${json}) = 'boolean' THEN (${text})::boolean END`;
+  }
+}
+
+/**
+ * Adds the columns of `leaves` to a log table (nullable, no default: a change of the catalog
+ * only, no rewrite). It still needs a moment's ACCESS EXCLUSIVE lock on the table and its
+ * partitions, so it waits at most `lockTimeoutMs` for running queries and tries again, rather
+ * than queueing every new query and insert behind a long one.
+ */
+export async function addHotColumns(
+  db: Pick<pg.Pool, 'connect'>,
+  table: string,
+  leaves: readonly HotLeaf[],
+  lockTimeoutMs = 2_000,
+): Promise<void> {
+  if (!leaves.length) return;
+  const add = leaves.map((l) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(hotColumnName(l.path))} ${PG_HOT_TYPES[l.type]}`).join(', ');
+  await withLockRetries(db, lockTimeoutMs, `ALTER TABLE ${qualifiedTable(table)} ${add}`);
+}
+
+/** Drops the columns of `paths` from a log table (as addHotColumns, a catalog change under a short lock). */
+export async function dropHotColumns(
+  db: Pick<pg.Pool, 'connect'>,
+  table: string,
+  paths: readonly string[],
+  lockTimeoutMs = 2_000,
+): Promise<void> {
+  if (!paths.length) return;
+  const drop = paths.map((p) => `DROP COLUMN IF EXISTS ${quoteIdent(hotColumnName(p))}`).join(', ');
+  await withLockRetries(db, lockTimeoutMs, `ALTER TABLE ${qualifiedTable(table)} ${drop}`);
+}
+
+async function withLockRetries(db: Pick<pg.Pool, 'connect'>, lockTimeoutMs: number, statement: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const client = await db.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
+      await client.query(statement);
+      await client.query('COMMIT');
+      return;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      // 55P03 lock_not_available: a long query holds the table; try again shortly.
+      if ((err as { code?: string }).code !== '55P03' || attempt >= 20) throw err;
+      await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));
+    } finally {
+      client.release();
+    }
+  }
+}
+
+/** Pages per UPDATE of a backfill: each batch is its own short transaction (row locks only). */
+const BACKFILL_PAGES = 256;
+
+/**
+ * Fills the hot columns of `leaves` in one partition's rows that were written before the
+ * columns existed. Batches of BACKFILL_PAGES heap pages by `ctid` range, each its own statement
+ * and transaction, so ingest (inserts take no lock these rows hold) and queries (MVCC) go on;
+ * rows already filled, or whose leaf is not a value of the column's type, are not touched.
+ * Returns the number of rows filled.
+ */
+export async function backfillPartition(db: Queryable, partition: string, leaves: readonly HotLeaf[]): Promise<number> {
+  if (!leaves.length) return 0;
+  const t = qualifiedTable(partition);
+  const { rows } = await db.query<{ pages: string | null }>(
+    `SELECT pg_relation_size(c.oid) / current_setting('block_size')::int AS pages
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+    [LOG_SCHEMA, partition],
+  );
+  if (!rows[0]) return 0; // dropped by retention meanwhile
+  const pages = Number(rows[0].pages ?? 0);
+  const set = leaves.map((l) => `${quoteIdent(hotColumnName(l.path))} = ${hotValueSql(l)}`).join(', ');
+  const unfilled = leaves.map((l) => `(${quoteIdent(hotColumnName(l.path))} IS NULL AND ${hotValueSql(l)} IS NOT NULL)`).join(' OR ');
+  let filled = 0;
+  // Rows inserted meanwhile land on pages past `pages` and are written with their columns filled.
+  for (let from = 0; from < pages; from += BACKFILL_PAGES) {
+    const r = await db.query(
+      `UPDATE ${t} SET ${set} WHERE ctid >= '(${from},0)'::tid AND ctid < '(${from + BACKFILL_PAGES},0)'::tid AND (${unfilled})`,
+    );
+    filled += r.rowCount ?? 0;
+  }
+  return filled;
+}
