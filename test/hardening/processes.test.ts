@@ -123,29 +123,41 @@ describe('three service processes on one Redis', function () {
     // 200³ = 8 M combinations: long enough for the three requests to overlap.
     const slow = (label: string) =>
       `select '${label}' as label, count(*) as n from \`cloudflare.logs.prod\` a cross join \`cloudflare.logs.prod\` b cross join \`cloudflare.logs.prod\` c`;
-    const created = await call(ports[0]!, '/api/endpoints', {
-      method: 'POST',
-      body: { name: 'procs.slow', query: slow('one'), cache_duration_seconds: 300 },
-    });
-    assert.equal(created.status, 201, await created.text());
     // Query runs other than warming (usage.api-counts of the test above keeps being warmed).
     const runs = async () =>
       (await total('logquery_endpoint_queries_total{outcome="ok"}')) - (await total('logquery_cache_events_total{event="warm_run"}'));
-    const before = await runs();
-    const answers = await Promise.all(ports.map((p) => call(p, '/api/endpoints/query/procs.slow')));
-    const bodies = await Promise.all(answers.map((r) => r.text()));
-    for (const r of answers) assert.equal(r.status, 200);
-    assert.equal(new Set(bodies).size, 1);
-    assert.deepEqual(JSON.parse(bodies[0]!).result, [{ label: 'one', n: 8_000_000 }]);
-    assert.equal((await runs()) - before, 1, 'one query for the three processes');
+    const cacheErrors = () => total('logquery_cache_events_total{event="error"}');
+    // A Redis call slower than its 50 ms budget opens the cache's breaker and each process then
+    // answers without the cache (src/cache/guard.ts): on a loaded machine that can happen in the
+    // middle of an attempt, which then proves nothing; such an attempt is made again.
+    let attempt = 0;
+    for (; ; attempt++) {
+      const name = `procs.slow${attempt}`;
+      const created = await call(ports[0]!, '/api/endpoints', {
+        method: 'POST',
+        body: { name, query: slow('one'), cache_duration_seconds: 300 },
+      });
+      assert.equal(created.status, 201, await created.text());
+      const [before, errorsBefore] = [await runs(), await cacheErrors()];
+      const answers = await Promise.all(ports.map((p) => call(p, `/api/endpoints/query/${name}`)));
+      const bodies = await Promise.all(answers.map((r) => r.text()));
+      for (const r of answers) assert.equal(r.status, 200);
+      assert.equal(new Set(bodies).size, 1);
+      assert.deepEqual(JSON.parse(bodies[0]!).result, [{ label: 'one', n: 8_000_000 }]);
+      const ran = (await runs()) - before;
+      if ((await cacheErrors()) > errorsBefore && attempt < 3) continue;
+      assert.equal(ran, 1, `${ran} runs of one query for the three processes`);
+      break;
+    }
+    const endpoint = `procs.slow${attempt}`;
 
     // A change made through one process: every process answers the new definition (its endpoint
     // lookup is at most a second old), from a new cache key (the version is part of it).
-    const changed = await call(ports[1]!, '/api/endpoints/procs.slow', { method: 'PATCH', body: { query: slow('two') } });
+    const changed = await call(ports[1]!, `/api/endpoints/${endpoint}`, { method: 'PATCH', body: { query: slow('two') } });
     assert.equal(changed.status, 200, await changed.text());
     for (const port of ports) {
       const fresh = await eventually(async () => {
-        const r = await call(port, '/api/endpoints/query/procs.slow');
+        const r = await call(port, `/api/endpoints/query/${endpoint}`);
         return r.status === 200 && JSON.parse(await r.text()).result[0].label === 'two';
       }, 15_000);
       assert.ok(fresh, `process on ${port} answers the changed endpoint`);
@@ -153,7 +165,7 @@ describe('three service processes on one Redis', function () {
   });
 
   it('when a key calls the three processes at once, then they share one request budget', async () => {
-    // 2 per second with bursts of 10: in T seconds one shared budget allows at most 10 + 2·T
+    // 2 per second with bursts of 10: within T seconds (T + 1 one-second windows) one shared budget allows at most 10 + 2·(T + 1)
     // requests; three budgets of their own would allow three times that.
     const created = await call(ports[0]!, '/api/keys', {
       method: 'POST',
@@ -169,7 +181,7 @@ describe('three service processes on one Redis', function () {
     const statuses = answers.map((r) => r.status);
     const allowed = statuses.filter((s) => s === 200).length;
     assert.equal(allowed + statuses.filter((s) => s === 429).length, 45, statuses.join(','));
-    assert.ok(allowed >= 10 && allowed <= 10 + 2 * seconds, `${allowed} allowed in ${seconds} s: ${statuses.join(',')}`);
+    assert.ok(allowed >= 10 && allowed <= 10 + 2 * (seconds + 1), `${allowed} allowed in ${seconds} s: ${statuses.join(',')}`);
     const refusedBy = new Set(answers.flatMap((r, i) => (r.status === 429 ? [i % 3] : [])));
     assert.equal(refusedBy.size, 3, 'each process refuses once the shared budget is spent');
   });
