@@ -124,3 +124,37 @@ if (command === 'drop') {
   for (const { name } of Object.values(SCALE_SIZES)) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   await client.end();
 }
+
+/** `render`: the measure of all three sizes as the table between the `scaling` markers of docs/SCALING.md. */
+if (command === 'render') {
+  const all = readResults() as Record<string, Record<string, unknown>>;
+  const run = all['measure-1m-5m-25m'] as Record<
+    string,
+    { rows: number; gb: number; ingestEventsPerSecond: number; queriesMs: Record<string, number> }
+  > & {
+    at: string;
+    load: string;
+  };
+  if (!run) throw new Error('no measure of 1m,5m,25m in bench/results/scaling.json');
+  const [a, b, c] = [run['1m']!, run['5m']!, run['25m']!];
+  const title = (id: string) => SCENARIOS.find((s) => s.id === id)?.title ?? id;
+  const lines = [
+    `Run: ${run.at.slice(0, 16).replace('T', ' ')} UTC, load average ${run.load} at the end of the data top-up (shared machine); medians of ${process.env.SCALING_ROUNDS ?? 3} interleaved rounds after one warm-up, the hand-written floor SQL of each benchmark query (bench/queries.ts) run with \`pg\` (the service adds at most 1.2× plus ~2 ms of HTTP to these, BENCHMARKS.md).`,
+    '',
+    '| query | 1M (8 d) | 5M (40 d) | 25M (40 d, 5× rate) | 5M / 1M (history) | 25M / 5M (rate) |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...Object.keys(a.queriesMs).map((id) => {
+      const [x, y, z] = [a.queriesMs[id]!, b.queriesMs[id]!, c.queriesMs[id]!];
+      return `| ${title(id)} | ${x} ms | ${y} ms | ${z} ms | ${(y / x).toFixed(2)} | ${(z / y).toFixed(2)} |`;
+    }),
+    `| ingest, normalise + write of 1,000-event edge batches (events/s) | ${a.ingestEventsPerSecond} | ${b.ingestEventsPerSecond} | ${c.ingestEventsPerSecond} | ${(b.ingestEventsPerSecond / a.ingestEventsPerSecond).toFixed(2)} | ${(c.ingestEventsPerSecond / b.ingestEventsPerSecond).toFixed(2)} |`,
+    `| database size | ${a.gb.toFixed(1)} GB | ${b.gb.toFixed(1)} GB | ${c.gb.toFixed(1)} GB | | |`,
+  ];
+  const file = new URL('../docs/SCALING.md', import.meta.url);
+  const text = readFileSync(file, 'utf8');
+  writeFileSync(
+    file,
+    text.replace(/<!-- scaling:start -->[\s\S]*<!-- scaling:end -->/, `<!-- scaling:start -->\n${lines.join('\n')}\n<!-- scaling:end -->`),
+  );
+  console.log(lines.join('\n'));
+}
