@@ -139,7 +139,7 @@ if (command === 'render') {
   const [a, b, c] = [run['1m']!, run['5m']!, run['25m']!];
   const title = (id: string) => SCENARIOS.find((s) => s.id === id)?.title ?? id;
   const lines = [
-    `Run: ${run.at.slice(0, 16).replace('T', ' ')} UTC, load average ${run.load} at the end of the data top-up (shared machine); medians of ${process.env.SCALING_ROUNDS ?? 3} interleaved rounds after one warm-up, the hand-written floor SQL of each benchmark query (bench/queries.ts) run with \`pg\` (the service adds at most 1.2× plus ~2 ms of HTTP to these, BENCHMARKS.md).`,
+    `Run: ${run.at.slice(0, 16).replace('T', ' ')} UTC, load average ${run.load} at the end of the run (shared machine); medians of ${process.env.SCALING_ROUNDS ?? 3} interleaved rounds after one warm-up, the hand-written floor SQL of each benchmark query (bench/queries.ts) run with \`pg\` (the service adds at most 1.2× plus ~2 ms of HTTP to these, BENCHMARKS.md).`,
     '',
     '| query | 1M (8 d) | 5M (40 d) | 25M (40 d, 5× rate) | 5M / 1M (history) | 25M / 5M (rate) |',
     '|---|---:|---:|---:|---:|---:|',
