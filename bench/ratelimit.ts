@@ -6,7 +6,7 @@
  *   npx tsx bench/ratelimit.ts [--seconds 15] [--db lq_scale_1m] [--no-write]
  *
  * The service is `src/main.ts` with REDIS_URL on a bench database of bench/data.ts (the 1M-row
- * one of bench/scaling.ts unless --db says otherwise). Quiet key: 4 clients, each one request
+ * one of bench/scaling.ts, `npx tsx bench/scaling.ts generate 1m`, unless --db says otherwise). Quiet key: 4 clients, each one request
  * every 100 ms (40/s), alternating a cache hit (usage.api-counts) and two uncached queries
  * (logs.all, and (d) of bench/queries.ts). Abusive key: 32 clients flat out on uncached (c) and
  * (e) (24-hour scans, ~50–80 ms each) and cache hits. Phases are interleaved: quiet alone, then
