@@ -27,10 +27,7 @@ import { isDeepStrictEqual } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { createClient } from 'redis';
-import { initTranslator, translateQuery, validatePostgres } from '../src/sql/index.js';
-import { parseQuery } from '../src/sql/parser.js';
-import { resolveCtes, resolveQuery, TranslationState } from '../src/sql/resolve.js';
-import { printQuery } from '../src/sql/postgres/print.js';
+import { initTranslator, translateQuery, translateWithoutValidation, validatePostgres } from '../src/sql/index.js';
 import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
 import { createContext } from '../src/context.js';
 import { createLogger } from '../src/logger.js';
@@ -533,21 +530,8 @@ async function translationScenario(db: BenchDatabase): Promise<TranslationFigure
     const printed = translateQuery({ query: item.query, sandboxSql: item.sql, sources, maxRows: 1000 }).sql;
     const validation = micros(() => validatePostgres(printed));
     const exact = true;
-    // translateQuery minus the validation: parse, resolve (for `sql`: the endpoint's CTEs, then
-    // the caller's query over them, as src/sql/index.ts resolveSandboxed does), print.
-    const translate = micros(() => {
-      const endpoint = parseQuery(item.query);
-      const base = { translation: new TranslationState(), text: item.query, sources, ctes: new Map() };
-      if (item.sql === undefined) {
-        printQuery(resolveQuery(endpoint, base).query);
-        return;
-      }
-      const caller = parseQuery(item.sql);
-      const { ctx, ctes } = resolveCtes(endpoint.ctes, base);
-      const own = resolveCtes(caller.ctes, { translation: base.translation, text: item.sql, ctes: ctx.ctes }, new Set(ctx.ctes.keys()));
-      const body = resolveQuery({ ...caller, ctes: [] }, own.ctx);
-      printQuery({ ...body.query, ctes: [...ctes, ...own.ctes] });
-    });
+    // translateQuery minus the validation (src/sql/index.ts translateWithoutValidation).
+    const translate = micros(() => translateWithoutValidation({ query: item.query, sandboxSql: item.sql, sources, maxRows: 1000 }));
     log(
       `  ${item.id.padEnd(40)} parse+translate ${translate.toFixed(0).padStart(6)} µs  with validation ${full.toFixed(0).padStart(6)} µs`,
     );

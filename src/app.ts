@@ -11,6 +11,7 @@ import { RequestPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestIdStep, requestMetricsStep } from './http/steps.js';
 import { rateLimitStep } from './rateLimit/step.js';
 import { ingestRoutes } from './ingest/routes.js';
+import { IngestService } from './ingest/service.js';
 import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
 import { keyRoutes } from './auth/routes.js';
@@ -23,7 +24,18 @@ export interface AppOptions {
 }
 
 export async function createApp(ctx: AppContext, options: AppOptions = {}): Promise<Express> {
-  const queries = new EndpointQueryService(ctx);
+  const { auth, cache, metrics, logger } = ctx;
+  const queries = new EndpointQueryService({
+    knex: ctx.db.knex,
+    reads: ctx.reads,
+    limiter: ctx.limiter,
+    sources: ctx.sources,
+    cache,
+    metrics,
+    logger,
+    queryTimeoutMs: ctx.config.queryTimeoutMs,
+    embedded: ctx.embedded,
+  });
   await queries.init();
 
   const app = express();
@@ -38,27 +50,35 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   // middleware. A step for all requests belongs in this list, not in app.use, or cache hits skip it.
   const pipeline = new RequestPipeline([
     requestIdStep(),
-    requestMetricsStep(ctx.metrics, ctx.logger),
-    rateLimitStep(ctx.auth, ctx.limiter),
+    requestMetricsStep(metrics, logger),
+    rateLimitStep(auth, ctx.limiter),
     ...(options.steps ?? []),
   ]);
   // perf: cache hits of `GET /api/endpoints/query/:idOrName` before Express dispatch (served by
   // createHttpServer) or else before any other router; whatever it cannot answer from memory
   // and the cache goes on to the ordinary route (see fastQueryRoute).
-  const fastQuery = fastQueryRoute(ctx.auth, ctx.cache, queries);
+  const fastQuery = fastQueryRoute(auth, cache, queries);
   setFrontDoor(app, { pipeline, beforeApp: fastQuery.serve });
   app.use(pipeline.middleware);
   app.use(fastQuery.middleware);
 
-  app.use(healthRoutes(ctx, () => ctx.cache.ready()));
-  // Routers of each feature (one line each):
-  app.use(queryRoutes(ctx.auth, queries));
-  app.use(ingestRoutes(ctx));
-  app.use(endpointManagementRoutes(ctx, () => queries.forgetEndpoints()));
-  app.use(sourceRoutes(ctx));
-  app.use(keyRoutes(ctx));
+  app.use(
+    healthRoutes({
+      pool: ctx.db.pool,
+      cacheReady: () => cache.ready(),
+      registry: metrics.registry,
+      embedded: ctx.embedded,
+      replicas: ctx.config.databaseReadUrls.length ? () => ctx.reads.status() : undefined,
+    }),
+  );
+  // Routers of each feature, each given only what it uses:
+  app.use(queryRoutes(auth, queries));
+  app.use(ingestRoutes(auth, new IngestService({ sources: ctx.sources, writer: ctx.writer, metrics })));
+  app.use(endpointManagementRoutes({ auth, knex: ctx.db.knex, sources: ctx.sources.lookup, onChange: () => queries.forgetEndpoints() }));
+  app.use(sourceRoutes({ auth, sources: ctx.sources, writer: ctx.writer, retentionDays: ctx.config.retentionDays }));
+  app.use(keyRoutes({ auth, keys: ctx.keys }));
 
   app.use(notFoundHandler);
-  app.use(errorMiddleware(ctx.logger, ctx.config.queryTimeoutMs));
+  app.use(errorMiddleware(logger, ctx.config.queryTimeoutMs));
   return app;
 }

@@ -15,6 +15,7 @@ import { SourceService } from './sources/service.js';
 import { ApiKeyRepository } from './auth/keys.js';
 import { Authenticator } from './auth/authenticate.js';
 import { LogWriter } from './ingest/write.js';
+import { defaultSourceSchema } from './ingest/defaultSchemas.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { PROJECT_ROOT } from './paths.js';
 import { EndpointRepository } from './endpoints/repository.js';
@@ -76,7 +77,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     opened.push({ name: 'database pools', close: () => db.close() });
     const sources = new SourceService(db, config.retentionDays);
     const keys = new ApiKeyRepository(db.knex);
-    await sources.ensureDefaults();
+    await sources.ensureDefaults(defaultSourceSchema);
     for (const k of config.bootstrapKeys) await keys.upsert(k.name, k.key, k.scopes);
     await ensureSeededEndpoints(db.knex, sources.lookup);
     let reader: pg.Pool | undefined;

@@ -1,12 +1,20 @@
 import cron from 'node-cron';
-import type { AppContext } from './context.js';
+import type { LogWriter } from './ingest/write.js';
+import type { Logger } from './logger.js';
+import type { SourceService } from './sources/service.js';
+
+export interface JobDeps {
+  sources: Pick<SourceService, 'runPartitionUpkeep' | 'reload' | 'runHotLeafBackfill'>;
+  writer: Pick<LogWriter, 'forgetPartitions'>;
+  logger: Logger;
+}
 
 /**
  * Background upkeep: partitions ahead and retention, at start and every hour (idempotent, so
  * several replicas may run it; the DDL is guarded by IF [NOT] EXISTS), and the source catalog
  * read again every 10 s so changes made by other replicas are seen; hot leaf backfills every minute.
  */
-export function startBackgroundJobs(ctx: AppContext, options: { catalogReloadMs?: number } = {}): { stop(): void } {
+export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: number } = {}): { stop(): void } {
   const upkeep = async () => {
     try {
       const { created, dropped } = await ctx.sources.runPartitionUpkeep();

@@ -35,8 +35,8 @@ async function main(): Promise<void> {
   let jobs: ReturnType<typeof startBackgroundJobs> | undefined;
   let server: Server;
   try {
-    if (config.loadDemoData) await loadDemoDataOnce(ctx);
-    const keyFile = await ensureFirstKey(ctx);
+    if (config.loadDemoData) await loadDemoDataOnce({ sources: ctx.sources, pool: ctx.db.pool, writer: ctx.writer, logger: ctx.logger });
+    const keyFile = await ensureFirstKey({ embedded: ctx.embedded, keys: ctx.keys, dataDir: ctx.config.dataDir });
     if (keyFile) logger.info({ keyFile }, 'created an admin API key for this embedded instance; it is in keyFile');
     jobs = startBackgroundJobs(ctx);
     server = await listen(config, await createApp(ctx));

@@ -3,7 +3,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { generateKey } from './auth/keys.js';
 import { PROJECT_ROOT } from './paths.js';
-import type { AppContext } from './context.js';
+import type pg from 'pg';
+import type { ApiKeyRepository } from './auth/keys.js';
+import type { LogWriter } from './ingest/write.js';
+import type { Logger } from './logger.js';
+import type { SourceService } from './sources/service.js';
 import { EndpointRepository } from './endpoints/repository.js';
 import { dependants } from './endpoints/nesting.js';
 import type { SourceLookup } from './sources/schema.js';
@@ -42,20 +46,26 @@ export async function ensureSeededEndpoints(knex: Knex, sources: SourceLookup): 
 }
 
 /** On the first start of an instance configured for it (the embedded default), the demo events. */
-export async function loadDemoDataOnce(ctx: AppContext): Promise<void> {
-  const edge = await ctx.sources.get('cloudflare.logs.prod');
-  const { rows } = await ctx.db.pool.query(`SELECT EXISTS (SELECT 1 FROM logs."${edge.table_name}") AS any`);
+export async function loadDemoDataOnce(deps: {
+  sources: Pick<SourceService, 'get'>;
+  pool: Pick<pg.Pool, 'query'>;
+  writer: Pick<LogWriter, 'write'>;
+  logger: Logger;
+}): Promise<void> {
+  const { sources, pool, writer, logger } = deps;
+  const edge = await sources.get('cloudflare.logs.prod');
+  const { rows } = await pool.query(`SELECT EXISTS (SELECT 1 FROM logs."${edge.table_name}") AS any`);
   if (rows[0].any) return;
   const nowMs = Date.now();
   let total = 0;
   for (const [sourceName, events] of demoEvents(nowMs)) {
-    const source = await ctx.sources.get(sourceName);
+    const source = await sources.get(sourceName);
     const batch = normaliseEvents(events, { nowMs, retentionDays: source.retention_days });
     if (batch.errors.length) throw new Error(`demo events of ${sourceName} are invalid: ${batch.errors[0]!.message}`);
-    await ctx.writer.write(source, batch.rows, batch.fields);
+    await writer.write(source, batch.rows, batch.fields);
     total += batch.rows.length;
   }
-  ctx.logger.info({ events: total }, 'loaded demo events');
+  logger.info({ events: total }, 'loaded demo events');
 }
 
 /**
@@ -63,11 +73,16 @@ export async function loadDemoDataOnce(ctx: AppContext): Promise<void> {
  * admin key and write it to `<data dir>/admin-api-key` (mode 600) rather than to the log.
  * Returns the file's path when a key was created.
  */
-export async function ensureFirstKey(ctx: AppContext): Promise<string | undefined> {
-  if (!ctx.embedded || (await ctx.keys.list()).length > 0) return undefined;
+export async function ensureFirstKey(deps: {
+  embedded: boolean;
+  keys: Pick<ApiKeyRepository, 'list' | 'create'>;
+  dataDir: string;
+}): Promise<string | undefined> {
+  const { embedded, keys, dataDir } = deps;
+  if (!embedded || (await keys.list()).length > 0) return undefined;
   const key = generateKey();
-  const file = path.join(path.resolve(PROJECT_ROOT, ctx.config.dataDir), 'admin-api-key');
+  const file = path.join(path.resolve(PROJECT_ROOT, dataDir), 'admin-api-key');
   await fs.writeFile(file, key + '\n', { mode: 0o600 });
-  await ctx.keys.create('first-admin', key, ['admin']);
+  await keys.create('first-admin', key, ['admin']);
   return file;
 }

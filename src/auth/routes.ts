@@ -7,36 +7,41 @@
  */
 import { Router } from 'express';
 import type { Scope } from '../config.js';
-import type { AppContext } from '../context.js';
 import { BadRequestError, NotFoundError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../http/body.js';
-import { generateKey, SCOPES, type ApiKeyRecord } from './keys.js';
+import type { Authenticator } from './authenticate.js';
+import { generateKey, SCOPES, type ApiKeyRecord, type ApiKeyRepository } from './keys.js';
 import { LIMIT_FIELDS, MAX_LIMIT, type KeyLimitFields } from '../rateLimit/limits.js';
 
-export function keyRoutes(ctx: AppContext): Router {
+export interface KeyRoutesDeps {
+  auth: Pick<Authenticator, 'require' | 'forget'>;
+  keys: Pick<ApiKeyRepository, 'create' | 'list' | 'delete' | 'setLimits'>;
+}
+
+export function keyRoutes({ auth, keys }: KeyRoutesDeps): Router {
   const router = Router();
-  const admin = ctx.auth.require('admin');
+  const admin = auth.require('admin');
 
   router.post('/api/keys', admin, jsonBody, async (req, res) => {
     const { name, scopes, limits } = keyBody(req.body);
     const key = generateKey();
-    const record = await ctx.keys.create(name, key, scopes, limits);
+    const record = await keys.create(name, key, scopes, limits);
     res.status(201).json({ ...present(record), key });
   });
   router.get('/api/keys', admin, async (_req, res) => {
-    res.json((await ctx.keys.list()).map(present));
+    res.json((await keys.list()).map(present));
   });
   router.patch('/api/keys/:id', admin, jsonBody, async (req, res) => {
     const id = String(req.params.id);
-    const record = await ctx.keys.setLimits(id, limitsBody(req.body));
+    const record = await keys.setLimits(id, limitsBody(req.body));
     if (!record) throw unknownKey(id);
-    ctx.auth.forget();
+    auth.forget();
     res.json(present(record));
   });
   router.delete('/api/keys/:id', admin, async (req, res) => {
     const id = String(req.params.id);
-    if (!(await ctx.keys.delete(id))) throw unknownKey(id);
-    ctx.auth.forget();
+    if (!(await keys.delete(id))) throw unknownKey(id);
+    auth.forget();
     res.status(204).end();
   });
   return router;

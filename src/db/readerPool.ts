@@ -19,7 +19,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type pg from 'pg';
-import { READER_ROLE, readOnlySessionOptions, registerReadOnlySession } from '../query/execute.js';
+import { READER_ROLE, readOnlySessionOptions, registerReadOnlySession } from './readOnlySession.js';
 import { createPgPool, type Database, type DatabaseOptions } from './pool.js';
 
 export function readerUrl(serviceUrl: string): { url: string; password: string | undefined } {

@@ -26,7 +26,7 @@
  */
 import type pg from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { readOnlySessionOptions, registerReadOnlySession } from '../query/execute.js';
+import { readOnlySessionOptions, registerReadOnlySession } from './readOnlySession.js';
 import { isDatabaseUnavailable } from './connectionErrors.js';
 import { createPgPool, type DatabaseOptions } from './pool.js';
 import { readerUrl } from './readerPool.js';

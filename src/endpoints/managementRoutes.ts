@@ -5,15 +5,25 @@
  * these routes match one path segment only, so they never shadow those.
  */
 import { Router } from 'express';
-import type { AppContext } from '../context.js';
+import type { Knex } from 'knex';
+import type { Authenticator } from '../auth/authenticate.js';
+import type { SourceLookup } from '../sources/schema.js';
 import { jsonBody } from '../http/body.js';
 import { EndpointManagementService } from './managementService.js';
 
 /** `onChange` runs after every create, update or delete, so this replica's query path sees it at once. */
-export function endpointManagementRoutes(ctx: AppContext, onChange: () => void): Router {
+export interface EndpointManagementDeps {
+  auth: Pick<Authenticator, 'require'>;
+  knex: Knex;
+  sources: SourceLookup;
+  /** Called after every change, so the query service of this replica sees it at once. */
+  onChange: () => void;
+}
+
+export function endpointManagementRoutes({ auth, knex, sources, onChange }: EndpointManagementDeps): Router {
   const router = Router();
-  const endpoints = new EndpointManagementService(ctx.db.knex, ctx.sources.lookup);
-  const admin = ctx.auth.require('admin');
+  const endpoints = new EndpointManagementService(knex, sources);
+  const admin = auth.require('admin');
 
   router.get('/api/endpoints', admin, async (_req, res) => {
     res.json(await endpoints.list());

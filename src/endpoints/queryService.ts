@@ -5,11 +5,15 @@
  */
 import { createHash } from 'node:crypto';
 import { parse as parseQueryString } from 'node:querystring';
-import type { AppContext } from '../context.js';
+import type { Knex } from 'knex';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { SourceService } from '../sources/service.js';
 import { BadRequestError, NotFoundError, parameterError, UnprocessableError, type ErrorDetail } from '../errors.js';
-import type { CacheOutcome, CacheRequest, WarmSpec } from '../cache/types.js';
+import type { CacheOutcome, CacheRequest, ResultCache, WarmSpec } from '../cache/types.js';
 import { executeReadOnly } from '../query/execute.js';
-import type { LimitedKey } from '../rateLimit/index.js';
+import type { KeyLimiter, LimitedKey } from '../rateLimit/index.js';
+import type { ReplicaRouter } from '../db/replicas.js';
 import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
 import { initTranslator, SqlError, SqlNestingError, type Translation } from '../sql/index.js';
@@ -56,6 +60,21 @@ function preparedRunKey(endpoint: EndpointRecord, redact: boolean, rawQuery: str
   return `${redact ? 'r' : 'p'}${endpoint.id}:${endpoint.version}?${rawQuery}`;
 }
 
+export interface QueryServiceDeps {
+  knex: Knex;
+  /** Where endpoint queries run: a healthy read replica, else the primary (the reader pool when there is one). */
+  reads: Pick<ReplicaRouter, 'run'>;
+  /** Concurrent uncached queries per API key (src/rateLimit/). */
+  limiter: Pick<KeyLimiter, 'query'>;
+  sources: Pick<SourceService, 'catalogVersion' | 'lookup'>;
+  cache: Pick<ResultCache, 'fetch' | 'startWarming'>;
+  metrics: Pick<Metrics, 'queryRuns'>;
+  logger: Logger;
+  queryTimeoutMs: number;
+  /** On the embedded PGlite, which is not known to take a pipelined batch. */
+  embedded: boolean;
+}
+
 export class EndpointQueryService {
   private readonly repository: EndpointRepository;
   /** Endpoints by id or name; a missing one is not cached (a new endpoint shows at once). */
@@ -64,8 +83,8 @@ export class EndpointQueryService {
   private readonly runs = new LRUCache<string, PreparedRun>({ max: PREPARED_RUNS_MAX });
   private readonly translations = new TranslationCache();
 
-  constructor(private readonly ctx: AppContext) {
-    this.repository = new EndpointRepository(ctx.db.knex);
+  constructor(private readonly deps: QueryServiceDeps) {
+    this.repository = new EndpointRepository(deps.knex);
     this.endpoints = new LookupCache({
       ttlMs: ENDPOINT_TTL_MS,
       refreshAheadMs: ENDPOINT_REFRESH_AHEAD_MS,
@@ -78,7 +97,7 @@ export class EndpointQueryService {
   /** Loads the SQL validator, starts warming. */
   async init(): Promise<void> {
     await initTranslator();
-    this.ctx.cache.startWarming((spec) => this.rerun(spec));
+    this.deps.cache.startWarming((spec) => this.rerun(spec));
   }
 
   /** After a change on this replica: the next request sees it at once. */
@@ -93,7 +112,7 @@ export class EndpointQueryService {
     if (endpoint.cache_duration_seconds <= 0) {
       return { body: await this.compute(endpoint, spec, request.key), cache: 'BYPASS' };
     }
-    const outcome = await this.ctx.cache.fetch(
+    const outcome = await this.deps.cache.fetch(
       { key: cacheKey(spec), ttlSeconds: endpoint.cache_duration_seconds, warmPeriodSeconds: endpoint.cache_warming_seconds, spec },
       () => this.compute(endpoint, spec, request.key),
     );
@@ -171,11 +190,11 @@ export class EndpointQueryService {
   /** `key`: the caller, whose concurrent-query limit the database query runs within; none for warming. */
   private async compute(endpoint: EndpointRecord, spec: WarmSpec, key?: LimitedKey): Promise<string> {
     const { translation, values } = await this.prepare(endpoint, spec);
-    const run = await this.ctx.limiter
+    const run = await this.deps.limiter
       .query(key, () => this.execute(translation.sql, values))
       .then(
-        (r) => (this.ctx.metrics.queryRuns.inc({ outcome: 'ok' }), r),
-        (err) => (this.ctx.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
+        (r) => (this.deps.metrics.queryRuns.inc({ outcome: 'ok' }), r),
+        (err) => (this.deps.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
       );
     const names = translation.columns.map((c) => c.name);
     if (!spec.redact) return encodeResultBody(run.fields, names, run.rows);
@@ -191,11 +210,11 @@ export class EndpointQueryService {
   private execute(sql: string, values: Array<string | null>) {
     // The embedded PGlite is not known to take a pipelined batch: it gets the transaction in three round trips.
     // On a read replica when one is healthy (src/db/replicas.ts), else on the primary.
-    return this.ctx.reads.run((target) =>
+    return this.deps.reads.run((target) =>
       executeReadOnly(target.pool, sql, values, {
-        timeoutMs: this.ctx.config.queryTimeoutMs,
+        timeoutMs: this.deps.queryTimeoutMs,
         useReaderRole: target.useReaderRole,
-        pipelined: !this.ctx.embedded,
+        pipelined: !this.deps.embedded,
       }),
     );
   }
@@ -223,10 +242,10 @@ export class EndpointQueryService {
    * same transaction, so once this version is seen their new text is there to read.
    */
   private async translate(endpoint: EndpointRecord, sandboxSql: string | undefined): Promise<Translation> {
-    const key = translationKey(endpoint.id, endpoint.version, this.ctx.sources.catalogVersion, sandboxSql);
+    const key = translationKey(endpoint.id, endpoint.version, this.deps.sources.catalogVersion, sandboxSql);
     const cached = this.translations.get(key);
     if (cached) return cached;
-    const sources = this.ctx.sources.lookup;
+    const sources = this.deps.sources.lookup;
     const readable = await loadReadable(endpoint.query, sources, (names) => this.repository.findByNames(names));
     let translation: Translation;
     try {

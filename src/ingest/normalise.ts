@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FIXED_COLUMNS, inferField, mergeField, type FieldMap, type FieldType } from '../sources/schema.js';
-import { fieldName, isPlainObject, storedNames, toStoredShape } from './shape.js';
+import { fieldName, isPlainObject, storedNames, toStoredShape } from '../sources/shape.js';
 import { MAX_NESTING, unstorableReason } from './storable.js';
 import { parseEventTimestamp } from './timestamp.js';
 

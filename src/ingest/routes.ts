@@ -18,22 +18,21 @@
  *   an empty body answers 400.
  */
 import { Router, type Request, type Response } from 'express';
-import type { AppContext } from '../context.js';
+import type { Authenticator } from '../auth/authenticate.js';
 import { ingestAnswer, notStoredMessage } from './answer.js';
 import { otlpEncodingOf, otlpLogEvents, otlpResponse } from './otlpLogs.js';
 import { UnsupportedMediaTypeError } from '../errors.js';
 import { readDecodedBody } from '../http/body.js';
 import { INGEST_BODY_LIMIT } from '../limits.js';
 import { readIngestBody } from './parseBody.js';
-import { IngestService } from './service.js';
+import type { IngestService } from './service.js';
 
 export const INGEST_PATHS = ['/api/logs', '/logs', '/api/events'];
 export const OTLP_LOGS_PATH = '/v1/logs';
 
-export function ingestRoutes(ctx: AppContext): Router {
+export function ingestRoutes(auth: Pick<Authenticator, 'require'>, ingest: IngestService): Router {
   const router = Router();
-  const ingest = new IngestService(ctx);
-  const requireIngest = ctx.auth.require('ingest');
+  const requireIngest = auth.require('ingest');
 
   const ingestEvents = async (req: Request, res: Response) => {
     const source = await ingest.resolveSource(req.query, req.headers);

@@ -4,12 +4,18 @@
  * of range) or rejected (invalid). One bad event never costs the others.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AppContext } from '../context.js';
+import type { Metrics } from '../metrics.js';
 import { BadRequestError } from '../errors.js';
 import type { SourceRecord } from '../sources/repository.js';
+import type { SourceService } from '../sources/service.js';
+import type { LogWriter } from './write.js';
 import { normaliseEvents, type DropReason, type EventError } from './normalise.js';
 
-export type IngestContext = Pick<AppContext, 'sources' | 'writer' | 'metrics'>;
+export interface IngestDeps {
+  sources: Pick<SourceService, 'get'>;
+  writer: Pick<LogWriter, 'write'>;
+  metrics: Pick<Metrics, 'ingestedEvents' | 'droppedEvents' | 'rejectedEvents'>;
+}
 
 /** What became of a batch, once the valid events are committed. */
 export interface IngestOutcome {
@@ -34,7 +40,7 @@ export interface IngestInput {
 }
 
 export class IngestService {
-  constructor(private readonly ctx: IngestContext) {}
+  constructor(private readonly deps: IngestDeps) {}
 
   /**
    * The source of a request: `?source=` (a UUID; a name is accepted too), else `?source_name=`,
@@ -53,7 +59,7 @@ export class IngestService {
         },
       ]);
     }
-    return this.ctx.sources.get(ref);
+    return this.deps.sources.get(ref);
   }
 
   /** Writes the valid events (all in one transaction) and says what became of each. */
@@ -65,8 +71,8 @@ export class IngestService {
       reuseInput: true,
       unparsed: input.unparsed,
     });
-    await this.ctx.writer.write(source, batch.rows, batch.fields);
-    const { metrics } = this.ctx;
+    await this.deps.writer.write(source, batch.rows, batch.fields);
+    const { metrics } = this.deps;
     if (batch.rows.length) metrics.ingestedEvents.inc({ source: source.name }, batch.rows.length);
     for (const reason of ['stale', 'future'] as const) {
       if (batch.dropped[reason]) metrics.droppedEvents.inc({ source: source.name, reason }, batch.dropped[reason]);

@@ -25,6 +25,7 @@ import { RAW_TYPES } from './encode.js';
 import { isDatabaseUnavailable } from '../db/connectionErrors.js';
 import { runPipelined, toWireValue, watchReceivedBytes } from '../db/pipelined.js';
 import { MAX_RESULT_BYTES } from '../limits.js';
+import { READER_ROLE, readOnlySessionOf, type ReadOnlySession } from '../db/readOnlySession.js';
 
 export interface QueryRun {
   fields: Array<{ name: string; dataTypeID: number }>;
@@ -43,8 +44,6 @@ export interface ExecuteOptions {
    */
   pipelined?: boolean;
 }
-
-export const READER_ROLE = 'logquery_reader';
 
 /**
  * How long past its statement_timeout a query may go without an answer before the client gives
@@ -70,7 +69,7 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
   // The dropped connection surfaces as a client 'error' event; the pool listens only while idle.
   const ignore = () => undefined;
   try {
-    const start = transactionStart(options.useReaderRole ? undefined : readOnlySessions.get(pool), options.useReaderRole, timeoutMs);
+    const start = transactionStart(options.useReaderRole ? undefined : readOnlySessionOf(pool), options.useReaderRole, timeoutMs);
     client.on('error', ignore);
     bytes = watchReceivedBytes(client, limit);
     if (options.pipelined === false) {
@@ -115,7 +114,7 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
 /**
  * The statements that open the read-only transaction of one query, each a statement of its own.
  *
- * On a pool of read-only sessions (below) the settings are already those of the connection, and
+ * On a pool of read-only sessions (src/db/readOnlySession.ts) the settings are already those of the connection, and
  * only statement_timeout is set when this query's limit differs from the connection's.
  *
  * security: standard_conforming_strings is forced on because the printer escapes string literals
@@ -134,34 +133,6 @@ function transactionStart(session: ReadOnlySession | undefined, useReaderRole: b
     'SET LOCAL jit = off',
     'SET LOCAL standard_conforming_strings = on',
   ];
-}
-
-interface ReadOnlySession {
-  statementTimeoutMs: number;
-}
-
-/** Pools opened with readOnlySessionOptions (the reader's own connections). */
-const readOnlySessions = new WeakMap<pg.Pool, ReadOnlySession>();
-
-/**
- * Startup options (pg's `options`) that give a connection the settings of a query's transaction
- * for its whole session, for a pool whose connections run endpoint queries only
- * (src/db/readerPool.ts). Options from the startup packet take precedence over settings of the
- * role or the database (`ALTER ROLE … SET standard_conforming_strings = off` does not apply).
- *
- * security: the session keeps them because every query on it ends in ROLLBACK (or the connection
- * is dropped), and a rollback undoes every SET and `set_config(…, false)` made in the
- * transaction; default_transaction_read_only is one more guard for anything that would ever run
- * outside BEGIN READ ONLY on these connections.
- */
-export function readOnlySessionOptions(statementTimeoutMs: number): string {
-  const timeout = Math.floor(statementTimeoutMs);
-  return `-c default_transaction_read_only=on -c statement_timeout=${timeout} -c TimeZone=UTC -c jit=off -c standard_conforming_strings=on`;
-}
-
-/** Marks a pool whose connections were opened with readOnlySessionOptions(statementTimeoutMs). */
-export function registerReadOnlySession(pool: pg.Pool, statementTimeoutMs: number): void {
-  readOnlySessions.set(pool, { statementTimeoutMs: Math.floor(statementTimeoutMs) });
 }
 
 /** A client is dropped after a failure without a SQLSTATE too: its connection state is unknown. */

@@ -3,48 +3,61 @@
  * Creating a source creates its partitioned log table; deleting one drops it with its events.
  */
 import { Router } from 'express';
-import type { AppContext } from '../context.js';
 import { BadRequestError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../http/body.js';
+import type { Authenticator } from '../auth/authenticate.js';
 import type { SourceRecord } from './repository.js';
+import type { SourceService } from './service.js';
 
 const WRITABLE = ['name', 'retention_days', 'hot_leaves'];
 /** Sent back unchanged from a GET: ignored, so GET → edit → PUT works. */
 const READ_ONLY = ['id', 'table_name', 'schema', 'created_at', 'updated_at'];
 
-export function sourceRoutes(ctx: AppContext): Router {
+export interface SourceRoutesDeps {
+  auth: Pick<Authenticator, 'require'>;
+  sources: Pick<SourceService, 'reload' | 'list' | 'create' | 'get' | 'update' | 'delete' | 'setHotLeaves'>;
+  /**
+   * The ingest writer (src/ingest/write.ts), told when a source is deleted: its partitions are
+   * gone, and a new source may reuse the table name. Structural, as ingest builds on sources.
+   */
+  writer: { forgetPartitions(): void };
+  /** What a PUT without `retention_days` sets. */
+  retentionDays: number;
+}
+
+export function sourceRoutes({ auth, sources, writer, retentionDays }: SourceRoutesDeps): Router {
   const router = Router();
-  const admin = ctx.auth.require('admin');
+  const admin = auth.require('admin');
 
   router.get('/api/sources', admin, async (_req, res) => {
-    await ctx.sources.reload(); // another replica may have changed the list
-    res.json(ctx.sources.list().map(present));
+    await sources.reload(); // another replica may have changed the list
+    res.json(sources.list().map(present));
   });
   router.post('/api/sources', admin, jsonBody, async (req, res) => {
     const body = sourceBody(req.body);
-    res.status(201).json(present(await ctx.sources.create(body)));
+    res.status(201).json(present(await sources.create(body)));
   });
   router.get('/api/sources/:idOrName', admin, async (req, res) => {
-    res.json(present(await ctx.sources.get(String(req.params.idOrName))));
+    res.json(present(await sources.get(String(req.params.idOrName))));
   });
   router.put('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
     const body = sourceBody(req.body);
     // PUT is the whole resource: an omitted retention goes back to the default.
-    const updated = await ctx.sources.update(String(req.params.idOrName), {
+    const updated = await sources.update(String(req.params.idOrName), {
       name: body.name,
-      retention_days: body.retention_days ?? ctx.config.retentionDays,
+      retention_days: body.retention_days ?? retentionDays,
     });
     // An omitted hot_leaves keeps the current ones (they are storage, not a setting that has a default).
-    res.json(present(body.hot_leaves === undefined ? updated : await ctx.sources.setHotLeaves(updated.id, body.hot_leaves)));
+    res.json(present(body.hot_leaves === undefined ? updated : await sources.setHotLeaves(updated.id, body.hot_leaves)));
   });
   router.patch('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
     const { name, retention_days, hot_leaves } = sourceBody(req.body);
-    const updated = await ctx.sources.update(String(req.params.idOrName), { name, retention_days });
-    res.json(present(hot_leaves === undefined ? updated : await ctx.sources.setHotLeaves(updated.id, hot_leaves)));
+    const updated = await sources.update(String(req.params.idOrName), { name, retention_days });
+    res.json(present(hot_leaves === undefined ? updated : await sources.setHotLeaves(updated.id, hot_leaves)));
   });
   router.delete('/api/sources/:idOrName', admin, async (req, res) => {
-    await ctx.sources.delete(String(req.params.idOrName));
-    ctx.writer.forgetPartitions(); // its partitions are gone; a new source may reuse the table name
+    await sources.delete(String(req.params.idOrName));
+    writer.forgetPartitions();
     res.status(204).end();
   });
   return router;

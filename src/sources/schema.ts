@@ -8,7 +8,7 @@
  * 4–10× faster (docs/ARCHITECTURE.md, "Measured facts behind the design"), and still gives
  * the same rows.
  */
-import { storedNames } from '../ingest/shape.js';
+import { storedNames } from './shape.js';
 import type { HotLeaf } from '../storage/hotLeaves.js';
 
 export type ScalarType = 'STRING' | 'INT64' | 'FLOAT64' | 'BOOL' | 'TIMESTAMP';

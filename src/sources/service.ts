@@ -16,7 +16,6 @@ import {
 } from '../storage/hotLeaves.js';
 import { listPartitions } from '../storage/logTables.js';
 import { isValidName, NAME_RULE } from '../limits.js';
-import { defaultSourceSchema } from './defaultSchemas.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
 import { EndpointRepository } from '../endpoints/repository.js';
 import { sourceReaders } from '../endpoints/nesting.js';
@@ -167,12 +166,14 @@ export class SourceService {
   /**
    * Creates the default sources where missing, and widens the schema of existing ones with the
    * fields a default source starts with (an install from before those fields were known).
+   * `defaultSchema` gives those fields (src/ingest/defaultSchemas.ts: inferred by ingest, which
+   * builds on sources, so it is passed in rather than imported).
    */
-  async ensureDefaults(): Promise<void> {
+  async ensureDefaults(defaultSchema: (name: string) => FieldMap): Promise<void> {
     await this.reload();
     let changed = false;
     for (const { name } of DEFAULT_SOURCES) {
-      const schema = defaultSourceSchema(name);
+      const schema = defaultSchema(name);
       const existing = this.byName.get(name);
       const hot = DEFAULT_HOT_LEAVES[name] ?? [];
       if (existing) {

@@ -6,7 +6,8 @@
  *   // t.sql: 'SELECT count(*) AS "n" FROM "logs"."cloudflare_logs_prod" AS "t0" WHERE ("t0"."project" = $1::text)'
  *   // t.parameters: ['p'];  t.columns: [{ name: 'n', type: 'INT64' }]
  *
- * Pipeline: lexer → parser → resolver (scopes, types, sandbox wall 1) → printer → validate (wall 2).
+ * Pipeline: lexer → parser → resolver (scopes, types, sandbox wall 1) → rewrites for speed (passes.ts)
+ * → printer → validate (wall 2).
  */
 import { LRUCache } from 'lru-cache';
 import type * as Q from './ast/queries.js';
@@ -15,11 +16,11 @@ import { tokenize } from './lexer.js';
 import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
 import { printQuery } from './postgres/print.js';
-import { dropUnobservableCteOrder } from './postgres/cteOrder.js';
-import { dropUnusedCtes } from './postgres/unusedCtes.js';
-import { resolveCtes, resolveQuery, TranslationState, type Context, type Resolved } from './resolve.js';
+import { runPasses } from './passes.js';
+import { resolveCtes, resolveQuery, rootContext, TranslationState, type Context, type Resolved } from './resolve.js';
 import type { CteBinding } from './resolve/scope.js';
-import { nestedEndpoints, type EndpointLookup, type EndpointTable } from './resolve/endpoints.js';
+import { nestedEndpoints } from './resolve/endpoints.js';
+import type { EndpointLookup, EndpointTable } from './resolve/scope.js';
 import { typeName } from './types.js';
 import { loadValidator, validatePostgres } from './validate.js';
 import type { SourceLookup, SourceTable } from '../sources/schema.js';
@@ -28,7 +29,7 @@ export type { SqlWarning } from './errors.js';
 export { SqlError, SqlSyntaxError, SqlUnsupportedError, SqlNameError, SqlSandboxError, SqlLimitError } from './errors.js';
 export { validatePostgres } from './validate.js';
 export { SqlNestingError } from './errors.js';
-export { type EndpointLookup, type EndpointTable } from './resolve/endpoints.js';
+export { type EndpointLookup, type EndpointTable } from './resolve/scope.js';
 
 export interface TranslateInput {
   /** Endpoint SQL, BigQuery dialect, with @params. */
@@ -47,9 +48,8 @@ export interface TranslateInput {
   /** The translated endpoint's own name: reading itself, directly or not, is a cycle. */
   endpointName?: string;
   /**
-   * false: no rewrite for speed (narrowed aggregates, path reads of single records, constant CTEs
-   * inlined, CTE orders and unread CTEs dropped). For the differential test only: the rows must
-   * be the same either way.
+   * false: none of the rewrites for speed (passes.ts). For the differential test only: the rows
+   * must be the same either way.
    */
   optimise?: boolean;
 }
@@ -87,14 +87,13 @@ export function translateQuery(input: TranslateInput): Translation {
  */
 export function translateWithoutValidation(input: TranslateInput): Translation {
   const { resolved, state } = input.sandboxSql === undefined ? resolveEndpoint(input) : resolveSandboxed(input, input.sandboxSql);
-  const { query: used, parameters } = state.optimise
-    ? dropUnusedCtes(dropUnobservableCteOrder(resolved.query), state.parameters)
-    : { query: resolved.query, parameters: state.parameters };
+  const resolvedTree = { query: resolved.query, parameters: state.parameters };
+  const { query: used, parameters } = input.optimise === false ? resolvedTree : runPasses(resolvedTree, state);
   const query = input.maxRows === undefined ? used : capRows(used, input.maxRows);
   const sql = printQuery(query);
   return {
     sql,
-    parameters,
+    parameters: [...parameters],
     columns: resolved.columns.map((c) => ({ name: c.name, type: typeName(c.type) })),
     warnings: state.warnings,
   };
@@ -107,14 +106,20 @@ interface Resolution {
 
 function resolveEndpoint(input: TranslateInput): Resolution {
   const endpoint = parseQuery(input.query);
-  const state = new TranslationState(input.optimise ?? true);
+  const state = new TranslationState();
   const endpoints = nestedEndpoints(input.endpoints, input.endpointName);
-  const base: Context = { translation: state, text: input.query, sources: input.sources, ctes: new Map(), ...(endpoints && { endpoints }) };
+  const base = rootContext({
+    translation: state,
+    text: input.query,
+    sources: input.sources,
+    ctes: new Map(),
+    ...(endpoints && { endpoints }),
+  });
   return { resolved: resolveQuery(endpoint, base), state };
 }
 
 function resolveSandboxed(input: TranslateInput, sandboxSql: string): Resolution {
-  let endpoint = input.optimise === false ? undefined : reusableEndpointCtes(input);
+  let endpoint = reusableEndpointCtes(input);
   let caller: Q.Query;
   if (endpoint) {
     caller = parseQuery(sandboxSql);
@@ -129,7 +134,7 @@ function resolveSandboxed(input: TranslateInput, sandboxSql: string): Resolution
   }
   const state = endpoint.state.clone();
   const reserved = new Set(endpoint.visible.keys());
-  const sandboxed: Context = { translation: state, text: sandboxSql, ctes: endpoint.visible };
+  const sandboxed = rootContext({ translation: state, text: sandboxSql, ctes: endpoint.visible });
   const own = resolveCtes(caller.ctes, sandboxed, reserved);
   const body = resolveQuery({ ...caller, ctes: [] }, own.ctx);
   return { resolved: { query: { ...body.query, ctes: [...endpoint.ctes, ...own.ctes] }, columns: body.columns }, state };
@@ -205,16 +210,12 @@ function resolveEndpointCtes(endpoint: Q.Query, input: TranslateInput): Endpoint
       return found;
     });
   const endpoints = nestedEndpoints(lookup, input.endpointName);
-  const state = new TranslationState(input.optimise ?? true);
-  const { ctx, ctes } = resolveCtes(endpoint.ctes, {
-    translation: state,
-    text: input.query,
-    sources,
-    ctes: new Map(),
-    ...(endpoints && { endpoints }),
-  });
+  const state = new TranslationState();
+  const { ctx, ctes } = resolveCtes(
+    endpoint.ctes,
+    rootContext({ translation: state, text: input.query, sources, ctes: new Map(), ...(endpoints && { endpoints }) }),
+  );
   const resolved: EndpointCtes = { ctes, visible: ctx.ctes, state, lookups, endpointLookups, endpointName: input.endpointName };
-  if (!state.optimise) return resolved; // never reused by an optimised translation
   ENDPOINT_CTES.set(input.query, resolved);
   return resolved;
 }

@@ -20,3 +20,46 @@ export function forEachNode(node: unknown, f: (n: TreeNode) => void, visited = n
     for (const value of Object.values(node)) forEachNode(value, f, visited);
   }
 }
+
+/**
+ * A copy of the tree with `f` applied to every node object, children first: `f` gets the node
+ * with its children already mapped and returns it or its replacement (which is not walked again).
+ * `before`, when it returns something, replaces a node before its children are walked (a pass
+ * that gives nested queries a scope of their own maps them itself). Unchanged subtrees are kept,
+ * not copied; a shared subtree is mapped once and stays shared.
+ */
+export function mapNodes<T>(root: T, f: (n: TreeNode) => unknown, before?: (n: TreeNode) => unknown): T {
+  const done = new Map<object, unknown>();
+  const visit = (node: unknown): unknown => {
+    if (node === null || typeof node !== 'object') return node;
+    const mapped = done.get(node);
+    if (mapped !== undefined) return mapped;
+    let out: unknown;
+    if (Array.isArray(node)) {
+      let changed = false;
+      const items = node.map((item) => {
+        const m = visit(item);
+        changed ||= m !== item;
+        return m;
+      });
+      out = changed ? items : node;
+    } else {
+      const n = node as TreeNode;
+      const replaced = before?.(n);
+      if (replaced !== undefined) {
+        done.set(node, replaced);
+        return replaced;
+      }
+      let copy: TreeNode | undefined;
+      for (const key of Object.keys(n)) {
+        const value = n[key];
+        const m = visit(value);
+        if (m !== value) (copy ??= { ...n })[key] = m;
+      }
+      out = f(copy ?? n);
+    }
+    done.set(node, out);
+    return out;
+  };
+  return visit(root) as T;
+}

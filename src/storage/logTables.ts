@@ -6,6 +6,7 @@
  * Table names come from `tableNameForSource` (lowercase, [a-z0-9_]) and are quoted anyway.
  */
 import type pg from 'pg';
+import { READER_ROLE } from '../db/readOnlySession.js';
 
 export const LOG_SCHEMA = 'logs';
 const DAY_MS = 86_400_000;
@@ -46,7 +47,7 @@ export async function createLogTable(db: Queryable, table: string, extraColumns:
   }
   await db.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(table + '_timestamp_idx')} ON ${t} ("timestamp" DESC)`);
   await db.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(table + '_project_timestamp_idx')} ON ${t} (project, "timestamp" DESC)`);
-  await db.query(`GRANT SELECT ON ${t} TO logquery_reader`);
+  await db.query(`GRANT SELECT ON ${t} TO ${READER_ROLE}`);
 }
 
 /** Whether this server can compress with lz4 (the GUC lists it only when built with it; no error either way). */

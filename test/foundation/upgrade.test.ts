@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { EndpointRepository } from '../../src/endpoints/repository.js';
 import { ensureSeededEndpoints } from '../../src/seed.js';
-import { defaultSourceSchema } from '../../src/sources/defaultSchemas.js';
+import { defaultSourceSchema } from '../../src/ingest/defaultSchemas.js';
 import { fieldMapCovers } from '../../src/sources/schema.js';
 import { SEEDED_ENDPOINTS, SUPERSEDED_SEEDED_QUERIES } from '../../seeds/endpoints.js';
 import request from 'supertest';
@@ -81,7 +81,7 @@ describe('upgrading an install', () => {
       .knex('sources')
       .where({ id: source.id })
       .update({ schema: JSON.stringify(ingested), updated_at: ctx.db.knex.fn.now() });
-    await ctx.sources.ensureDefaults();
+    await ctx.sources.ensureDefaults(defaultSourceSchema);
     const widened = (await ctx.sources.get('pgbouncer.logs.prod')).schema;
     assert.ok(fieldMapCovers(widened, defaultSourceSchema('pgbouncer.logs.prod')));
     assert.ok(fieldMapCovers(widened, ingested));

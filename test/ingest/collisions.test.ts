@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { normaliseEvents } from '../../src/ingest/normalise.js';
-import { storedNames, toStoredShape } from '../../src/ingest/shape.js';
+import { storedNames, toStoredShape } from '../../src/sources/shape.js';
 import { inferField } from '../../src/sources/schema.js';
 import { testApp, type TestApp } from '../support/http.js';
 

@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config.js';
 import { createContext, type AppContext } from '../../src/context.js';
 import { withTransaction } from '../../src/db/transaction.js';
 import { normaliseEvents, type LogRow } from '../../src/ingest/normalise.js';
-import { toStoredShape } from '../../src/ingest/shape.js';
+import { toStoredShape } from '../../src/sources/shape.js';
 import { microsToIso } from '../../src/ingest/timestamp.js';
 import { copyChunks, copyJson, copyRows, copyText, insertRows, rowWriterFor, type RowWriter } from '../../src/ingest/write.js';
 import { createLogger } from '../../src/logger.js';

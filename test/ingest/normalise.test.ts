@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { normaliseEvents } from '../../src/ingest/normalise.js';
-import { toStoredShape } from '../../src/ingest/shape.js';
+import { toStoredShape } from '../../src/sources/shape.js';
 import { inferField, mergeFieldMaps, type FieldMap, type FieldSchema } from '../../src/sources/schema.js';
 
 /** What normalisation must produce, written the plain way: toStoredShape per value, inferField + mergeFieldMaps per event. */

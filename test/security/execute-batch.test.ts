@@ -18,7 +18,8 @@ import { createContext, type AppContext } from '../../src/context.js';
 import { generateKey } from '../../src/auth/keys.js';
 import { createLogger } from '../../src/logger.js';
 import { openReaderPool } from '../../src/db/readerPool.js';
-import { executeReadOnly, READER_ROLE, type ExecuteOptions } from '../../src/query/execute.js';
+import { executeReadOnly, type ExecuteOptions } from '../../src/query/execute.js';
+import { READER_ROLE } from '../../src/db/readOnlySession.js';
 import { testDatabase } from '../support/db.js';
 
 const SETTINGS =

@@ -3,7 +3,8 @@
  * 1 and 2 and switched the role back with set_config still cannot read the service's tables.
  */
 import assert from 'node:assert/strict';
-import { executeReadOnly, READER_ROLE } from '../../src/query/execute.js';
+import { executeReadOnly } from '../../src/query/execute.js';
+import { READER_ROLE } from '../../src/db/readOnlySession.js';
 import { testDatabase } from '../support/db.js';
 
 describe('the reader login (wall 3 on its own)', () => {

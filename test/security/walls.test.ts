@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import pg from 'pg';
-import { executeReadOnly, READER_ROLE, type ExecuteOptions } from '../../src/query/execute.js';
+import { executeReadOnly, type ExecuteOptions } from '../../src/query/execute.js';
+import { READER_ROLE } from '../../src/db/readOnlySession.js';
 import { SqlError, SqlSandboxError, initTranslator, translateQuery, validatePostgres } from '../../src/sql/index.js';
 import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
 import { testDatabase } from '../support/db.js';

@@ -40,30 +40,30 @@ ORDER BY 1 ASC`,
   [
     'a real array is unnested laterally; parameters are text placeholders',
     'select a from `gotrue.logs.prod` t cross join unnest(t.metadata) m cross join unnest(m.args) a where t.project = @project',
-    `SELECT "t1"."value" AS "a"
+    `SELECT "t2"."value" AS "a"
 FROM "logs"."gotrue_logs_prod" AS "t0"
-  CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN (jsonb_typeof((("t0"."metadata" -> 0) -> 'args')) = 'array') THEN (("t0"."metadata" -> 0) -> 'args') END) AS "t1"("value")
+  CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN (jsonb_typeof((("t0"."metadata" -> 0) -> 'args')) = 'array') THEN (("t0"."metadata" -> 0) -> 'args') END) AS "t2"("value")
 WHERE ((("t0"."metadata" -> 0) IS NOT NULL) AND ("t0"."project" = $1::text))`,
   ],
   [
     'an aggregate over JSON leaves computes them in an inner query fenced by OFFSET 0',
     'select r.method, count(*) as n from `deno-relay-logs` t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.method',
-    `SELECT ("t1"."c0" ->> 'method') AS "method", count(*) AS "n"
+    `SELECT ("t3"."c0" ->> 'method') AS "method", count(*) AS "n"
 FROM (SELECT ((("t0"."metadata" -> 0) -> 'request') -> 0) AS "c0"
 FROM "logs"."deno_relay_logs" AS "t0"
-OFFSET 0) AS "t1"
-WHERE ("t1"."c0" IS NOT NULL)
-GROUP BY ("t1"."c0" ->> 'method')`,
+OFFSET 0) AS "t3"
+WHERE ("t3"."c0" IS NOT NULL)
+GROUP BY ("t3"."c0" ->> 'method')`,
   ],
   [
     'an aggregate over a guarded record whose inner columns could fail keeps the guard inside',
     'select r.method, sum(cast(t.event_message as int64)) as n from `deno-relay-logs` t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.method',
-    `SELECT "t1"."c0" AS "method", (sum("t1"."c1"))::bigint AS "n"
+    `SELECT "t3"."c0" AS "method", (sum("t3"."c1"))::bigint AS "n"
 FROM (SELECT (((("t0"."metadata" -> 0) -> 'request') -> 0) ->> 'method') AS "c0", ("t0"."event_message")::bigint AS "c1"
 FROM "logs"."deno_relay_logs" AS "t0"
 WHERE (((("t0"."metadata" -> 0) -> 'request') -> 0) IS NOT NULL)
-OFFSET 0) AS "t1"
-GROUP BY "t1"."c0"`,
+OFFSET 0) AS "t3"
+GROUP BY "t3"."c0"`,
   ],
   ['division is floating point', 'select 7 / 2 as x', 'SELECT ((7)::float8 / 2) AS "x"'],
   ['maxRows lowers a larger LIMIT', 'select 1 as x limit 5000', 'SELECT 1 AS "x"\nLIMIT 1000', 1000],

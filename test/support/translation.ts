@@ -12,7 +12,7 @@ import pg from 'pg';
 import { initTranslator, translateQuery, type Translation } from '../../src/sql/index.js';
 import type { SqlErrorClass } from '../../src/sql/errors.js';
 import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
-import { defaultSourceSchema } from '../../src/sources/defaultSchemas.js';
+import { defaultSourceSchema } from '../../src/ingest/defaultSchemas.js';
 import { tableNameForSource, type SourceLookup, type SourceTable } from '../../src/sources/schema.js';
 import { loadSources, testDatabase } from './db.js';
 

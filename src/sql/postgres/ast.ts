@@ -195,6 +195,13 @@ export interface PgFunctionFrom {
   readonly arg: PgExpr;
   readonly alias: string;
   readonly column: string;
+  /**
+   * Set by the resolver when the array always held exactly one record (the source schema's
+   * `single`): the expression of that record, `array->0`, and its `IS NOT NULL` guard (which may
+   * test a hot column first: resolve/hot.ts). The pass of postgres/singleRecord.ts then reads it
+   * by path instead of joining; the printer ignores it.
+   */
+  readonly single?: { readonly value: PgExpr; readonly guard: PgExpr };
 }
 export interface PgJoin {
   readonly kind: 'join';
@@ -226,6 +233,15 @@ export const pg = {
   case: (whens: { when: PgExpr; then: PgExpr }[], otherwise?: PgExpr, operand?: PgExpr): PgCase =>
     f({ kind: 'case', operand, whens, otherwise }),
   subquery: (query: PgQuery, exists = false): PgSubquery => f({ kind: 'subquery', query, exists }),
+  /** `SELECT <one column> FROM <from>`, without WITH, WHERE, GROUP BY or ORDER BY: the queries the resolver builds itself. */
+  selectOne: (expr: PgExpr, name: string, from: PgFrom, rest: Pick<PgQuery, 'limit' | 'offset'> = {}): PgQuery =>
+    f({
+      kind: 'query',
+      ctes: [],
+      orderBy: [],
+      ...rest,
+      body: { kind: 'select', distinct: false, targets: [{ expr, name }], from, groupBy: [] },
+    }),
   subscript: (base: PgExpr, index: PgExpr): PgSubscript => f({ kind: 'subscript', base, index }),
   slice: (base: PgExpr, lower: PgExpr, upper: PgExpr): PgSubscript => f({ kind: 'subscript', base, index: lower, upper }),
   array: (items: PgExpr[]): PgArray => f({ kind: 'array', items }),

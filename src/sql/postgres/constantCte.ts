@@ -20,6 +20,63 @@
 import type { PgExpr, PgQuery } from './ast.js';
 import { some } from './transform.js';
 import { isScalarFunction } from '../catalogue.js';
+import { mapNodes, type TreeNode } from '../walk.js';
+
+interface ConstantRow {
+  readonly names: readonly string[];
+  readonly row: readonly PgExpr[];
+}
+
+/** By lower-case CTE name, the CTEs in scope that are one row of constants (undefined: a CTE that is not, shadowing an outer one). */
+type Constants = ReadonlyMap<string, ConstantRow | undefined>;
+
+/**
+ * `query` with every scalar subquery that reads a constant CTE in scope replaced by the
+ * expression. A CTE is in scope in the CTEs after it and in the body of its query, nested
+ * queries included, unless a nested WITH defines the name again (BigQuery's scoping, as the
+ * resolver's). A CTE whose own subqueries were inlined may become constant in turn.
+ */
+export function inlineConstantCtes(query: PgQuery): PgQuery {
+  return inlineIn(query, new Map());
+}
+
+function inlineIn(query: PgQuery, outer: Constants): PgQuery {
+  let constants = outer;
+  let ctes = query.ctes;
+  if (ctes.length) {
+    const visible = new Map(outer);
+    ctes = ctes.map((cte) => {
+      const inlined = inlineIn(cte.query, visible);
+      const row = constantRow(inlined);
+      const names = inlined.body.kind === 'select' ? inlined.body.targets.map((t) => t.name) : [];
+      visible.set(cte.name.toLowerCase(), row && { names, row });
+      return inlined === cte.query ? cte : { ...cte, query: inlined };
+    });
+    constants = visible;
+  }
+  let changed = ctes !== query.ctes;
+  const rest: TreeNode = {};
+  for (const key in query) {
+    if (key === 'ctes') continue;
+    const value = (query as unknown as TreeNode)[key];
+    const mapped = inlineBelow(value, constants);
+    changed ||= mapped !== value;
+    rest[key] = mapped;
+  }
+  return changed ? ({ ...rest, ctes } as unknown as PgQuery) : query;
+}
+
+/** The nodes below a query with its constants in scope: nested queries get their own scope. */
+function inlineBelow<T>(node: T, constants: Constants): T {
+  return mapNodes(
+    node,
+    (n) => {
+      if (n.kind !== 'subquery' || n.exists || !constants.size) return n;
+      return readOfConstantCte(n.query as PgQuery, (name) => constants.get(name.toLowerCase())) ?? n;
+    },
+    (n) => (n.kind === 'query' ? inlineIn(n as unknown as PgQuery, constants) : undefined),
+  );
+}
 
 const notConstant = (e: PgExpr): boolean =>
   e.kind === 'column' ||

@@ -14,6 +14,7 @@
  */
 import { pg, type PgExpr, type PgFrom, type PgOrder, type PgQuery, type PgSelect } from './ast.js';
 import { mapChildren, sameExpr, some } from './transform.js';
+import { mapNodes } from '../walk.js';
 import { evaluatesAllArguments, isAggregate as isAggregateFunction, mayFail as callMayFail, pgFunction } from '../catalogue.js';
 
 const JSON_OPERATORS = new Set(['->', '->>', '#>', '#>>']);
@@ -24,6 +25,11 @@ const isUnknownCall = (e: PgExpr): boolean => e.kind === 'func' && pgFunction(e.
 const isSubquery = (e: PgExpr): boolean => e.kind === 'subquery' || (e.kind === 'in' && e.query !== undefined);
 const readsJson = (e: PgExpr): boolean => e.kind === 'op' && JSON_OPERATORS.has(e.op);
 const isWindow = (e: PgExpr): boolean => e.kind === 'func' && e.over !== undefined;
+
+/** Every query of the tree with its aggregate input narrowed, the innermost first (an outer query sees its inner ones narrowed). */
+export function narrowAggregates(query: PgQuery, newAlias: () => string): PgQuery {
+  return mapNodes(query, (n) => (n.kind === 'query' ? narrowAggregateInput(n as unknown as PgQuery, newAlias) : n));
+}
 
 /** `query` with its SELECT's aggregate input narrowed, or `query` unchanged when the rewrite does not apply or would not help. */
 export function narrowAggregateInput(query: PgQuery, newAlias: () => string): PgQuery {

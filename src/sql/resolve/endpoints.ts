@@ -11,27 +11,8 @@
 import type * as F from '../ast/from.js';
 import { SqlError, SqlNestingError, type SqlErrorClass } from '../errors.js';
 import { parseQuery } from '../parser.js';
-import { resolveQuery } from './queries.js';
-import type { Context, Resolved } from './scope.js';
+import type { Context, EndpointLookup, NestedEndpoints, Resolved } from './scope.js';
 import { MAX_ENDPOINT_DEPTH } from '../../limits.js';
-
-/** An endpoint as the translator needs it: its name and stored query. */
-export interface EndpointTable {
-  readonly name: string;
-  readonly query: string;
-}
-
-/** Endpoint by name, as written in the query; undefined when there is none. */
-export type EndpointLookup = (name: string) => EndpointTable | undefined;
-
-/** Endpoints a context may read, and the chain of endpoints being expanded (for cycles and depth). */
-export interface NestedEndpoints {
-  readonly lookup: EndpointLookup;
-  /** Names from the outermost endpoint to the one whose text is being resolved. */
-  readonly chain: readonly string[];
-  /** Endpoints expanded above this text (0 in the outermost endpoint's text). */
-  readonly depth: number;
-}
 
 export function nestedEndpoints(lookup: EndpointLookup | undefined, self: string | undefined): NestedEndpoints | undefined {
   return lookup && { lookup, chain: self === undefined ? [] : [self], depth: 0 };
@@ -59,6 +40,7 @@ export function resolveEndpointTable(item: F.TableRef, ctx: Context): Resolved |
     );
   }
   const inner: Context = {
+    resolveQuery: ctx.resolveQuery,
     translation: ctx.translation,
     text: endpoint.query,
     ...(ctx.sources && { sources: ctx.sources }),
@@ -66,7 +48,7 @@ export function resolveEndpointTable(item: F.TableRef, ctx: Context): Resolved |
     endpoints: { lookup: nested.lookup, chain, depth: nested.depth + 1 },
   };
   try {
-    return resolveQuery(parseQuery(endpoint.query), inner);
+    return ctx.resolveQuery(parseQuery(endpoint.query), inner);
   } catch (err) {
     if (err instanceof SqlNestingError) throw new SqlNestingError(err.detail, ctx.text, item.pos, err.chain);
     if (err instanceof SqlError) {

@@ -7,7 +7,6 @@ import { takesOver } from '../catalogue.js';
 import { pg, type PgExpr, type PgFrameBound, type PgOrder, type PgQuery, type PgWindow } from '../postgres/ast.js';
 import { mapChildren, some } from '../postgres/transform.js';
 import { buildStruct } from './structs.js';
-import { readOfConstantCte } from '../postgres/constantCte.js';
 import {
   BOOL,
   FLOAT64,
@@ -24,7 +23,6 @@ import {
 } from '../types.js';
 import { pgTypeOf } from '../coerce.js';
 import { fieldOf, nameResolves, resolveName } from './names.js';
-import { resolveQuery } from './queries.js';
 import type { Context, Scope } from './scope.js';
 
 const INTERVAL_UNITS: Readonly<Record<string, [number, string]>> = {
@@ -112,7 +110,7 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   },
   inQuery: (e, scope, ctx) => {
     const v = resolveExpr(e.operand, scope, ctx);
-    const r = resolveQuery(e.query, ctx, scope);
+    const r = ctx.resolveQuery(e.query, ctx, scope);
     if (r.columns.length !== 1) throw new SqlSyntaxError('IN (subquery) needs a subquery with one column', ctx.text, e.query.pos);
     return typed({ kind: 'in', operand: adapt(v, r.columns[0]!.type).sql, query: r.query, negated: e.negated }, BOOL);
   },
@@ -156,12 +154,12 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     return typed(pg.op('*', pg.cast(n.sql, 'float8'), pg.cast(pg.literal(`${factor} ${name}`), 'interval')), scalar('INTERVAL'));
   },
   subquery: (e, scope, ctx) => {
-    const r = resolveQuery(e.query, ctx, scope);
+    ctx.translation.scalarSubqueries++;
+    const r = ctx.resolveQuery(e.query, ctx, scope);
     if (r.columns.length !== 1) throw new SqlSyntaxError('a scalar subquery must return one column', ctx.text, e.pos);
-    const constant = readOfConstantCte(r.query, (name) => ctx.ctes.get(name.toLowerCase())?.constants);
-    return typed(constant ?? pg.subquery(r.query), r.columns[0]!.type);
+    return typed(pg.subquery(r.query), r.columns[0]!.type);
   },
-  exists: (e, scope, ctx) => typed(pg.subquery(resolveQuery(e.query, ctx, scope).query, true), BOOL),
+  exists: (e, scope, ctx) => typed(pg.subquery(ctx.resolveQuery(e.query, ctx, scope).query, true), BOOL),
   struct: (e, scope, ctx) => resolveStruct(e, scope, ctx),
   arrayLiteral: (e, scope, ctx) => resolveArrayLiteral(e, scope, ctx),
   arraySubquery: (e, scope, ctx) => resolveArraySubquery(e, scope, ctx),
@@ -248,7 +246,7 @@ function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typ
  * reads an ordered derived table in its order).
  */
 function resolveArraySubquery(e: E.ArraySubquery, scope: Scope, ctx: Context): Typed {
-  const r = resolveQuery(e.query, ctx, scope);
+  const r = ctx.resolveQuery(e.query, ctx, scope);
   if (r.columns.length !== 1) throw new SqlSyntaxError('ARRAY(subquery) needs a subquery with one column', ctx.text, e.query.pos);
   const column = r.columns[0]!;
   if (column.type.kind === 'array' || column.type.kind === 'jsonArray')
@@ -261,18 +259,7 @@ function resolveArraySubquery(e: E.ArraySubquery, scope: Scope, ctx: Context): T
     ? pg.cast(pg.literal('[]'), 'jsonb')
     : pg.slice(pg.array([pg.cast(pg.literal(null), pgType)]), pg.number('1'), pg.number('0'));
   const agg = pg.func('coalesce', [pg.func(json ? 'jsonb_agg' : 'array_agg', [value]), empty]);
-  const query: PgQuery = {
-    kind: 'query',
-    ctes: [],
-    orderBy: [],
-    body: {
-      kind: 'select',
-      distinct: false,
-      targets: [{ expr: agg, name: column.name }],
-      from: { kind: 'derived', query: r.query, alias },
-      groupBy: [],
-    },
-  };
+  const query = pg.selectOne(agg, column.name, { kind: 'derived', query: r.query, alias });
   const type: BqType = json ? { kind: 'jsonArray', element: column.type, single: false } : { kind: 'array', element: column.type };
   return typed(pg.subquery(query), type);
 }
@@ -290,18 +277,7 @@ function resolveInUnnest(e: E.InUnnest, scope: Scope, ctx: Context): Typed {
     const element = fromJsonText(pg.column(alias, 'value'), array.type.element);
     const [operand, item] = compared(v, element, 'IN', ctx.text, e.pos);
     const arg = pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
-    const query: PgQuery = {
-      kind: 'query',
-      ctes: [],
-      orderBy: [],
-      body: {
-        kind: 'select',
-        distinct: false,
-        targets: [{ expr: item.sql, name: 'value' }],
-        from: { kind: 'function', fn: 'jsonb_array_elements_text', arg, alias, column: 'value' },
-        groupBy: [],
-      },
-    };
+    const query = pg.selectOne(item.sql, 'value', { kind: 'function', fn: 'jsonb_array_elements_text', arg, alias, column: 'value' });
     return typed({ kind: 'in', operand: operand.sql, query, negated: e.negated }, BOOL);
   }
   if (isScalar(array.type, 'NULL')) return typed(pg.literal(false), BOOL);
@@ -433,20 +409,15 @@ function resolveSubscript(e: E.Subscript, scope: Scope, ctx: Context): Typed {
         throw new SqlSyntaxError(`${cte.name}[…] needs a CTE with one column; ${cte.name} has ${cte.columns.length}`, ctx.text, e.pos);
       const alias = ctx.translation.alias();
       const column = cte.columns[0]!;
-      const query: PgQuery = {
-        kind: 'query',
-        ctes: [],
-        orderBy: [],
-        limit: pg.number('1'),
-        offset: zeroBased,
-        body: {
-          kind: 'select',
-          distinct: false,
-          targets: [{ expr: pg.column(alias, column.name), name: column.name }],
-          from: { kind: 'table', name: cte.name, alias },
-          groupBy: [],
+      const query = pg.selectOne(
+        pg.column(alias, column.name),
+        column.name,
+        { kind: 'table', name: cte.name, alias },
+        {
+          limit: pg.number('1'),
+          offset: zeroBased,
         },
-      };
+      );
       return typed(pg.subquery(query), column.type);
     }
   }

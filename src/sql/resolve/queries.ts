@@ -3,16 +3,19 @@ import type * as E from '../ast/expressions.js';
 import type * as Q from '../ast/queries.js';
 import { SqlNameError, SqlSandboxError, SqlSyntaxError, didYouMean } from '../errors.js';
 import { pg, type PgExpr, type PgOrder, type PgQuery, type PgSelect } from '../postgres/ast.js';
-import { narrowAggregateInput } from '../postgres/narrow.js';
 import { isScalarFunction } from '../catalogue.js';
-import { constantRow } from '../postgres/constantCte.js';
 import { unionType, type Typed } from '../types.js';
 import { expectBool, findWindowCall, hasWindow, resolveExpr } from './expressions.js';
 import { mapChildren, sameExpr, some } from '../postgres/transform.js';
-import { dropImpliedGuards, needsRealUnnest, resolveFromItem } from './from.js';
+import { resolveFromItem } from './from.js';
 import { rangeColumns, recordColumns, resolvePath } from './names.js';
 import { exposeHotColumns } from './hot.js';
 import { Scope, type Column, type Context, type Resolved, type SelectTarget } from './scope.js';
+
+/** A context for a piece of text resolved on its own (an endpoint's query, a caller's `sql`). */
+export function rootContext(fields: Omit<Context, 'resolveQuery'>): Context {
+  return { ...fields, resolveQuery };
+}
 
 /** Resolves a query; `parent` is the enclosing scope for correlated subqueries. */
 export function resolveQuery(q: Q.Query, ctx: Context, parent?: Scope): Resolved {
@@ -24,12 +27,7 @@ export function resolveQuery(q: Q.Query, ctx: Context, parent?: Scope): Resolved
   let pgBody = body.pg;
   if (body.qualify && pgBody.kind === 'select') ({ body: pgBody, orderBy } = wrapQualify(pgBody, body.qualify, orderBy, ctx));
   const query: PgQuery = { kind: 'query', ctes, body: pgBody, orderBy, limit, offset };
-  return { query: narrowed(query, ctx), columns: body.columns };
-}
-
-/** The query with its aggregate input narrowed (postgres/narrow.ts), unless rewrites are off. */
-function narrowed(query: PgQuery, ctx: Context): PgQuery {
-  return ctx.translation.optimise ? narrowAggregateInput(query, () => ctx.translation.alias()) : query;
+  return { query, columns: body.columns };
 }
 
 /**
@@ -65,8 +63,7 @@ function wrapQualify(select: PgSelect, qualify: PgExpr, orderBy: readonly PgOrde
     targets.push({ expr: o.expr, name });
     return { ...o, expr: pg.column(alias, name) };
   });
-  const innerQuery: PgQuery = { kind: 'query', ctes: [], body: { ...select, distinct: false, targets }, orderBy: [] };
-  const inner = narrowed(innerQuery, ctx);
+  const inner: PgQuery = { kind: 'query', ctes: [], body: { ...select, distinct: false, targets }, orderBy: [] };
   const body: PgSelect = {
     kind: 'select',
     distinct: select.distinct,
@@ -114,9 +111,7 @@ export function resolveCtes(
     if (ctes.some((c) => c.name.toLowerCase() === key)) throw new SqlNameError(`duplicate CTE name ${cte.name}`, ctx.text, cte.pos);
     const resolved = exposeHotColumns(resolveQuery(cte.query, { ...ctx, ctes: visible }));
     ctes.push({ name: cte.name, query: resolved.query });
-    const row = ctx.translation.optimise ? constantRow(resolved.query) : undefined;
-    const names = resolved.query.body.kind === 'select' ? resolved.query.body.targets.map((t) => t.name) : [];
-    visible.set(key, { name: cte.name, columns: resolved.columns, ...(row && { constants: { names, row } }) });
+    visible.set(key, { name: cte.name, columns: resolved.columns });
   }
   return { ctx: { ...ctx, ctes: visible }, ctes };
 }
@@ -161,10 +156,7 @@ function resolveBody(b: Q.QueryBody, ctx: Context, parent?: Scope): ResolvedBody
 
 function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody {
   const scope = new Scope(parent);
-  const guards: PgExpr[] = [];
-  const realUnnest = s.from !== undefined && needsRealUnnest(s.from);
-  const from =
-    s.from && resolveFromItem(s.from, { left: undefined, type: 'COMMA', on: undefined, using: [], scope, ctx, realUnnest }, guards);
+  const from = s.from && resolveFromItem(s.from, { left: undefined, type: 'COMMA', on: undefined, using: [], scope, ctx });
   // perf: window calls are counted as they are resolved, so clauses are not walked to find them
   // (a HAVING may repeat a large select alias thousands of times).
   const state = ctx.translation;
@@ -185,13 +177,13 @@ function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody 
   const having = s.having && resolveExpr(s.having, scope.withAliases(items), ctx).sql;
   if (having && (state.windows > before || (itemWindows && hasWindow(having)))) refuseWindow('HAVING', s.having, ctx, s.pos);
   const qualify = s.qualify && expectBool(resolveExpr(s.qualify, scope.withAliases(items), ctx), ctx, s.qualify.pos);
-  const conditions = [...dropImpliedGuards(guards, where), ...(where ? [where] : [])];
+  if (groupBy.length) state.groupedSelects++;
   const select: PgSelect = {
     kind: 'select',
     distinct: s.distinct,
     targets: items.map((t) => ({ expr: t.value.sql, name: t.name })),
     from,
-    where: conditions.length ? pg.and(...conditions) : undefined,
+    where,
     groupBy,
     having,
   };

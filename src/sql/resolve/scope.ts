@@ -3,7 +3,7 @@ import type { SourceLookup, SourceTable } from '../../sources/schema.js';
 import type { PgExpr, PgQuery } from '../postgres/ast.js';
 import { SqlLimitError, sqlWarning, type SqlWarning } from '../errors.js';
 import type { BqType, HotRead, HotReads, Typed } from '../types.js';
-import type { NestedEndpoints } from './endpoints.js';
+import type * as Q from '../ast/queries.js';
 
 /**
  * security: `SELECT *` multiplies columns. `c1 as (select * from c0 a, c0 b)`, repeated, doubles
@@ -35,8 +35,6 @@ export interface Resolved {
 export interface CteBinding {
   readonly name: string;
   readonly columns: readonly Column[];
-  /** A CTE that is one row of constants: its output names and expressions (postgres/constantCte.ts). */
-  readonly constants?: { readonly names: readonly string[]; readonly row: readonly PgExpr[] };
 }
 
 /** `t0` … `t255`, made once. */
@@ -44,13 +42,6 @@ const ALIASES: readonly string[] = Array.from({ length: 256 }, (_, i) => `t${i}`
 
 /** State shared by one translation: parameter numbering and fresh aliases. */
 export class TranslationState {
-  /**
-   * Whether the rewrites for speed apply (narrowed aggregates, path reads of single records,
-   * constant CTEs inlined, CTE orders and unread CTEs dropped). Off only for the differential
-   * test, which checks that they never change rows (test/sql/differential.test.ts).
-   */
-  constructor(readonly optimise = true) {}
-
   readonly parameters: string[] = [];
   /** Warnings, in the order met; bounded (hostile input could name thousands of unknown fields). */
   readonly warnings: SqlWarning[] = [];
@@ -63,6 +54,13 @@ export class TranslationState {
 
   /** Window calls resolved so far: a clause that adds one calls a window function (resolve/queries.ts). */
   windows = 0;
+  /**
+   * perf: what the rewrite passes may act on, counted as it is resolved, so a pass with nothing
+   * to do skips its walk of the whole tree (src/sql/passes.ts): scalar subqueries (constant CTEs
+   * are read through them) and SELECTs with GROUP BY (narrowing).
+   */
+  scalarSubqueries = 0;
+  groupedSelects = 0;
   private aliases = 0;
   private columns = 0;
 
@@ -96,18 +94,47 @@ export class TranslationState {
 
   /** An independent copy: the same parameters, alias counter and column count (index.ts reuses a resolved endpoint from one). */
   clone(): TranslationState {
-    const copy = new TranslationState(this.optimise);
+    const copy = new TranslationState();
     copy.parameters.push(...this.parameters);
     copy.warnings.push(...this.warnings);
     for (const [name, n] of this.numbers) copy.numbers.set(name, n);
     copy.aliases = this.aliases;
     copy.columns = this.columns;
+    copy.scalarSubqueries = this.scalarSubqueries;
+    copy.groupedSelects = this.groupedSelects;
     return copy;
   }
 }
 
+/** An endpoint as the translator needs it: its name and stored query. */
+export interface EndpointTable {
+  readonly name: string;
+  readonly query: string;
+}
+
+/** Endpoint by name, as written in the query; undefined when there is none. */
+export type EndpointLookup = (name: string) => EndpointTable | undefined;
+
+/** Endpoints a context may read, and the chain of endpoints being expanded (for cycles and depth; resolve/endpoints.ts). */
+export interface NestedEndpoints {
+  readonly lookup: EndpointLookup;
+  /** Names from the outermost endpoint to the one whose text is being resolved. */
+  readonly chain: readonly string[];
+  /** Endpoints expanded above this text (0 in the outermost endpoint's text). */
+  readonly depth: number;
+}
+
+/** Resolves a query; `parent` is the enclosing scope of a correlated subquery. */
+export type ResolveQuery = (q: Q.Query, ctx: Context, parent?: Scope) => Resolved;
+
 /** Where names come from while resolving one piece of text. */
 export interface Context {
+  /**
+   * resolve/queries.ts resolveQuery, for the expressions and FROM items that hold queries
+   * (subqueries, derived tables, endpoints read as tables): passed down rather than imported, so
+   * the resolver's modules have no import cycle (queries.ts imports them). rootContext sets it.
+   */
+  readonly resolveQuery: ResolveQuery;
   readonly translation: TranslationState;
   /** The text being resolved, for error positions (the endpoint query or the caller's sandboxed SQL). */
   readonly text: string;

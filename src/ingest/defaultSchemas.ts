@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../paths.js';
-import { normaliseEvents } from '../ingest/normalise.js';
-import { fieldMapFromPaths, overlayFieldMaps, type FieldMap } from './schema.js';
+import { fieldMapFromPaths, overlayFieldMaps, type FieldMap } from '../sources/schema.js';
+import { normaliseEvents } from './normalise.js';
 
 /** Fields current Supabase logs carry, by source (seeds/source-fields.json: the dashboard's queries and the stack's shipper configuration). */
 const KNOWN_FIELDS: Readonly<Record<string, Readonly<Record<string, string>>>> = JSON.parse(
@@ -10,7 +10,8 @@ const KNOWN_FIELDS: Readonly<Record<string, Readonly<Record<string, string>>>> =
 );
 
 /**
- * The schema a default source starts with: inferred from its sample event in seeds/fixtures,
+ * The schema a default source starts with: inferred from its sample event in seeds/fixtures by
+ * ingest's own normaliser (so it is the schema that event would give the source),
  * with the fields current Supabase logs carry laid over it (their types win), so that the dashboard's queries type
  * their leaves right before the first event of that source arrives. Ingest widens it further as
  * new fields appear.

@@ -1,0 +1,42 @@
+/**
+ * The reader role and the read-only sessions of its connections: facts of the database that the
+ * reader pool (readerPool.ts) opens connections with and the executor (src/query/execute.ts)
+ * relies on when it opens a query's transaction on them.
+ */
+import type pg from 'pg';
+
+/** The role endpoint queries run as: it can only SELECT log tables (migrations/). */
+export const READER_ROLE = 'logquery_reader';
+
+export interface ReadOnlySession {
+  statementTimeoutMs: number;
+}
+
+/** Pools opened with readOnlySessionOptions (the reader's own connections). */
+const readOnlySessions = new WeakMap<pg.Pool, ReadOnlySession>();
+
+/**
+ * Startup options (pg's `options`) that give a connection the settings of a query's transaction
+ * for its whole session, for a pool whose connections run endpoint queries only
+ * (src/db/readerPool.ts). Options from the startup packet take precedence over settings of the
+ * role or the database (`ALTER ROLE … SET standard_conforming_strings = off` does not apply).
+ *
+ * security: the session keeps them because every query on it ends in ROLLBACK (or the connection
+ * is dropped), and a rollback undoes every SET and `set_config(…, false)` made in the
+ * transaction; default_transaction_read_only is one more guard for anything that would ever run
+ * outside BEGIN READ ONLY on these connections.
+ */
+export function readOnlySessionOptions(statementTimeoutMs: number): string {
+  const timeout = Math.floor(statementTimeoutMs);
+  return `-c default_transaction_read_only=on -c statement_timeout=${timeout} -c TimeZone=UTC -c jit=off -c standard_conforming_strings=on`;
+}
+
+/** The session settings of a pool registered below; undefined for any other pool. */
+export function readOnlySessionOf(pool: pg.Pool): ReadOnlySession | undefined {
+  return readOnlySessions.get(pool);
+}
+
+/** Marks a pool whose connections were opened with readOnlySessionOptions(statementTimeoutMs). */
+export function registerReadOnlySession(pool: pg.Pool, statementTimeoutMs: number): void {
+  readOnlySessions.set(pool, { statementTimeoutMs: Math.floor(statementTimeoutMs) });
+}
