@@ -7,6 +7,8 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY seeds ./seeds
 COPY migrations ./migrations
+# The browser console (docs/CONSOLE.md) is built into dist/console with the service.
+COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

@@ -16,6 +16,7 @@
  * only one process may open at a time; its lock file (src/db/embedded.ts) makes the CLI refuse
  * while a service holds it: stop the service, or use the HTTP API (`POST /api/keys`, ...).
  */
+import { checkSourceCreate, sourceBody } from './sources/body.js';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config, type Scope } from './config.js';
@@ -193,7 +194,8 @@ async function run(command: string, args: string[], values: Values, ctx: AppCont
       if (!name) throw new CliError('sources create needs a NAME', 2);
       const retention = values['retention-days'];
       if (retention !== undefined && !/^\d+$/.test(retention)) throw new CliError('--retention-days must be a whole number', 2);
-      print(await ctx.sources.create(retention === undefined ? { name } : { name, retention_days: Number(retention) }));
+      const body = sourceBody(retention === undefined ? { name } : { name, retention_days: Number(retention) }, checkSourceCreate);
+      print(await ctx.sources.create({ ...body, name }));
       return;
     }
   }

@@ -46,13 +46,10 @@ export const MAX_NAME_LENGTH = 200;
 
 /**
  * Names of endpoints and sources: letters, digits, `_`, `.` and `-`. They appear bare in URLs
- * (`/api/endpoints/query/<name>`) and as table names in queries, so nothing needs escaping.
+ * (`/api/endpoints/query/<name>`) and as table names in queries, so nothing needs escaping. The
+ * body schemas (src/endpoints/definition.ts, src/sources/body.ts) check it with MAX_NAME_LENGTH.
  */
-const NAME_RE = /^[A-Za-z0-9_.-]+$/;
+export const NAME_RE = /^[A-Za-z0-9_.-]+$/;
 
 /** The name rule in words, for the 422 that refuses a name. */
 export const NAME_RULE = `1 to ${MAX_NAME_LENGTH} characters of letters, digits, "_", "." or "-"`;
-
-export function isValidName(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= MAX_NAME_LENGTH && NAME_RE.test(value);
-}

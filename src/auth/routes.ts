@@ -7,11 +7,49 @@
  */
 import { Router } from 'express';
 import type { Scope } from '../config.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { compile, NO_NUL, NOT_BLANK, notAnObject, problem } from '../api/validation.js';
 import { BadRequestError, NotFoundError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../http/body.js';
 import type { Authenticator } from './authenticate.js';
 import { generateKey, SCOPES, type ApiKeyRecord, type ApiKeyRepository } from './keys.js';
 import { LIMIT_FIELDS, MAX_LIMIT, type KeyLimitFields } from '../rateLimit/limits.js';
+
+/** A limit of a key: a whole number, 0 for no limit, or null for the configured default. */
+function limitField(field: string, description: string) {
+  return Type.Optional(
+    Type.Union([Type.Integer({ minimum: 0, maximum: MAX_LIMIT }), Type.Null()], {
+      description: `${description} 0: no limit; null: the configured default.`,
+      ...problem('invalidValue', `${field} must be a whole number from 0 (no limit) to ${MAX_LIMIT}, or null for the configured default`),
+    }),
+  );
+}
+
+/** The body of `POST /api/keys` (docs/API.md, "Keys"). */
+export const KeyBodySchema = Type.Object(
+  {
+    name: Type.String({
+      pattern: NOT_BLANK,
+      maxLength: 200,
+      ...NO_NUL,
+      description: 'A label for the key.',
+      ...problem('invalidValue', 'name is required: a label of 1 to 200 characters'),
+    }),
+    scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
+      minItems: 1,
+      description: 'What the key may do: run endpoints, ingest events, or everything.',
+      ...problem('invalidValue', `scopes must be a non-empty array of ${SCOPES.map((s) => `"${s}"`).join(', ')}`),
+    }),
+    rate_limit_per_second: limitField('rate_limit_per_second', 'Requests per second on average (docs/API.md, "Rate limits").'),
+    rate_limit_burst: limitField('rate_limit_burst', 'Requests a quiet key may send at once.'),
+    max_concurrent_queries: limitField('max_concurrent_queries', 'Uncached queries of this key running at once.'),
+  },
+  {
+    additionalProperties: false,
+    ...problem('invalidValue', `unknown field "{field}": a key has name, scopes and ${LIMIT_FIELDS.join(', ')}`),
+  },
+);
+const checkKeyBody = compile(KeyBodySchema);
 
 export interface KeyRoutesDeps {
   auth: Pick<Authenticator, 'require' | 'forget'>;
@@ -97,16 +135,17 @@ function pickLimits(fields: Record<string, unknown>): Partial<KeyLimitFields> {
 }
 
 function keyBody(body: unknown): { name: string; scopes: Scope[]; limits: Partial<KeyLimitFields> } {
-  const { name, scopes, ...rest } = objectBody(body, '{"name": "shipper", "scopes": ["ingest"]}');
-  const extra = Object.keys(rest).find((f) => !(LIMIT_FIELDS as readonly string[]).includes(f));
-  if (extra) throw invalid(extra, `unknown field "${extra}": a key has name, scopes and ${LIMIT_FIELDS.join(', ')}`);
-  if (typeof name !== 'string' || name.trim() === '' || name.length > 200 || name.includes('\0')) {
-    throw invalid('name', 'name is required: a label of 1 to 200 characters');
+  const failures = checkKeyBody(body);
+  if (notAnObject(failures)) {
+    throw new BadRequestError('The request body must be a JSON object like {"name": "shipper", "scopes": ["ingest"]}.', [
+      { domain: 'body', reason: 'invalidBody', message: 'expected a JSON object', location: 'body' },
+    ]);
   }
-  if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s): s is Scope => SCOPES.includes(s as Scope))) {
-    throw invalid('scopes', `scopes must be a non-empty array of ${SCOPES.map((s) => `"${s}"`).join(', ')}`);
-  }
-  return { name: name.trim(), scopes: [...new Set(scopes)], limits: pickLimits(rest) };
+  // An unknown field first, then the fields in the schema's order.
+  const first = failures.find((f) => f.keyword === 'additionalProperties') ?? failures.find((f) => f.location === 'name') ?? failures[0];
+  if (first) throw invalid(first.location, first.message);
+  const { name, scopes } = body as Static<typeof KeyBodySchema>;
+  return { name: name.trim(), scopes: [...new Set(scopes)], limits: pickLimits(body as Record<string, unknown>) };
 }
 
 function invalid(location: string, message: string): UnprocessableError {

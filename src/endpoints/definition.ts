@@ -1,14 +1,18 @@
 /**
  * Validation of an endpoint definition posted to the management API (docs/API.md, "Endpoint
  * settings", "Management API"): a JSON object in, complete `EndpointFields` out, or a 422 that
- * names the field and says what to change. The SQL itself is checked by the translator in the
- * management service; here only that the declared and the used `@parameters` agree.
+ * names the field and says what to change. The shape of a body is `EndpointBodySchema` (checked by
+ * Ajv, and the OpenAPI document's schema); what spans fields or needs the query (warming needs
+ * caching, declared and used `@parameters` agree, reserved names) is checked here after it. The
+ * SQL itself is checked by the translator in the management service.
  *
  *   validateDefinition({ name: 'errors.count', query: 'select count(*) as n from `postgres.logs`' })
  *   // → { name: 'errors.count', parameters: [], max_rows: 1000, cache_duration_seconds: 0, ... }
  */
+import { Type, type Static } from '@sinclair/typebox';
+import { compile, MAX_BYTES, NO_NUL, NOT_BLANK, notAnObject, problem, type Check } from '../api/validation.js';
 import { BadRequestError, UnprocessableError, type ErrorDetail } from '../errors.js';
-import { isValidName, MAX_QUERY_BYTES, NAME_RULE } from '../limits.js';
+import { MAX_NAME_LENGTH, MAX_QUERY_BYTES, NAME_RE, NAME_RULE } from '../limits.js';
 import type { EndpointFields, EndpointRecord, ParameterDeclaration } from './repository.js';
 
 const PARAMETER_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -18,36 +22,151 @@ export const DEFAULT_MAX_ROWS = 1000;
 export const MAX_SECONDS = 365 * 86_400;
 /** The reserved parameter that carries a sandboxed query (docs/API.md, "Query sandboxing"). */
 export const RESERVED_PARAMETERS = new Set(['sql']);
+const MAX_DESCRIPTION = 10_000;
 
-const FIELDS = [
-  'name',
-  'description',
-  'query',
-  'parameters',
-  'max_rows',
-  'cache_duration_seconds',
-  'cache_warming_seconds',
-  'sandboxable',
-  'redact_pii',
-] as const;
-/** Fields a client may send back unchanged from a GET (a GET → edit → PUT round trip); ignored. */
-const READ_ONLY = new Set(['id', 'version', 'created_at', 'updated_at']);
-const DECLARATION_FIELDS = new Set(['name', 'required', 'allowed_values', 'description']);
+/** A parameter declaration (docs/API.md, "Endpoint settings"); each problem names `parameters[i]…`. */
+export const ParameterDeclarationSchema = Type.Object(
+  {
+    name: Type.String({
+      pattern: PARAMETER_NAME_RE.source,
+      description: 'The name after @ in the query.',
+      ...problem('invalidParameters', '{location} must be the name used after @ in the query (letters, digits, "_")'),
+    }),
+    required: Type.Optional(Type.Boolean({ default: false, ...problem('invalidParameters', '{location} must be true or false') })),
+    allowed_values: Type.Optional(
+      Type.Union([Type.Array(Type.String(), { minItems: 1 }), Type.Null()], {
+        description: 'The only values a caller may pass; null for any.',
+        ...problem('invalidParameters', '{location} must be null or a non-empty array of strings'),
+      }),
+    ),
+    description: Type.Optional(Type.Union([Type.String(), Type.Null()], problem('invalidParameters', '{location} must be a string'))),
+  },
+  {
+    additionalProperties: false,
+    ...problem('invalidParameters', '{location} must be an object {"name", "required", "allowed_values", "description"}', {
+      additionalProperties: '{location} has an unknown field "{field}": a parameter has name, required, allowed_values, description',
+    }),
+  },
+);
 
-type Body = Record<string, unknown>;
+const ParametersSchema = Type.Array(ParameterDeclarationSchema, {
+  description: 'Declared parameters; omitted: every @name of the query, not required.',
+  ...problem('invalidParameters', 'parameters must be an array of {"name", "required", "allowed_values", "description"}'),
+});
 
-/** The body must be a JSON object: 400 otherwise (nothing to validate). */
-export function requireObject(body: unknown): Body {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+/** Sent back unchanged from a GET (a GET → edit → PUT round trip): accepted and ignored. */
+const readOnly = (description: string) => Type.Optional(Type.Unknown({ readOnly: true, description }));
+
+/**
+ * The body of `POST /api/endpoints`, `PUT` and `PATCH /api/endpoints/:idOrName` (docs/API.md,
+ * "Endpoint settings"). On POST and PUT `name` and `query` are required (`EndpointCreateSchema`).
+ */
+export const EndpointBodySchema = Type.Object(
+  {
+    name: Type.Optional(
+      Type.String({
+        pattern: NAME_RE.source,
+        maxLength: MAX_NAME_LENGTH,
+        description: 'Unique name, used in URLs.',
+        ...problem('invalidName', `name is required: ${NAME_RULE}`),
+      }),
+    ),
+    description: Type.Optional(
+      Type.Union([Type.String({ maxLength: MAX_DESCRIPTION, ...NO_NUL }), Type.Null()], {
+        default: '',
+        ...problem('invalidDescription', `description must be a string of at most ${MAX_DESCRIPTION} characters`),
+      }),
+    ),
+    query: Type.Optional(
+      Type.String({
+        pattern: NOT_BLANK,
+        [MAX_BYTES]: MAX_QUERY_BYTES,
+        ...NO_NUL,
+        description: 'BigQuery-dialect SQL with @name parameters.',
+        ...problem('invalidQuery', "query is required: the endpoint's BigQuery SQL", {
+          type: "query is required: the endpoint's BigQuery SQL",
+          pattern: "query is required: the endpoint's BigQuery SQL",
+          [MAX_BYTES]: `query is longer than ${MAX_QUERY_BYTES / 1024} KB`,
+          not: 'query contains the NUL character',
+        }),
+      }),
+    ),
+    parameters: Type.Optional(ParametersSchema),
+    max_rows: Type.Optional(integer('max_rows', 1, MAX_ROWS_LIMIT, DEFAULT_MAX_ROWS, 'Cap on the rows returned.')),
+    cache_duration_seconds: Type.Optional(integer('cache_duration_seconds', 0, MAX_SECONDS, 0, 'Result cache lifetime; 0: no caching.')),
+    cache_warming_seconds: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: MAX_SECONDS }), Type.Null()], {
+        default: null,
+        description: 'Warming period; null: no warming. Needs caching.',
+        ...problem('invalidValue', `cache_warming_seconds must be null (no warming) or a whole number from 1 to ${MAX_SECONDS}`),
+      }),
+    ),
+    sandboxable: Type.Optional(boolean('sandboxable', 'Callers may pass their own `sql` over the CTEs.')),
+    redact_pii: Type.Optional(boolean('redact_pii', 'Redact IP addresses in every answer.')),
+    id: readOnly('Ignored when sent.'),
+    version: readOnly('Ignored when sent.'),
+    created_at: readOnly('Ignored when sent.'),
+    updated_at: readOnly('Ignored when sent.'),
+  },
+  {
+    additionalProperties: false,
+    ...problem('unknownField', 'unknown field "{field}"'),
+  },
+);
+/** POST and PUT: the whole definition, so `name` and `query` must be sent. */
+export const EndpointCreateSchema = { ...EndpointBodySchema, required: ['name', 'query'] } as typeof EndpointBodySchema;
+export type EndpointBody = Static<typeof EndpointBodySchema>;
+
+function integer(field: string, minimum: number, maximum: number, fallback: number, description: string) {
+  return Type.Integer({
+    minimum,
+    maximum,
+    default: fallback,
+    description,
+    ...problem('invalidValue', `${field} must be a whole number from ${minimum} to ${maximum}`),
+  });
+}
+
+function boolean(field: string, description: string) {
+  return Type.Boolean({ default: false, description, ...problem('invalidValue', `${field} must be true or false`) });
+}
+
+const checkCreate = compile(EndpointCreateSchema);
+const checkPatch = compile(EndpointBodySchema);
+const checkDeclarations = compile(Type.Object({ parameters: ParametersSchema }));
+const FIELDS = Object.keys(EndpointBodySchema.properties).filter((k) => !EndpointBodySchema.properties[k as keyof EndpointBody].readOnly);
+
+/** The declaration an endpoint read by the query gives a parameter (src/endpoints/nesting.ts). */
+export type InheritedDeclaration = (name: string) => ParameterDeclaration | undefined;
+
+/**
+ * The body checked against its schema: 400 when it is not an object, 422 naming an unknown field,
+ * else every field's problem, thrown by `finish` with the rule that spans two fields. Those of
+ * `parameters` are reported by `resolveParameters`, once the query's own `@names` are known.
+ */
+function checkedBody(input: unknown, check: Check): { body: EndpointBody; problems: ErrorDetail[] } {
+  const failures = check(input);
+  if (notAnObject(failures)) {
     throw new BadRequestError('The request body must be a JSON object (Content-Type: application/json).', [
       { domain: 'body', reason: 'invalidBody', message: 'expected a JSON object', location: 'body' },
     ]);
   }
-  return body as Body;
+  const unknown = failures.filter((f) => f.keyword === 'additionalProperties' && !/[.[]/.test(f.location));
+  if (unknown.length) {
+    const names = unknown.map((f) => f.location);
+    throw invalid(
+      names[0]!,
+      `Unknown field${names.length > 1 ? 's' : ''} ${names.map((k) => `"${k}"`).join(', ')}: an endpoint has ${FIELDS.join(', ')}.`,
+      'unknownField',
+    );
+  }
+  const problems: ErrorDetail[] = [];
+  for (const field of FIELDS) {
+    const failure = field === 'parameters' ? undefined : failures.find((f) => f.location === field);
+    if (failure) problems.push(detail(field, failure.message, failure.reason));
+  }
+  return { body: input as EndpointBody, problems };
 }
-
-/** The declaration an endpoint read by the query gives a parameter (src/endpoints/nesting.ts). */
-export type InheritedDeclaration = (name: string) => ParameterDeclaration | undefined;
 
 /**
  * Create and PUT: every field from the body, defaults for the rest (docs/API.md, "Endpoint
@@ -60,25 +179,20 @@ export function validateDefinition(
   usedParameters: (query: string) => string[],
   inherited?: InheritedDeclaration,
 ): EndpointFields {
-  const body = requireObject(input);
-  rejectUnknownFields(body);
-  const problems: ErrorDetail[] = [];
-  const name = checkName(body.name, problems);
-  const query = checkQuery(body.query, problems);
-  const fields = {
-    name,
-    description: checkDescription(body.description, problems),
-    query,
-    parameters: [] as ParameterDeclaration[],
-    max_rows: checkInteger(body.max_rows, 'max_rows', DEFAULT_MAX_ROWS, 1, MAX_ROWS_LIMIT, problems),
-    cache_duration_seconds: checkInteger(body.cache_duration_seconds, 'cache_duration_seconds', 0, 0, MAX_SECONDS, problems),
-    cache_warming_seconds: checkWarming(body.cache_warming_seconds, problems),
-    sandboxable: checkBoolean(body.sandboxable, 'sandboxable', false, problems),
-    redact_pii: checkBoolean(body.redact_pii, 'redact_pii', false, problems),
+  const { body, problems } = checkedBody(input, checkCreate);
+  const fields: EndpointFields = {
+    name: body.name ?? '',
+    description: body.description ?? '',
+    query: body.query ?? '',
+    parameters: [],
+    max_rows: body.max_rows ?? DEFAULT_MAX_ROWS,
+    cache_duration_seconds: body.cache_duration_seconds ?? 0,
+    cache_warming_seconds: body.cache_warming_seconds ?? null,
+    sandboxable: body.sandboxable ?? false,
+    redact_pii: body.redact_pii ?? false,
   };
-  checkWarmingNeedsCache(fields, problems);
-  throwIfAny(problems);
-  fields.parameters = resolveParameters(body.parameters, usedParameters(query), undefined, inherited);
+  finish(problems, fields);
+  fields.parameters = resolveParameters(body.parameters, usedParameters(fields.query), undefined, inherited);
   return fields;
 }
 
@@ -93,110 +207,37 @@ export function validatePatch(
   usedParameters: (query: string) => string[],
   inherited?: InheritedDeclaration,
 ): EndpointFields {
-  const body = requireObject(input);
-  rejectUnknownFields(body);
-  const problems: ErrorDetail[] = [];
-  const has = (k: string) => Object.prototype.hasOwnProperty.call(body, k);
-  const query = has('query') ? checkQuery(body.query, problems) : current.query;
-  const fields = {
-    name: has('name') ? checkName(body.name, problems) : current.name,
-    description: has('description') ? checkDescription(body.description, problems) : current.description,
-    query,
+  const { body, problems } = checkedBody(input, checkPatch);
+  const has = (k: keyof EndpointBody) => Object.prototype.hasOwnProperty.call(body, k);
+  const fields: EndpointFields = {
+    name: has('name') ? (body.name ?? '') : current.name,
+    description: has('description') ? (body.description ?? '') : current.description,
+    query: has('query') ? (body.query ?? '') : current.query,
     parameters: current.parameters,
-    max_rows: has('max_rows') ? checkInteger(body.max_rows, 'max_rows', DEFAULT_MAX_ROWS, 1, MAX_ROWS_LIMIT, problems) : current.max_rows,
-    cache_duration_seconds: has('cache_duration_seconds')
-      ? checkInteger(body.cache_duration_seconds, 'cache_duration_seconds', 0, 0, MAX_SECONDS, problems)
-      : current.cache_duration_seconds,
-    cache_warming_seconds: has('cache_warming_seconds')
-      ? checkWarming(body.cache_warming_seconds, problems)
-      : current.cache_warming_seconds,
-    sandboxable: has('sandboxable') ? checkBoolean(body.sandboxable, 'sandboxable', false, problems) : current.sandboxable,
-    redact_pii: has('redact_pii') ? checkBoolean(body.redact_pii, 'redact_pii', false, problems) : current.redact_pii,
+    max_rows: has('max_rows') ? (body.max_rows ?? DEFAULT_MAX_ROWS) : current.max_rows,
+    cache_duration_seconds: has('cache_duration_seconds') ? (body.cache_duration_seconds ?? 0) : current.cache_duration_seconds,
+    cache_warming_seconds: has('cache_warming_seconds') ? (body.cache_warming_seconds ?? null) : current.cache_warming_seconds,
+    sandboxable: has('sandboxable') ? (body.sandboxable ?? false) : current.sandboxable,
+    redact_pii: has('redact_pii') ? (body.redact_pii ?? false) : current.redact_pii,
   };
-  checkWarmingNeedsCache(fields, problems);
-  throwIfAny(problems);
+  finish(problems, fields);
   fields.parameters = resolveParameters(
     has('parameters') ? body.parameters : undefined,
-    usedParameters(query),
+    usedParameters(fields.query),
     current.parameters,
     inherited,
   );
   return fields;
 }
 
-function rejectUnknownFields(body: Body): void {
-  const unknown = Object.keys(body).filter((k) => !(FIELDS as readonly string[]).includes(k) && !READ_ONLY.has(k));
-  if (unknown.length) {
-    throw invalid(
-      unknown[0]!,
-      `Unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}: an endpoint has ${FIELDS.join(', ')}.`,
-      'unknownField',
-    );
-  }
-}
-
-function checkName(value: unknown, problems: ErrorDetail[]): string {
-  if (!isValidName(value)) {
-    problems.push(detail('name', `name is required: ${NAME_RULE}`, 'invalidName'));
-    return '';
-  }
-  return value;
-}
-
-function checkQuery(value: unknown, problems: ErrorDetail[]): string {
-  if (typeof value !== 'string' || value.trim() === '') {
-    problems.push(detail('query', "query is required: the endpoint's BigQuery SQL", 'invalidQuery'));
-    return '';
-  }
-  if (Buffer.byteLength(value, 'utf8') > MAX_QUERY_BYTES) {
-    problems.push(detail('query', `query is longer than ${MAX_QUERY_BYTES / 1024} KB`, 'invalidQuery'));
-    return '';
-  }
-  if (value.includes('\0')) {
-    problems.push(detail('query', 'query contains the NUL character', 'invalidQuery'));
-    return '';
-  }
-  return value;
-}
-
-function checkDescription(value: unknown, problems: ErrorDetail[]): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value !== 'string' || value.length > 10_000 || value.includes('\0')) {
-    problems.push(detail('description', 'description must be a string of at most 10000 characters', 'invalidDescription'));
-    return '';
-  }
-  return value;
-}
-
-function checkInteger(value: unknown, field: string, fallback: number, min: number, max: number, problems: ErrorDetail[]): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    problems.push(detail(field, `${field} must be a whole number from ${min} to ${max}`, 'invalidValue'));
-    return fallback;
-  }
-  return value;
-}
-
-function checkWarming(value: unknown, problems: ErrorDetail[]): number | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_SECONDS) {
-    problems.push(
-      detail(
-        'cache_warming_seconds',
-        `cache_warming_seconds must be null (no warming) or a whole number from 1 to ${MAX_SECONDS}`,
-        'invalidValue',
-      ),
-    );
-    return null;
-  }
-  return value;
-}
-
-function checkWarmingNeedsCache(
-  fields: { cache_duration_seconds: number; cache_warming_seconds: number | null },
-  problems: ErrorDetail[],
-): void {
-  if (fields.cache_warming_seconds !== null && fields.cache_duration_seconds === 0) {
+/** The rule that spans two fields (warming needs caching), then every problem at once. */
+function finish(problems: ErrorDetail[], fields: EndpointFields): void {
+  const failed = new Set(problems.map((p) => p.location));
+  if (
+    !failed.has('cache_warming_seconds') &&
+    fields.cache_warming_seconds !== null &&
+    (failed.has('cache_duration_seconds') ? 0 : fields.cache_duration_seconds) === 0
+  ) {
     problems.push(
       detail(
         'cache_warming_seconds',
@@ -205,15 +246,7 @@ function checkWarmingNeedsCache(
       ),
     );
   }
-}
-
-function checkBoolean(value: unknown, field: string, fallback: boolean, problems: ErrorDetail[]): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') {
-    problems.push(detail(field, `${field} must be true or false`, 'invalidValue'));
-    return fallback;
-  }
-  return value;
+  throwIfAny(problems);
 }
 
 /**
@@ -240,13 +273,14 @@ export function resolveParameters(
         previous?.find((p) => p.name === name) ?? inherited?.(name) ?? { name, required: false, allowed_values: null, description: '' },
     );
   }
-  if (!Array.isArray(value))
-    throw invalid(
-      'parameters',
-      'parameters must be an array of {"name", "required", "allowed_values", "description"}',
-      'invalidParameters',
-    );
-  const declared = value.map((item, i) => checkDeclaration(item, i));
+  const failure = checkDeclarations({ parameters: value })[0];
+  if (failure) throw invalid(failure.location, failure.message, failure.reason);
+  const declared = (value as Static<typeof ParametersSchema>).map((p) => ({
+    name: p.name,
+    required: p.required ?? false,
+    allowed_values: p.allowed_values ?? null,
+    description: p.description ?? '',
+  }));
   const names = declared.map((p) => p.name);
   const duplicate = names.find((n, i) => names.indexOf(n) !== i);
   if (duplicate) throw invalid(`parameters.${duplicate}`, `parameter "${duplicate}" is declared twice`, 'duplicateParameter');
@@ -267,42 +301,6 @@ export function resolveParameters(
     );
   }
   return declared;
-}
-
-function checkDeclaration(item: unknown, index: number): ParameterDeclaration {
-  const where = `parameters[${index}]`;
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-    throw invalid(where, `${where} must be an object {"name", "required", "allowed_values", "description"}`, 'invalidParameters');
-  }
-  const p = item as Body;
-  const extra = Object.keys(p).find((k) => !DECLARATION_FIELDS.has(k));
-  if (extra)
-    throw invalid(
-      `${where}.${extra}`,
-      `${where} has an unknown field "${extra}": a parameter has name, required, allowed_values, description`,
-      'unknownField',
-    );
-  if (typeof p.name !== 'string' || !PARAMETER_NAME_RE.test(p.name)) {
-    throw invalid(`${where}.name`, `${where}.name must be the name used after @ in the query (letters, digits, "_")`, 'invalidParameters');
-  }
-  if (p.required !== undefined && typeof p.required !== 'boolean')
-    throw invalid(`${where}.required`, `${where}.required must be true or false`, 'invalidParameters');
-  let allowed: string[] | null = null;
-  if (p.allowed_values !== undefined && p.allowed_values !== null) {
-    if (!Array.isArray(p.allowed_values) || p.allowed_values.length === 0 || !p.allowed_values.every((v) => typeof v === 'string')) {
-      throw invalid(`${where}.allowed_values`, `${where}.allowed_values must be null or a non-empty array of strings`, 'invalidParameters');
-    }
-    allowed = p.allowed_values as string[];
-  }
-  if (p.description !== undefined && p.description !== null && typeof p.description !== 'string') {
-    throw invalid(`${where}.description`, `${where}.description must be a string`, 'invalidParameters');
-  }
-  return {
-    name: p.name,
-    required: p.required ?? false,
-    allowed_values: allowed,
-    description: (p.description as string | null | undefined) ?? '',
-  };
 }
 
 function detail(location: string, message: string, reason: string): ErrorDetail {

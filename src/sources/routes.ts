@@ -3,19 +3,15 @@
  * Creating a source creates its partitioned log table; deleting one drops it with its events.
  */
 import { Router } from 'express';
-import { BadRequestError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../http/body.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { SourceRecord } from './repository.js';
 import type { SourceService } from './service.js';
-
-const WRITABLE = ['name', 'retention_days', 'hot_leaves'];
-/** Sent back unchanged from a GET: ignored, so GET → edit → PUT works. */
-const READ_ONLY = ['id', 'table_name', 'schema', 'created_at', 'updated_at'];
+import { checkSourceCreate, checkSourceUpdate, sourceBody } from './body.js';
 
 export interface SourceRoutesDeps {
   auth: Pick<Authenticator, 'require'>;
-  sources: Pick<SourceService, 'reload' | 'list' | 'create' | 'get' | 'update' | 'delete' | 'setHotLeaves'>;
+  sources: Pick<SourceService, 'reload' | 'list' | 'create' | 'get' | 'update' | 'delete' | 'setHotLeaves' | 'partitions'>;
   /**
    * The ingest writer (src/ingest/write.ts), told when a source is deleted: its partitions are
    * gone, and a new source may reuse the table name. Structural, as ingest builds on sources.
@@ -34,14 +30,18 @@ export function sourceRoutes({ auth, sources, writer, retentionDays }: SourceRou
     res.json(sources.list().map(present));
   });
   router.post('/api/sources', admin, jsonBody, async (req, res) => {
-    const body = sourceBody(req.body);
-    res.status(201).json(present(await sources.create(body)));
+    const body = sourceBody(req.body, checkSourceCreate);
+    res.status(201).json(present(await sources.create({ ...body, name: body.name! }))); // required by SourceCreateSchema
   });
   router.get('/api/sources/:idOrName', admin, async (req, res) => {
     res.json(present(await sources.get(String(req.params.idOrName))));
   });
+  // Events per day partition and when retention drops each (docs/API.md, "Sources").
+  router.get('/api/sources/:idOrName/partitions', admin, async (req, res) => {
+    res.json(await sources.partitions(String(req.params.idOrName)));
+  });
   router.put('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
-    const body = sourceBody(req.body);
+    const body = sourceBody(req.body, checkSourceUpdate);
     // PUT is the whole resource: an omitted retention goes back to the default.
     const updated = await sources.update(String(req.params.idOrName), {
       name: body.name,
@@ -51,7 +51,7 @@ export function sourceRoutes({ auth, sources, writer, retentionDays }: SourceRou
     res.json(present(body.hot_leaves === undefined ? updated : await sources.setHotLeaves(updated.id, body.hot_leaves)));
   });
   router.patch('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
-    const { name, retention_days, hot_leaves } = sourceBody(req.body);
+    const { name, retention_days, hot_leaves } = sourceBody(req.body, checkSourceUpdate);
     const updated = await sources.update(String(req.params.idOrName), { name, retention_days });
     res.json(present(hot_leaves === undefined ? updated : await sources.setHotLeaves(updated.id, hot_leaves)));
   });
@@ -84,24 +84,4 @@ function presentHotLeaves(s: SourceRecord) {
     type: l.type,
     backfill: l.pending_partitions.length ? { pending_partitions: l.pending_partitions.length } : 'done',
   }));
-}
-
-function sourceBody(body: unknown): { name: unknown; retention_days?: unknown; hot_leaves?: unknown } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new BadRequestError('The request body must be a JSON object like {"name": "my.source", "retention_days": 30}.', [
-      { domain: 'body', reason: 'invalidBody', message: 'expected a JSON object', location: 'body' },
-    ]);
-  }
-  const unknown = Object.keys(body).filter((k) => !WRITABLE.includes(k) && !READ_ONLY.includes(k));
-  if (unknown.length) {
-    throw new UnprocessableError(`Unknown field "${unknown[0]}": a source has name, retention_days and hot_leaves.`, [
-      { domain: 'sources', reason: 'unknownField', message: `unknown field "${unknown[0]}"`, location: unknown[0] },
-    ]);
-  }
-  const { name, retention_days, hot_leaves } = body as Record<string, unknown>;
-  return {
-    name,
-    ...(retention_days !== undefined && { retention_days }),
-    ...(hot_leaves !== undefined && { hot_leaves }),
-  };
 }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 import type { Database } from '../db/pool.js';
 import { runBuilt, withTransaction } from '../db/transaction.js';
-import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import { createLogTable, dropExpiredPartitions, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
 import { DEFAULT_HOT_LEAVES, DEFAULT_SOURCES } from './defaults.js';
 import { parseHotLeaves } from './hotLeafInput.js';
@@ -14,8 +14,7 @@ import {
   type HotLeaf,
   type HotLeafState,
 } from '../storage/hotLeaves.js';
-import { listPartitions } from '../storage/logTables.js';
-import { isValidName, NAME_RULE } from '../limits.js';
+import { listPartitions, partitionCounts, type PartitionCount } from '../storage/logTables.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
 import { EndpointRepository } from '../endpoints/repository.js';
 import { sourceReaders } from '../endpoints/nesting.js';
@@ -93,7 +92,7 @@ export class SourceService {
     return again;
   }
 
-  async create(input: { name: unknown; retention_days?: unknown; schema?: FieldMap; hot_leaves?: unknown }): Promise<SourceRecord> {
+  async create(input: { name: string; retention_days?: number; schema?: FieldMap; hot_leaves?: unknown }): Promise<SourceRecord> {
     const hot = input.hot_leaves === undefined ? [] : parseHotLeaves(input.hot_leaves, input.schema ?? {});
     const record = await this.createRow({ ...input, hot });
     await this.reload();
@@ -102,13 +101,14 @@ export class SourceService {
 
   /** The row, its log table and first partitions, in one transaction; the caller reloads the catalog. */
   private async createRow(input: {
-    name: unknown;
-    retention_days?: unknown;
+    name: string;
+    retention_days?: number;
     schema?: FieldMap;
     hot: readonly HotLeaf[];
   }): Promise<SourceRecord> {
-    const name = validateName(input.name);
-    const retention = validateRetention(input.retention_days ?? this.defaultRetentionDays);
+    // Names and retention are validated against the body schema first (src/sources/body.ts).
+    const { name } = input;
+    const retention = input.retention_days ?? this.defaultRetentionDays;
     if (await this.repository.find(name)) throw new ConflictError(`A source named "${name}" already exists.`);
     return withTransaction(this.pool, async (client) => {
       const table = await freeTableName(client, name);
@@ -129,11 +129,17 @@ export class SourceService {
     }).catch(nameConflict(name));
   }
 
-  async update(idOrName: string, input: { name?: unknown; retention_days?: unknown }): Promise<SourceRecord> {
+  /** Events per day partition of a source and when retention drops each (docs/API.md, "Sources"). */
+  async partitions(idOrName: string): Promise<PartitionCount[]> {
+    const source = await this.get(idOrName);
+    return partitionCounts(this.pool, source.table_name, source.retention_days);
+  }
+
+  async update(idOrName: string, input: { name?: string; retention_days?: number }): Promise<SourceRecord> {
     const source = await this.get(idOrName);
     const patch: Partial<Pick<SourceRecord, 'name' | 'retention_days'>> = {};
-    if (input.name !== undefined) patch.name = validateName(input.name);
-    if (input.retention_days !== undefined) patch.retention_days = validateRetention(input.retention_days);
+    if (input.name !== undefined) patch.name = input.name;
+    if (input.retention_days !== undefined) patch.retention_days = input.retention_days;
     if (patch.name !== undefined && patch.name !== source.name) await this.refuseRenameIfRead(source.name);
     const row = await this.repository.update(source.id, patch).catch(nameConflict(String(patch.name)));
     await this.reload();
@@ -321,22 +327,4 @@ function nameConflict(name: string) {
     if (err.code === '23505') throw new ConflictError(`A source named "${name}" already exists.`);
     throw err;
   };
-}
-
-function validateName(value: unknown): string {
-  if (!isValidName(value)) {
-    throw new UnprocessableError(`A source name must be ${NAME_RULE}.`, [
-      { domain: 'sources', reason: 'invalidName', message: 'invalid name', location: 'name' },
-    ]);
-  }
-  return value;
-}
-
-function validateRetention(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 3650) {
-    throw new UnprocessableError('retention_days must be a whole number of days from 1 to 3650.', [
-      { domain: 'sources', reason: 'invalidRetention', message: 'invalid retention', location: 'retention_days' },
-    ]);
-  }
-  return value;
 }

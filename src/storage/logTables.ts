@@ -137,3 +137,34 @@ export async function dropExpiredPartitions(db: Queryable, table: string, retent
   }
   return dropped;
 }
+
+export interface PartitionCount {
+  /** The UTC day, `YYYY-MM-DD`. */
+  day: string;
+  partition: string;
+  events: number;
+  /** When the retention job drops it: the end of its day plus the retention. */
+  drops_at: string;
+}
+
+/**
+ * Events per day partition of a log table, oldest first, with when retention drops each. Exact
+ * counts (a scan of each partition): an admin's view, not a hot path.
+ */
+export async function partitionCounts(db: Queryable, table: string, retentionDays: number): Promise<PartitionCount[]> {
+  const partitions = await listPartitions(db, table);
+  if (!partitions.length) return [];
+  const { rows } = await db.query<{ name: string; events: string }>(
+    partitions.map((p, i) => `SELECT $${i + 1}::text AS name, count(*) AS events FROM ${qualifiedTable(p.name)}`).join(' UNION ALL '),
+    partitions.map((p) => p.name),
+  );
+  const counts = new Map(rows.map((r) => [r.name, Number(r.events)]));
+  return partitions
+    .sort((a, b) => a.dayMs - b.dayMs)
+    .map((p) => ({
+      day: new Date(p.dayMs).toISOString().slice(0, 10),
+      partition: p.name,
+      events: counts.get(p.name) ?? 0,
+      drops_at: new Date(p.dayMs + DAY_MS + retentionDays * DAY_MS).toISOString(),
+    }));
+}

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
+import { insertEvents } from '../support/db.js';
 import { testApp, type TestApp } from '../support/http.js';
 
 describe('Management: /api/sources', () => {
@@ -103,5 +104,38 @@ describe('Management: /api/sources', () => {
     await request(t.app).get('/api/sources').expect(401);
     await request(t.app).get('/api/sources').set('X-API-KEY', t.keys.ingest).expect(403);
     await request(t.app).post('/api/sources').set('X-API-KEY', t.keys.query).send({ name: 'mgmt.nope' }).expect(403);
+  });
+
+  it('when partitions are listed, then events per UTC day, oldest first, with the day retention drops each; 404 unknown, 403 not admin', async () => {
+    await admin.post('/api/sources', { name: 'partition.counts', retention_days: 7 }).expect(201);
+    const day = 86_400_000;
+    const now = Date.now();
+    const at = (ms: number) => new Date(ms).toISOString();
+    await insertEvents('partition.counts', [
+      { event_message: 'a', timestamp: at(now - day) },
+      { event_message: 'b', timestamp: at(now) },
+      { event_message: 'c', timestamp: at(now) },
+      { event_message: 'd', timestamp: at(now) },
+    ]);
+    const partitions = (await admin.get('/api/sources/partition.counts/partitions').expect(200)).body as Array<{
+      day: string;
+      events: number;
+      drops_at: string;
+      partition: string;
+    }>;
+    const today = at(now).slice(0, 10);
+    const yesterday = at(now - day).slice(0, 10);
+    assert.deepEqual(
+      partitions.map((p) => p.day),
+      [...partitions.map((p) => p.day)].sort(),
+    );
+    assert.equal(partitions.find((p) => p.day === today)?.events, 3);
+    assert.equal(partitions.find((p) => p.day === yesterday)?.events, 1);
+    // Partitions made ahead of today hold nothing yet.
+    assert.ok(partitions.filter((p) => p.day > today).every((p) => p.events === 0));
+    // Dropped once the whole day is older than the retention: the end of the day plus 7 days.
+    assert.equal(partitions.find((p) => p.day === today)?.drops_at, new Date(Date.parse(today) + 8 * day).toISOString());
+    await admin.get('/api/sources/no.such.source/partitions').expect(404);
+    await request(t.app).get('/api/sources/partition.counts/partitions').set('X-API-KEY', t.keys.query).expect(403);
   });
 });

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv } from 'ajv';
+import createClient from 'openapi-fetch';
+import openapiTS, { astToString } from 'openapi-typescript';
+import request from 'supertest';
+import fs from 'node:fs';
+import type { paths } from '../../console/src/api/schema.js';
+import { openApiTypes, TYPES_FILE } from '../../console/scripts/openapi-types.js';
+import { testApp, type TestApp } from '../support/http.js';
+
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, { parameters?: Array<{ name: string; required?: boolean; schema: { enum?: string[] } }> }>>;
+  components: { schemas: Record<string, object> };
+};
+
+describe('OpenAPI: GET /api/openapi.json', () => {
+  let t: TestApp;
+  let server: Server;
+  let base: string;
+  before(async () => {
+    t = await testApp();
+    server = t.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise((resolve) => server.close(resolve)));
+
+  const documentWith = async (key?: string): Promise<Doc> => {
+    const req = request(t.app).get('/api/openapi.json');
+    if (key) req.set('X-API-KEY', key);
+    return (await req.expect(200).expect('Content-Type', /application\/json/)).body as Doc;
+  };
+
+  it('when fetched without a key, then a valid OpenAPI 3.1 document of the whole API and no endpoint of this deployment', async () => {
+    const doc = await documentWith();
+    const result = await new Validator().validate(doc as never);
+    assert.deepEqual(result.errors ?? [], [], JSON.stringify(result.errors));
+    assert.equal(result.valid, true);
+    assert.equal(doc.openapi, '3.1.0');
+    for (const path of [
+      '/api/endpoints',
+      '/api/endpoints/{idOrName}',
+      '/api/endpoints/query/{idOrName}',
+      '/api/sources/{idOrName}/partitions',
+      '/api/keys',
+    ])
+      assert.ok(doc.paths[path], path);
+    assert.ok(!Object.keys(doc.paths).some((p) => p.startsWith('/api/endpoints/query/') && !p.includes('{')), 'no per-endpoint path');
+  });
+
+  it('when fetched with a query key, then it still validates and has one path per endpoint, allowed_values as enum', async () => {
+    const doc = await documentWith(t.keys.query);
+    const result = await new Validator().validate(doc as never);
+    assert.equal(result.valid, true, JSON.stringify(result.errors));
+    const counts = doc.paths['/api/endpoints/query/usage.api-counts']!;
+    const interval = counts.get!.parameters!.find((p) => p.name === 'interval')!;
+    assert.equal(interval.required, true);
+    assert.deepEqual(interval.schema.enum, ['hourly', 'daily', 'minutely', '1hr', '1day', '7day']);
+    const logs = doc.paths['/api/endpoints/query/logs.all']!.get!.parameters!;
+    assert.equal(logs.find((p) => p.name === 'iso_timestamp_start')?.required, false);
+    assert.ok(
+      logs.some((p) => p.name === 'sql'),
+      'a sandboxable endpoint takes sql',
+    );
+  });
+
+  it('when the key is unknown, then 401; when it cannot run endpoints, then 403', async () => {
+    await request(t.app).get('/api/openapi.json').set('X-API-KEY', 'not-a-key-at-all-000000').expect(401);
+    await request(t.app).get('/api/openapi.json').set('X-API-KEY', t.keys.ingest).expect(403);
+  });
+
+  it('when a body is checked against the published schema, then the service agrees (the document is the validator)', async () => {
+    const doc = await documentWith();
+    const ajv = new Ajv({ strict: false });
+    for (const [name, schema] of Object.entries(doc.components.schemas)) ajv.addSchema(schema, `#/components/schemas/${name}`);
+    const create = ajv.compile(doc.components.schemas.EndpointCreate!);
+    const bodies: object[] = [
+      { name: 'doc.agrees', query: 'select 1 as one' },
+      { name: 'doc agrees', query: 'select 1 as one' },
+      { name: 'doc.agrees2', query: '   ' },
+      { name: 'doc.agrees3', query: 'select 1 as one', max_rows: 0 },
+      { name: 'doc.agrees4', query: 'select 1 as one', cache_warming_seconds: 0 },
+      { name: 'doc.agrees5', query: 'select 1 as one', colour: 'blue' },
+      { query: 'select 1 as one' },
+      { name: 'doc.agrees6', query: 'select @a as a', parameters: [{ name: 'a', allowed_values: [] }] },
+    ];
+    for (const body of bodies) {
+      const res = await request(t.app).post('/api/endpoints').set('X-API-KEY', t.keys.admin).send(body);
+      assert.equal(res.status === 201, create(body), `${JSON.stringify(body)} → ${res.status}`);
+      if (res.status !== 201) assert.equal(res.status, 422);
+    }
+  });
+
+  it('when console/src/api/schema.d.ts is compared with what npm run openapi:types writes, then it is current', async () => {
+    assert.equal(fs.readFileSync(TYPES_FILE, 'utf8'), await openApiTypes(), 'run `npm run openapi:types`');
+  });
+
+  it('when a client generated from the document calls an endpoint, then it runs it', async () => {
+    // Types for this deployment's endpoints, generated from the document as a client's build would.
+    const types = astToString(await openapiTS((await documentWith(t.keys.query)) as never));
+    assert.match(types, /"\/api\/endpoints\/query\/usage\.api-counts"/);
+    assert.match(types, /interval: "hourly" \| "daily" \| "minutely" \| "1hr" \| "1day" \| "7day"/);
+
+    // The generic client (the console's own types) against the running service.
+    const client = createClient<paths>({ baseUrl: base, headers: { 'X-API-KEY': t.keys.query } });
+    const { data, error, response } = await client.GET('/api/endpoints/query/{idOrName}', {
+      params: { path: { idOrName: 'usage.api-counts' }, query: { params: { interval: 'hourly', project: '.*' } } },
+      querySerializer: { object: { style: 'form', explode: true } },
+    });
+    assert.equal(error, undefined, JSON.stringify(error));
+    assert.equal(response.status, 200);
+    assert.ok(Array.isArray(data!.result));
+    assert.match(response.headers.get('X-Cache') ?? '', /^(HIT|MISS)$/);
+
+    // An error comes back typed as the envelope, with its location.
+    const bad = await client.GET('/api/endpoints/query/{idOrName}', {
+      params: { path: { idOrName: 'usage.api-counts' }, query: { params: { interval: 'weekly', project: '.*' } } },
+      querySerializer: { object: { style: 'form', explode: true } },
+    });
+    assert.equal(bad.response.status, 400);
+    assert.equal(bad.error!.error.errors[0]!.location, 'interval');
+  });
+});
