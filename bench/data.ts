@@ -106,7 +106,7 @@ function pick(cum: number[], r: number): number {
 }
 
 /** A small fast deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -120,7 +120,7 @@ function rng(seed: number): () => number {
 type Values = Record<string, string | number>;
 
 /** Varied values of one event of a source. */
-function valuesFor(source: string, r: () => number): Values {
+export function valuesFor(source: string, r: () => number): Values {
   const project = PROJECTS[pick(PROJECT_CUM, r())];
   const hex = Math.floor(r() * 0xffffffff)
     .toString(16)
@@ -146,7 +146,7 @@ function valuesFor(source: string, r: () => number): Values {
 }
 
 /** One event of a source with the given values (plain objects, as a shipper posts them). */
-function eventFor(source: string, v: Values): Record<string, unknown> {
+export function eventFor(source: string, v: Values): Record<string, unknown> {
   const s = (k: string) => String(v[k]);
   switch (source) {
     case 'cloudflare.logs.prod':
@@ -371,7 +371,7 @@ function rowBuilder(source: string, hot: readonly HotLeaf[]): (id: string, micro
 export interface BenchDatabase {
   name: string;
   url: string;
-  size: Size;
+  size: string;
   rows: number;
   /** Wall seconds spent creating or topping up the data in this run. */
   seconds: number;
@@ -391,13 +391,30 @@ async function adminQuery<T extends pg.QueryResultRow>(sql: string, values: unkn
 
 /** The service configuration for a bench database (retention long enough for 40 days of data). */
 export function benchEnv(): Record<string, string> {
-  return { RETENTION_DAYS: '120', DB_POOL_SIZE: '10' };
+  // No per-key limits: each scenario drives one key flat out (bench/ratelimit.ts measures the limits).
+  return { RETENTION_DAYS: '120', DB_POOL_SIZE: '10', RATE_LIMIT_PER_SECOND: '0', MAX_CONCURRENT_QUERIES: '0' };
 }
 
 /** Creates (or reuses and tops up) `lq_bench_<size>`. */
-export async function ensureBenchData(size: Size, options: { regen?: boolean; log?: (line: string) => void } = {}): Promise<BenchDatabase> {
+export function ensureBenchData(size: Size, options: { regen?: boolean; log?: (line: string) => void } = {}): Promise<BenchDatabase> {
+  return ensureData({ name: `lq_bench_${size}`, label: size, ...SIZES[size] }, options);
+}
+
+/**
+ * What to generate: `rows` over the last `days` (so rows / days events per day) into database
+ * `name`; `label` keys its bench_meta row. bench/scaling.ts uses other sizes and rates.
+ */
+export interface DataSpec {
+  name: string;
+  label: string;
+  rows: number;
+  days: number;
+}
+
+/** Creates (or reuses and tops up) the database of `spec`. */
+export async function ensureData(spec: DataSpec, options: { regen?: boolean; log?: (line: string) => void } = {}): Promise<BenchDatabase> {
   const log = options.log ?? ((l: string) => console.log(l));
-  const name = `lq_bench_${size}`;
+  const { name, label: size } = spec;
   const url = databaseUrl(ADMIN_URL, name);
   const started = Date.now();
   const exists = (await adminQuery('SELECT 1 FROM pg_database WHERE datname = $1', [name])).length > 0;
@@ -423,7 +440,7 @@ export async function ensureBenchData(size: Size, options: { regen?: boolean; lo
     let edgeBytes = 0;
     if (meta?.complete) {
       const fromMs = Number(meta.until_ms);
-      const gapRows = Math.floor(((nowMs - fromMs) / DAY_MS) * ROWS_PER_DAY);
+      const gapRows = Math.floor(((nowMs - fromMs) / DAY_MS) * (spec.rows / spec.days));
       if (gapRows > 100) {
         log(`${name}: reusing; topping up ${gapRows} rows since ${new Date(fromMs).toISOString()}`);
         await load(ctx, fromMs, nowMs, gapRows, nowMs, false, log);
@@ -431,7 +448,7 @@ export async function ensureBenchData(size: Size, options: { regen?: boolean; lo
         await analyze(ctx, false);
       } else log(`${name}: reusing`);
     } else {
-      const { rows, days } = SIZES[size];
+      const { rows, days } = spec;
       log(`${name}: generating ${rows.toLocaleString('en')} rows over ${days} days (COPY)`);
       await ctx.db.pool.query(
         'CREATE TABLE bench_meta (size text PRIMARY KEY, complete boolean NOT NULL, until_ms bigint NOT NULL, rows bigint NOT NULL)',

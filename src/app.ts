@@ -9,6 +9,7 @@ import { healthRoutes } from './http/health.js';
 import { setFrontDoor } from './http/server.js';
 import { RequestPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestIdStep, requestMetricsStep } from './http/steps.js';
+import { rateLimitStep } from './rateLimit/step.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { IngestService } from './ingest/service.js';
 import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
@@ -28,8 +29,8 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   const { auth, cache, metrics, logger } = ctx;
   const queries = new EndpointQueryService({
     knex: ctx.db.knex,
-    pool: ctx.db.pool,
-    reader: ctx.reader,
+    reads: ctx.reads,
+    limiter: ctx.limiter,
     sources: ctx.sources,
     cache,
     metrics,
@@ -49,7 +50,12 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   // Every request goes through the pipeline's steps once, in this order, before it is routed:
   // run by the server before the fast path (createHttpServer), or else by the app's first
   // middleware. A step for all requests belongs in this list, not in app.use, or cache hits skip it.
-  const pipeline = new RequestPipeline([requestIdStep(), requestMetricsStep(metrics, logger), ...(options.steps ?? [])]);
+  const pipeline = new RequestPipeline([
+    requestIdStep(),
+    requestMetricsStep(metrics, logger),
+    rateLimitStep(auth, ctx.limiter),
+    ...(options.steps ?? []),
+  ]);
   // perf: cache hits of `GET /api/endpoints/query/:idOrName` before Express dispatch (served by
   // createHttpServer) or else before any other router; whatever it cannot answer from memory
   // and the cache goes on to the ordinary route (see fastQueryRoute).
@@ -58,7 +64,15 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   app.use(pipeline.middleware);
   app.use(fastQuery.middleware);
 
-  app.use(healthRoutes({ pool: ctx.db.pool, cacheReady: () => cache.ready(), registry: metrics.registry, embedded: ctx.embedded }));
+  app.use(
+    healthRoutes({
+      pool: ctx.db.pool,
+      cacheReady: () => cache.ready(),
+      registry: metrics.registry,
+      embedded: ctx.embedded,
+      replicas: ctx.config.databaseReadUrls.length ? () => ctx.reads.status() : undefined,
+    }),
+  );
   // Routers of each feature, each given only what it uses:
   app.use(queryRoutes(auth, queries));
   app.use(ingestRoutes(auth, new IngestService({ sources: ctx.sources, writer: ctx.writer, metrics })));

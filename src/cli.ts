@@ -1,8 +1,9 @@
 /**
  * Operator commands on the service's database (`npm run cli -- <command>`):
  *
- *   keys create --name NAME --scope admin [--scope query]   prints the key (shown only this once)
- *   keys list                                              id, name, prefix, scopes, created_at
+ *   keys create --name NAME --scope admin [--scope query] [limits]   prints the key (shown only this once)
+ *   keys list                                              id, name, prefix, scopes, created_at, limits
+ *   keys limits ID [limits]                                sets a key's limits (docs/API.md, "Rate limits")
  *   keys delete ID
  *   endpoints list
  *   sources list
@@ -24,12 +25,17 @@ import { createLogger } from './logger.js';
 import { EndpointRepository } from './endpoints/repository.js';
 import { AppError } from './errors.js';
 import { generateKey, SCOPES } from './auth/keys.js';
+import { MAX_LIMIT, type KeyLimitFields } from './rateLimit/limits.js';
 
 export const USAGE = `Usage: npm run cli -- <command>
 
-  keys create --name NAME --scope SCOPE [--scope SCOPE ...]   scopes: ${SCOPES.join(', ')}; prints the key once
+  keys create --name NAME --scope SCOPE [--scope SCOPE ...] [limits]   scopes: ${SCOPES.join(', ')}; prints the key once
   keys list
+  keys limits ID [limits]
   keys delete ID
+
+  limits: --rate-limit N (requests per second), --burst N, --max-queries N (uncached queries
+  at once); 0 is no limit, "default" the service's configured default
   endpoints list
   sources list
   sources create NAME [--retention-days N]
@@ -86,7 +92,7 @@ async function dispatch(argv: string[], io: CliIo): Promise<void> {
     return;
   }
   const command = `${noun} ${verb ?? ''}`.trim();
-  const known = ['keys create', 'keys list', 'keys delete', 'endpoints list', 'sources list', 'sources create'];
+  const known = ['keys create', 'keys list', 'keys limits', 'keys delete', 'endpoints list', 'sources list', 'sources create'];
   if (!known.includes(command)) throw new CliError(`unknown command "${command}"\n\n${USAGE}`, 2);
 
   const config = loadConfig(io.env);
@@ -102,6 +108,24 @@ async function dispatch(argv: string[], io: CliIo): Promise<void> {
 
 type Values = ReturnType<typeof parse>['values'];
 
+/** --rate-limit, --burst, --max-queries: a whole number (0: no limit) or "default" (null). */
+function limitOptions(values: Values): Partial<KeyLimitFields> {
+  const limits: Partial<KeyLimitFields> = {};
+  const options = [
+    ['rate-limit', 'rate_limit_per_second'],
+    ['burst', 'rate_limit_burst'],
+    ['max-queries', 'max_concurrent_queries'],
+  ] as const;
+  for (const [option, field] of options) {
+    const raw = values[option]?.trim();
+    if (raw === undefined) continue;
+    if (raw === 'default') limits[field] = null;
+    else if (/^\d+$/.test(raw) && Number(raw) <= MAX_LIMIT) limits[field] = Number(raw);
+    else throw new CliError(`--${option} must be a whole number from 0 (no limit) to ${MAX_LIMIT}, or "default"`, 2);
+  }
+  return limits;
+}
+
 function parse(argv: string[]) {
   try {
     return parseArgs({
@@ -111,6 +135,9 @@ function parse(argv: string[]) {
         name: { type: 'string' },
         scope: { type: 'string', multiple: true },
         'retention-days': { type: 'string' },
+        'rate-limit': { type: 'string' },
+        burst: { type: 'string' },
+        'max-queries': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -130,7 +157,7 @@ async function run(command: string, args: string[], values: Values, ctx: AppCont
       const bad = scopes.find((s) => !SCOPES.includes(s as Scope));
       if (bad) throw new CliError(`unknown scope "${bad}": use ${SCOPES.join(', ')}`, 2);
       const key = generateKey();
-      const record = await ctx.keys.create(name, key, scopes as Scope[]);
+      const record = await ctx.keys.create(name, key, scopes as Scope[], limitOptions(values));
       print({ ...record, key });
       io.err('The key is shown only this once: store it now.');
       return;
@@ -138,6 +165,16 @@ async function run(command: string, args: string[], values: Values, ctx: AppCont
     case 'keys list':
       print(await ctx.keys.list());
       return;
+    case 'keys limits': {
+      const id = args[0];
+      if (!id) throw new CliError('keys limits needs the key id (see keys list)', 2);
+      const limits = limitOptions(values);
+      if (Object.keys(limits).length === 0) throw new CliError('keys limits needs --rate-limit, --burst or --max-queries', 2);
+      const record = await ctx.keys.setLimits(id, limits);
+      if (!record) throw new CliError(`no API key with id "${id}"`);
+      print(record);
+      return;
+    }
     case 'keys delete': {
       const id = args[0];
       if (!id) throw new CliError('keys delete needs the key id (see keys list)', 2);

@@ -8,6 +8,12 @@ export interface Config {
   /** Unset: the embedded Postgres (PGlite) under `dataDir`. */
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
+  /** Read replicas (streaming standbys of databaseUrl) for endpoint queries (src/db/replicas.ts). */
+  readonly databaseReadUrls: readonly string[];
+  /** A replica further behind the primary than this is skipped until it catches up. */
+  readonly maxReplicaLagMs: number;
+  /** How often replicas are checked (up, lag). */
+  readonly replicaCheckIntervalMs: number;
   /** Unset: an in-process cache. */
   readonly redisUrl: string | undefined;
   readonly queryTimeoutMs: number;
@@ -25,6 +31,14 @@ export interface Config {
   readonly warmingTick: string;
   /** Multiplies every endpoint's warming period; tests shorten it. */
   readonly warmingScale: number;
+  /** Requests per second per API key unless the key has its own (0: no limit). */
+  readonly rateLimitPerSecond: number;
+  /** Requests a quiet key may send at once. */
+  readonly rateLimitBurst: number;
+  /** Uncached queries of one key running at once (0: no limit). */
+  readonly maxConcurrentQueries: number;
+  /** How long a query over maxConcurrentQueries waits for a slot before 429. */
+  readonly querySlotWaitMs: number;
   readonly logLevel: string;
   /** How long a stop (SIGTERM/SIGINT) may take before the process exits 1 anyway. */
   readonly shutdownTimeoutMs: number;
@@ -42,11 +56,24 @@ export function loadConfig(env: Env = process.env): Config {
   const redisUrl = nonEmpty(env.REDIS_URL);
   if (redisUrl !== undefined) requireUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']);
 
+  const databaseReadUrls = (env.DATABASE_READ_URLS ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
+  for (const u of databaseReadUrls) requireUrl('DATABASE_READ_URLS', u, ['postgres:', 'postgresql:']);
+  if (databaseReadUrls.length && databaseUrl === undefined)
+    throw new ConfigError(
+      'DATABASE_READ_URLS needs DATABASE_URL: replicas are standbys of a Postgres primary, not of the embedded database',
+    );
+
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: nonEmpty(env.HOST) ?? '0.0.0.0',
     databaseUrl,
     dataDir: nonEmpty(env.DATA_DIR) ?? './data',
+    databaseReadUrls,
+    maxReplicaLagMs: integer(env, 'MAX_REPLICA_LAG_MS', 5000, 0, 3_600_000),
+    replicaCheckIntervalMs: integer(env, 'REPLICA_CHECK_INTERVAL_MS', 1000, 50, 600_000),
     redisUrl,
     queryTimeoutMs: integer(env, 'QUERY_TIMEOUT_MS', 15000, 100, 3_600_000),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
@@ -56,6 +83,10 @@ export function loadConfig(env: Env = process.env): Config {
     loadDemoData: boolean(env, 'LOAD_DEMO_DATA', databaseUrl === undefined),
     warmingTick: nonEmpty(env.WARMING_TICK) ?? '*/5 * * * * *',
     warmingScale: number(env, 'WARMING_SCALE', 1, 0.0001, 1000),
+    rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000_000),
+    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 0, 1_000_000_000),
+    maxConcurrentQueries: integer(env, 'MAX_CONCURRENT_QUERIES', 4, 0, 1_000_000),
+    querySlotWaitMs: integer(env, 'QUERY_SLOT_WAIT_MS', 1000, 0, 600_000),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
   };

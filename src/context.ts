@@ -21,6 +21,9 @@ import { PROJECT_ROOT } from './paths.js';
 import { ensureSeededEndpoints } from './seed.js';
 import type { ResultCache } from './cache/types.js';
 import { createResultCache } from './cache/index.js';
+import { ReplicaRouter, type QueryTarget } from './db/replicas.js';
+import { supportsReaderRole } from './query/execute.js';
+import { KeyLimiter } from './rateLimit/index.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -39,6 +42,13 @@ export interface AppContext {
    * Use only through executeReadOnly: its sessions must keep their startup settings.
    */
   readonly reader: pg.Pool | undefined;
+  /**
+   * Where endpoint queries run: a healthy read replica (DATABASE_READ_URLS), else the primary
+   * (`reader` when there is one). Only endpoint queries go through it (src/db/replicas.ts).
+   */
+  readonly reads: ReplicaRouter;
+  /** Request rate and concurrent queries per API key (src/rateLimit/), shared through Redis when configured. */
+  readonly limiter: KeyLimiter;
   /** True when running on the embedded database. */
   readonly embedded: boolean;
   close(): Promise<void>;
@@ -84,8 +94,28 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       }
     }
     const metrics = createMetrics();
+    const primary: QueryTarget = reader
+      ? { name: 'primary', pool: reader, useReaderRole: false } // logged in as the reader already
+      : { name: 'primary', pool: db.pool, useReaderRole: await supportsReaderRole(db.pool) };
+    if (!reader && !primary.useReaderRole)
+      logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
+    const reads = new ReplicaRouter(primary, {
+      urls: config.databaseReadUrls,
+      primaryUrl: url,
+      primaryPool: db.pool,
+      maxLagMs: config.maxReplicaLagMs,
+      checkIntervalMs: config.replicaCheckIntervalMs,
+      pool: { poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger },
+      statementTimeoutMs: config.queryTimeoutMs,
+      registry: metrics.registry,
+      logger,
+    });
+    opened.push({ name: 'read replicas', close: () => reads.close() });
+    await reads.start();
     const cache = await createResultCache(config, metrics, logger);
     opened.push({ name: 'cache', close: () => cache.close() });
+    const limiter = KeyLimiter.open(config, logger);
+    opened.push({ name: 'rate limits', close: () => limiter.close() });
 
     return {
       config,
@@ -98,6 +128,8 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       metrics,
       cache,
       reader,
+      reads,
+      limiter,
       embedded: embedded !== undefined,
       close: () => closeAll(opened),
     };

@@ -104,3 +104,14 @@ export class UnsupportedMediaTypeError extends AppError {
     super(415, 'INVALID_ARGUMENT', message, [{ domain: 'body', reason: 'unsupportedMediaType', message, location: header }]);
   }
 }
+
+/** 429: the API key is over its request rate or its concurrent queries; `Retry-After` says when to try again. */
+export class TooManyRequestsError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+    reason: 'rateLimited' | 'tooManyQueries',
+  ) {
+    super(429, 'RESOURCE_EXHAUSTED', message, [{ domain: 'limits', reason, message }]);
+  }
+}

@@ -66,6 +66,12 @@ export class Authenticator {
     return record;
   }
 
+  /** The record of a key: at once when its lookup is cached, else a promise; undefined for an unknown key. */
+  identify(key: string): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined> {
+    const cached = this.cache.peek(key);
+    return cached ? cached.value : this.cache.get(key);
+  }
+
   require(scope: Scope) {
     return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
       const key = keyOf(req);

@@ -8,16 +8,19 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Scope } from '../config.js';
 import { isUuid } from '../ids.js';
+import { LIMIT_FIELDS, type KeyLimitFields } from '../rateLimit/limits.js';
 
 export const SCOPES: readonly Scope[] = ['query', 'ingest', 'admin'];
 
-export interface ApiKeyRecord {
+export interface ApiKeyRecord extends KeyLimitFields {
   id: string;
   name: string;
   prefix: string;
   scopes: Scope[];
   created_at: Date;
 }
+
+const COLUMNS = ['id', 'name', 'prefix', 'scopes', 'created_at', ...LIMIT_FIELDS];
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
@@ -31,10 +34,18 @@ export class ApiKeyRepository {
   constructor(private readonly knex: Knex) {}
 
   /** Stores a key (hashed) and returns its record; the key itself is not kept. */
-  async create(name: string, key: string, scopes: Scope[]): Promise<ApiKeyRecord> {
+  async create(name: string, key: string, scopes: Scope[], limits: Partial<KeyLimitFields> = {}): Promise<ApiKeyRecord> {
     const [row] = await this.knex('api_keys')
-      .insert({ name, key_hash: hashKey(key), prefix: key.slice(0, 6), scopes })
-      .returning<ApiKeyRecord[]>(['id', 'name', 'prefix', 'scopes', 'created_at']);
+      .insert({ name, key_hash: hashKey(key), prefix: key.slice(0, 6), scopes, ...limits })
+      .returning<ApiKeyRecord[]>(COLUMNS);
+    return row;
+  }
+
+  /** Sets (a number) or resets to the configured default (null) the limits given; undefined for an unknown id. */
+  async setLimits(id: string, limits: Partial<KeyLimitFields>): Promise<ApiKeyRecord | undefined> {
+    if (!isUuid(id)) return undefined;
+    if (Object.keys(limits).length === 0) return this.knex('api_keys').where({ id }).first(COLUMNS);
+    const [row] = await this.knex('api_keys').where({ id }).update(limits).returning<ApiKeyRecord[]>(COLUMNS);
     return row;
   }
 
@@ -49,11 +60,11 @@ export class ApiKeyRepository {
   async findByKey(key: string): Promise<ApiKeyRecord | undefined> {
     return this.knex('api_keys')
       .where({ key_hash: hashKey(key) })
-      .first(['id', 'name', 'prefix', 'scopes', 'created_at']);
+      .first(COLUMNS);
   }
 
   list(): Promise<ApiKeyRecord[]> {
-    return this.knex('api_keys').select(['id', 'name', 'prefix', 'scopes', 'created_at']).orderBy('created_at');
+    return this.knex('api_keys').select(COLUMNS).orderBy('created_at');
   }
 
   /** True when a key was deleted; false for an unknown id, or one that is not a UUID. */

@@ -1,7 +1,9 @@
 /**
- * `POST /api/keys` `{"name", "scopes"}` → 201 with the key (shown this once; only its hash is
- * stored), `GET /api/keys` (never a key or hash), `DELETE /api/keys/:id` (revoked at once on
- * this replica; other replicas stop accepting it within the Authenticator's cache lifetime).
+ * `POST /api/keys` `{"name", "scopes"}` (and optionally its limits) → 201 with the key (shown
+ * this once; only its hash is stored), `GET /api/keys` (never a key or hash), `PATCH
+ * /api/keys/:id` with limits only, `DELETE /api/keys/:id` (revoked at once on this replica; other
+ * replicas stop accepting it within the Authenticator's cache lifetime, which is also how long a
+ * changed limit takes to reach them).
  */
 import { Router } from 'express';
 import type { Scope } from '../config.js';
@@ -11,6 +13,17 @@ import { BadRequestError, NotFoundError, UnprocessableError } from '../errors.js
 import { jsonBody } from '../http/body.js';
 import type { Authenticator } from './authenticate.js';
 import { generateKey, SCOPES, type ApiKeyRecord, type ApiKeyRepository } from './keys.js';
+import { LIMIT_FIELDS, MAX_LIMIT, type KeyLimitFields } from '../rateLimit/limits.js';
+
+/** A limit of a key: a whole number, 0 for no limit, or null for the configured default. */
+function limitField(field: string, description: string) {
+  return Type.Optional(
+    Type.Union([Type.Integer({ minimum: 0, maximum: MAX_LIMIT }), Type.Null()], {
+      description: `${description} 0: no limit; null: the configured default.`,
+      ...problem('invalidValue', `${field} must be a whole number from 0 (no limit) to ${MAX_LIMIT}, or null for the configured default`),
+    }),
+  );
+}
 
 /** The body of `POST /api/keys` (docs/API.md, "Keys"). */
 export const KeyBodySchema = Type.Object(
@@ -27,14 +40,20 @@ export const KeyBodySchema = Type.Object(
       description: 'What the key may do: run endpoints, ingest events, or everything.',
       ...problem('invalidValue', `scopes must be a non-empty array of ${SCOPES.map((s) => `"${s}"`).join(', ')}`),
     }),
+    rate_limit_per_second: limitField('rate_limit_per_second', 'Requests per second on average (docs/API.md, "Rate limits").'),
+    rate_limit_burst: limitField('rate_limit_burst', 'Requests a quiet key may send at once.'),
+    max_concurrent_queries: limitField('max_concurrent_queries', 'Uncached queries of this key running at once.'),
   },
-  { additionalProperties: false, ...problem('invalidValue', 'unknown field "{field}": a key has name and scopes') },
+  {
+    additionalProperties: false,
+    ...problem('invalidValue', `unknown field "{field}": a key has name, scopes and ${LIMIT_FIELDS.join(', ')}`),
+  },
 );
 const checkKeyBody = compile(KeyBodySchema);
 
 export interface KeyRoutesDeps {
   auth: Pick<Authenticator, 'require' | 'forget'>;
-  keys: Pick<ApiKeyRepository, 'create' | 'list' | 'delete'>;
+  keys: Pick<ApiKeyRepository, 'create' | 'list' | 'delete' | 'setLimits'>;
 }
 
 export function keyRoutes({ auth, keys }: KeyRoutesDeps): Router {
@@ -42,32 +61,80 @@ export function keyRoutes({ auth, keys }: KeyRoutesDeps): Router {
   const admin = auth.require('admin');
 
   router.post('/api/keys', admin, jsonBody, async (req, res) => {
-    const { name, scopes } = keyBody(req.body);
+    const { name, scopes, limits } = keyBody(req.body);
     const key = generateKey();
-    const record = await keys.create(name, key, scopes);
+    const record = await keys.create(name, key, scopes, limits);
     res.status(201).json({ ...present(record), key });
   });
   router.get('/api/keys', admin, async (_req, res) => {
     res.json((await keys.list()).map(present));
   });
+  router.patch('/api/keys/:id', admin, jsonBody, async (req, res) => {
+    const id = String(req.params.id);
+    const record = await keys.setLimits(id, limitsBody(req.body));
+    if (!record) throw unknownKey(id);
+    auth.forget();
+    res.json(present(record));
+  });
   router.delete('/api/keys/:id', admin, async (req, res) => {
     const id = String(req.params.id);
-    if (!(await keys.delete(id))) {
-      throw new NotFoundError(`No API key with id "${id}".`, [
-        { domain: 'keys', reason: 'notFound', message: 'unknown key id', location: 'id' },
-      ]);
-    }
+    if (!(await keys.delete(id))) throw unknownKey(id);
     auth.forget();
     res.status(204).end();
   });
   return router;
 }
 
-function present(k: ApiKeyRecord) {
-  return { id: k.id, name: k.name, prefix: k.prefix, scopes: k.scopes, created_at: k.created_at };
+function unknownKey(id: string): NotFoundError {
+  return new NotFoundError(`No API key with id "${id}".`, [
+    { domain: 'keys', reason: 'notFound', message: 'unknown key id', location: 'id' },
+  ]);
 }
 
-function keyBody(body: unknown): { name: string; scopes: Scope[] } {
+function present(k: ApiKeyRecord) {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    created_at: k.created_at,
+    rate_limit_per_second: k.rate_limit_per_second,
+    rate_limit_burst: k.rate_limit_burst,
+    max_concurrent_queries: k.max_concurrent_queries,
+  };
+}
+
+function objectBody(body: unknown, example: string): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new BadRequestError(`The request body must be a JSON object like ${example}.`, [
+      { domain: 'body', reason: 'invalidBody', message: 'expected a JSON object', location: 'body' },
+    ]);
+  }
+  return body as Record<string, unknown>;
+}
+
+/** The limit fields of a body: a whole number from 0 (no limit) to MAX_LIMIT, or null (the configured default). */
+function limitsBody(body: unknown): Partial<KeyLimitFields> {
+  const fields = objectBody(body, '{"rate_limit_per_second": 20}');
+  const extra = Object.keys(fields).find((f) => !(LIMIT_FIELDS as readonly string[]).includes(f));
+  if (extra) throw invalid(extra, `unknown field "${extra}": a key's limits are ${LIMIT_FIELDS.join(', ')}`);
+  return pickLimits(fields);
+}
+
+function pickLimits(fields: Record<string, unknown>): Partial<KeyLimitFields> {
+  const limits: Partial<KeyLimitFields> = {};
+  for (const f of LIMIT_FIELDS) {
+    const v = fields[f];
+    if (v === undefined) continue;
+    if (v !== null && !(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_LIMIT)) {
+      throw invalid(f, `${f} must be a whole number from 0 (no limit) to ${MAX_LIMIT}, or null for the configured default`);
+    }
+    limits[f] = v as number | null;
+  }
+  return limits;
+}
+
+function keyBody(body: unknown): { name: string; scopes: Scope[]; limits: Partial<KeyLimitFields> } {
   const failures = checkKeyBody(body);
   if (notAnObject(failures)) {
     throw new BadRequestError('The request body must be a JSON object like {"name": "shipper", "scopes": ["ingest"]}.', [
@@ -78,7 +145,7 @@ function keyBody(body: unknown): { name: string; scopes: Scope[] } {
   const first = failures.find((f) => f.keyword === 'additionalProperties') ?? failures.find((f) => f.location === 'name') ?? failures[0];
   if (first) throw invalid(first.location, first.message);
   const { name, scopes } = body as Static<typeof KeyBodySchema>;
-  return { name: name.trim(), scopes: [...new Set(scopes)] };
+  return { name: name.trim(), scopes: [...new Set(scopes)], limits: pickLimits(body as Record<string, unknown>) };
 }
 
 function invalid(location: string, message: string): UnprocessableError {

@@ -24,7 +24,7 @@ export function queryRoutes(auth: Pick<Authenticator, 'require'>, service: Endpo
 
   const run = async (req: Request, res: Response) => {
     const input = collectInput(withoutUrlKey(req.query as Record<string, unknown>), req.method === 'POST' ? req.body : undefined);
-    const result = await service.run(String(req.params.idOrName), { input, redact: redactionAsked(req.headers) });
+    const result = await service.run(String(req.params.idOrName), { input, redact: redactionAsked(req.headers), key: req.apiKey });
     res.status(200).set('X-Cache', result.cache).type(CONTENT_TYPE).send(result.body);
   };
   router.get(QUERY_ROUTE, requireQuery, run);
@@ -110,26 +110,30 @@ export function fastQueryRoute(
   };
 
   /** Answers `req` from the cache, or calls `fail` with the error for the ordinary error answer. */
-  const answer = (res: ServerResponse, prepared: PreparedRun, fail: (err: unknown) => void) => {
-    cache.fetch(prepared.request, prepared.compute).then((outcome) => {
-      try {
-        send(res, outcome);
-      } catch (err) {
-        fail(err);
-      }
-    }, fail);
+  const answer = (req: IncomingMessage, res: ServerResponse, prepared: PreparedRun, fail: (err: unknown) => void) => {
+    // A miss runs the query within the caller's concurrent-query limit (src/rateLimit/).
+    const key = (req as Request).apiKey;
+    cache
+      .fetch(prepared.request, () => prepared.compute(key))
+      .then((outcome) => {
+        try {
+          send(res, outcome);
+        } catch (err) {
+          fail(err);
+        }
+      }, fail);
   };
 
   const middleware = (req: Request, res: Response, next: NextFunction): void => {
     const prepared = prepare(req);
     if (prepared === undefined) return next();
-    answer(res, prepared, next);
+    answer(req, res, prepared, next);
   };
 
   const serve: BeforeApp = (req, res, app) => {
     const prepared = prepare(req);
     if (prepared === undefined) return false;
-    answer(res, prepared, (err) => handOver(req, res, err, app));
+    answer(req, res, prepared, (err) => handOver(req, res, err, app));
     return true;
   };
 

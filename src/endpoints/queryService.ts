@@ -5,14 +5,15 @@
  */
 import { createHash } from 'node:crypto';
 import { parse as parseQueryString } from 'node:querystring';
-import type pg from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { SourceService } from '../sources/service.js';
 import { BadRequestError, NotFoundError, parameterError, UnprocessableError, type ErrorDetail } from '../errors.js';
 import type { CacheOutcome, CacheRequest, ResultCache, WarmSpec } from '../cache/types.js';
-import { executeReadOnly, supportsReaderRole } from '../query/execute.js';
+import { executeReadOnly } from '../query/execute.js';
+import type { KeyLimiter, LimitedKey } from '../rateLimit/index.js';
+import type { ReplicaRouter } from '../db/replicas.js';
 import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
 import { initTranslator, SqlError, SqlNestingError, type Translation } from '../sql/index.js';
@@ -30,6 +31,8 @@ export interface RunRequest {
   input: ParamValues;
   /** The caller asked for redaction (`LF-ENDPOINT-REDACT-PII: true`). It can only add redaction. */
   redact: boolean;
+  /** The caller's key: its uncached queries count against its concurrent-query limit (src/rateLimit/). */
+  key?: LimitedKey;
 }
 
 export interface RunResult {
@@ -48,7 +51,8 @@ const PREPARED_QUERY_MAX_CHARS = 4_096;
 /** What the GET fast path (queryRoutes.ts) hands to the result cache: exactly what `run` would fetch for the same call. */
 export interface PreparedRun {
   request: CacheRequest;
-  compute: () => Promise<string>;
+  /** Runs the query for the caller `key` (within its concurrent-query limit). */
+  compute: (key?: LimitedKey) => Promise<string>;
 }
 
 /** The key of a prepared run: endpoint version, redaction header and raw query string. */
@@ -58,10 +62,10 @@ function preparedRunKey(endpoint: EndpointRecord, redact: boolean, rawQuery: str
 
 export interface QueryServiceDeps {
   knex: Knex;
-  /** The service's own connections: queries run here, under SET LOCAL ROLE, when there is no reader pool. */
-  pool: pg.Pool;
-  /** Connections logged in as the reader role (src/db/readerPool.ts), when the database allows them. */
-  reader: pg.Pool | undefined;
+  /** Where endpoint queries run: a healthy read replica, else the primary (the reader pool when there is one). */
+  reads: Pick<ReplicaRouter, 'run'>;
+  /** Concurrent uncached queries per API key (src/rateLimit/). */
+  limiter: Pick<KeyLimiter, 'query'>;
   sources: Pick<SourceService, 'catalogVersion' | 'lookup'>;
   cache: Pick<ResultCache, 'fetch' | 'startWarming'>;
   metrics: Pick<Metrics, 'queryRuns'>;
@@ -78,9 +82,6 @@ export class EndpointQueryService {
   /** By endpoint version, redaction and query string: a version's prepared runs never go stale, the least recently used go to bound memory. */
   private readonly runs = new LRUCache<string, PreparedRun>({ max: PREPARED_RUNS_MAX });
   private readonly translations = new TranslationCache();
-  /** Where endpoint queries run: the reader's own connections when possible. */
-  private pool: pg.Pool;
-  private useReaderRole = true;
 
   constructor(private readonly deps: QueryServiceDeps) {
     this.repository = new EndpointRepository(deps.knex);
@@ -91,20 +92,11 @@ export class EndpointQueryService {
       load: (idOrName) => this.repository.find(idOrName),
       keep: (record) => record !== undefined,
     });
-    this.pool = deps.pool;
   }
 
-  /** Loads the SQL validator, checks the reader role works here, starts warming. */
+  /** Loads the SQL validator, starts warming. */
   async init(): Promise<void> {
     await initTranslator();
-    if (this.deps.reader) {
-      this.pool = this.deps.reader;
-      this.useReaderRole = false; // logged in as the reader already
-    } else {
-      this.useReaderRole = await supportsReaderRole(this.deps.pool);
-      if (!this.useReaderRole)
-        this.deps.logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
-    }
     this.deps.cache.startWarming((spec) => this.rerun(spec));
   }
 
@@ -118,11 +110,11 @@ export class EndpointQueryService {
     const endpoint = await this.find(idOrName);
     const spec = this.specOf(endpoint, request);
     if (endpoint.cache_duration_seconds <= 0) {
-      return { body: await this.compute(endpoint, spec), cache: 'BYPASS' };
+      return { body: await this.compute(endpoint, spec, request.key), cache: 'BYPASS' };
     }
     const outcome = await this.deps.cache.fetch(
       { key: cacheKey(spec), ttlSeconds: endpoint.cache_duration_seconds, warmPeriodSeconds: endpoint.cache_warming_seconds, spec },
-      () => this.compute(endpoint, spec),
+      () => this.compute(endpoint, spec, request.key),
     );
     return { body: outcome.body, cache: outcome.status };
   }
@@ -167,7 +159,7 @@ export class EndpointQueryService {
           warmPeriodSeconds: endpoint.cache_warming_seconds,
           spec,
         },
-        compute: () => this.compute(endpoint, spec),
+        compute: (key) => this.compute(endpoint, spec, key),
       };
     } catch {
       return undefined;
@@ -195,12 +187,15 @@ export class EndpointQueryService {
     };
   }
 
-  private async compute(endpoint: EndpointRecord, spec: WarmSpec): Promise<string> {
+  /** `key`: the caller, whose concurrent-query limit the database query runs within; none for warming. */
+  private async compute(endpoint: EndpointRecord, spec: WarmSpec, key?: LimitedKey): Promise<string> {
     const { translation, values } = await this.prepare(endpoint, spec);
-    const run = await this.execute(translation.sql, values).then(
-      (r) => (this.deps.metrics.queryRuns.inc({ outcome: 'ok' }), r),
-      (err) => (this.deps.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
-    );
+    const run = await this.deps.limiter
+      .query(key, () => this.execute(translation.sql, values))
+      .then(
+        (r) => (this.deps.metrics.queryRuns.inc({ outcome: 'ok' }), r),
+        (err) => (this.deps.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
+      );
     const names = translation.columns.map((c) => c.name);
     if (!spec.redact) return encodeResultBody(run.fields, names, run.rows);
     return JSON.stringify({ result: redactValue(encodeRows(run.fields, names, run.rows)) });
@@ -214,11 +209,14 @@ export class EndpointQueryService {
 
   private execute(sql: string, values: Array<string | null>) {
     // The embedded PGlite is not known to take a pipelined batch: it gets the transaction in three round trips.
-    return executeReadOnly(this.pool, sql, values, {
-      timeoutMs: this.deps.queryTimeoutMs,
-      useReaderRole: this.useReaderRole,
-      pipelined: !this.deps.embedded,
-    });
+    // On a read replica when one is healthy (src/db/replicas.ts), else on the primary.
+    return this.deps.reads.run((target) =>
+      executeReadOnly(target.pool, sql, values, {
+        timeoutMs: this.deps.queryTimeoutMs,
+        useReaderRole: target.useReaderRole,
+        pipelined: !this.deps.embedded,
+      }),
+    );
   }
 
   /** Warming: the same spec again, unless the endpoint changed or is gone (then the key is dropped). */

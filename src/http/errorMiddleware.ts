@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import {
+  TooManyRequestsError,
   AppError,
   BadRequestError,
   InternalError,
@@ -44,6 +45,7 @@ export function errorMiddleware(logger: Logger, queryTimeoutMs: number): ErrorRe
       logger.error({ err, id: exchangeOf(req)?.id, method: req.method, path: req.path }, 'request failed');
     }
     if (res.headersSent) return void res.end();
+    if (appError instanceof TooManyRequestsError) res.set('Retry-After', String(appError.retryAfterSeconds));
     res.status(appError.httpStatus).json(appError.toBody());
   };
 }

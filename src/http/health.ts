@@ -7,10 +7,12 @@ export interface HealthDeps {
   cacheReady: () => Promise<boolean | 'none'>;
   registry: Pick<Registry, 'contentType' | 'metrics'>;
   embedded: boolean;
+  /** Read replicas as last checked (src/db/replicas.ts); undefined without DATABASE_READ_URLS. */
+  replicas?: () => Array<{ name: string; healthy: boolean; lagMs: number | null }>;
 }
 
 /** `/health` (process alive), `/ready` (database reachable; says whether the cache is), `/metrics`. No key needed. */
-export function healthRoutes({ pool, cacheReady, registry, embedded }: HealthDeps): Router {
+export function healthRoutes({ pool, cacheReady, registry, embedded, replicas }: HealthDeps): Router {
   const router = Router();
   router.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
@@ -23,7 +25,8 @@ export function healthRoutes({ pool, cacheReady, registry, embedded }: HealthDep
       ),
       cacheReady().catch(() => false),
     ]);
-    const body = { status: database ? 'ready' : 'unavailable', database, cache, embedded };
+    // Replicas do not decide readiness: without them queries run on the primary.
+    const body = { status: database ? 'ready' : 'unavailable', database, cache, embedded, ...(replicas ? { replicas: replicas() } : {}) };
     res.status(database ? 200 : 503).json(body);
   });
   router.get('/metrics', async (_req, res) => {

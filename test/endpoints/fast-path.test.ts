@@ -214,7 +214,16 @@ describe('the GET fast path of endpoint queries', function () {
 });
 
 describe('Authenticator lookups', () => {
-  const record: ApiKeyRecord = { id: 'k1', name: 'k', prefix: 'lq_abc', scopes: ['query'], created_at: new Date() };
+  const record: ApiKeyRecord = {
+    id: 'k1',
+    name: 'k',
+    prefix: 'lq_abc',
+    scopes: ['query'],
+    created_at: new Date(),
+    rate_limit_per_second: null,
+    rate_limit_burst: null,
+    max_concurrent_queries: null,
+  };
   function fakeKeys(answer: () => ApiKeyRecord | undefined, delayMs = 20) {
     const calls: string[] = [];
     const keys = {

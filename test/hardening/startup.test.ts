@@ -69,5 +69,16 @@ describe('start-up configuration', () => {
     assert.equal(loadConfig({}).queryTimeoutMs, 15000);
     assert.equal(loadConfig({}).shutdownTimeoutMs, 10000);
     assert.throws(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '5s' }), /SHUTDOWN_TIMEOUT_MS must be a whole number/);
+    const db = 'postgresql://postgres@127.0.0.1:5432/postgres';
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: db, DATABASE_READ_URLS: `${db}, redis://r` }),
+      /DATABASE_READ_URLS must start with postgres/,
+    );
+    assert.throws(() => loadConfig({ DATABASE_READ_URLS: db }), /DATABASE_READ_URLS needs DATABASE_URL/);
+    assert.throws(() => loadConfig({ DATABASE_URL: db, MAX_REPLICA_LAG_MS: '1s' }), /MAX_REPLICA_LAG_MS must be a whole number/);
+    assert.deepEqual(
+      loadConfig({ DATABASE_URL: db, DATABASE_READ_URLS: ' postgresql://a:5433 ,postgresql://b:5433/x,' }).databaseReadUrls,
+      ['postgresql://a:5433', 'postgresql://b:5433/x'],
+    );
   });
 });

@@ -151,7 +151,17 @@ export async function startService(
 ): Promise<ServiceProcess> {
   const port = options.port ?? (await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', ...(options.nodeArgs ?? []), 'src/main.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'warn', ...env },
+    // No per-key limits unless a test sets them: these tests drive one key as hard as they can.
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOAD_DEMO_DATA: 'false',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_SECOND: '0',
+      MAX_CONCURRENT_QUERIES: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -261,6 +271,40 @@ export class ThrowawayPostgres {
     await pgInstance.asPostgres([`${bin}/initdb`, '-D', `${dir}/data`, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
     await pgInstance.start();
     return pgInstance;
+  }
+
+  /**
+   * A streaming standby of this cluster: `pg_basebackup -R` (it writes primary_conninfo and
+   * standby.signal) into a directory of its own, started on its own port. The initdb defaults
+   * already allow it: wal_level replica, max_wal_senders 10, trust for replication on 127.0.0.1.
+   */
+  async standby(): Promise<ThrowawayPostgres> {
+    const { mkdtempSync, chownSync } = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'lq-hardening-standby-'));
+    const { uid, gid } = await userIds('postgres');
+    chownSync(dir, uid, gid);
+    const standby = new ThrowawayPostgres(dir, await freePort(), this.bin);
+    await this.asPostgres([
+      `${this.bin}/pg_basebackup`,
+      '-D',
+      `${dir}/data`,
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(this.port),
+      '-U',
+      'postgres',
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+    ]);
+    await standby.start();
+    return standby;
   }
 
   async start(): Promise<void> {

@@ -14,14 +14,16 @@ describe('Management: /api/keys', () => {
       .set('X-API-KEY', t.keys.admin)
       .send({ name: 'mgmt-shipper', scopes: ['ingest', 'query', 'ingest'] })
       .expect(201);
-    assert.deepEqual(Object.keys(res.body).sort(), ['created_at', 'id', 'key', 'name', 'prefix', 'scopes']);
+    const limits = ['max_concurrent_queries', 'rate_limit_burst', 'rate_limit_per_second'];
+    assert.deepEqual(Object.keys(res.body).sort(), ['created_at', 'id', 'key', ...limits, 'name', 'prefix', 'scopes'].sort());
+    for (const f of limits) assert.equal(res.body[f], null, `${f}: the configured default`);
     assert.equal(res.body.name, 'mgmt-shipper');
     assert.deepEqual(res.body.scopes, ['ingest', 'query']);
     assert.equal(res.body.prefix, res.body.key.slice(0, 6));
     const list = (await request(t.app).get('/api/keys').set('X-API-KEY', t.keys.admin).expect(200)).body;
     assert.ok(Array.isArray(list));
     const listed = list.find((k: { id: string }) => k.id === res.body.id);
-    assert.deepEqual(Object.keys(listed).sort(), ['created_at', 'id', 'name', 'prefix', 'scopes']);
+    assert.deepEqual(Object.keys(listed).sort(), ['created_at', 'id', ...limits, 'name', 'prefix', 'scopes'].sort());
     assert.ok(!JSON.stringify(list).includes(res.body.key));
     // The new key works with its scopes at once.
     await request(t.app)

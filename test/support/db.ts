@@ -51,7 +51,16 @@ export async function dropDatabase(name: string): Promise<void> {
 
 /** Configuration for a service instance on the test database. */
 export function testConfig(url: string, env: Record<string, string> = {}): Config {
-  return loadConfig({ DATABASE_URL: url, LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'silent', ...env });
+  // No per-key limits by default: every test file shares a few keys and runs as fast as it can.
+  // test/endpoints/rate-limits.test.ts and test/cache/processes.test.ts set their own.
+  return loadConfig({
+    DATABASE_URL: url,
+    LOAD_DEMO_DATA: 'false',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_SECOND: '0',
+    MAX_CONCURRENT_QUERIES: '0',
+    ...env,
+  });
 }
 
 /** The shared, migrated test database with the nine sources. */

@@ -2020,6 +2020,12 @@ export interface components {
             name: string;
             /** @description What the key may do: run endpoints, ingest events, or everything. */
             scopes: ("query" | "ingest" | "admin")[];
+            /** @description Requests per second on average (docs/API.md, "Rate limits"). 0: no limit; null: the configured default. */
+            rate_limit_per_second?: number | null;
+            /** @description Requests a quiet key may send at once. 0: no limit; null: the configured default. */
+            rate_limit_burst?: number | null;
+            /** @description Uncached queries of this key running at once. 0: no limit; null: the configured default. */
+            max_concurrent_queries?: number | null;
         };
         Key: {
             /** Format: uuid */

@@ -1,0 +1,174 @@
+/**
+ * Fairness under one abusive key (docs/API.md, "Rate limits"): the p99 latency of a quiet key's
+ * dashboard traffic alone, and while another key sends as much as it can, with the default
+ * limits (100 requests/s, bursts of 200, 4 uncached queries at once) and with no limits.
+ *
+ *   npx tsx bench/ratelimit.ts [--seconds 15] [--db lq_scale_1m] [--no-write]
+ *
+ * The service is `src/main.ts` with REDIS_URL on a bench database of bench/data.ts (the 1M-row
+ * one of bench/scaling.ts, `npx tsx bench/scaling.ts generate 1m`, unless --db says otherwise). Quiet key: 4 clients, each one request
+ * every 100 ms (40/s), alternating a cache hit (usage.api-counts) and two uncached queries
+ * (logs.all, and (d) of bench/queries.ts). Abusive key: 32 clients flat out on uncached (c) and
+ * (e) (24-hour scans, ~50–80 ms each) and cache hits. Phases are interleaved: quiet alone, then
+ * with the abuser, twice per configuration. Prints the table and rewrites the block between the
+ * `ratelimit` markers in BENCHMARKS.md.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { generateKey } from '../src/auth/keys.js';
+import { freePort } from '../test/support/net.js';
+import { ADMIN_URL, databaseUrl } from '../test/support/db.js';
+import { BENCH_PROJECT, benchEnv } from './data.js';
+import { SCENARIOS } from './queries.js';
+
+const { values: opts } = parseArgs({
+  options: { seconds: { type: 'string', default: '15' }, db: { type: 'string', default: 'lq_scale_1m' }, 'no-write': { type: 'boolean' } },
+});
+const SECONDS = Number(opts.seconds);
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+async function startService(limits: Record<string, string>, admin: string) {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      ...process.env,
+      ...benchEnv(),
+      ...limits,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl(ADMIN_URL, opts.db!),
+      REDIS_URL,
+      ADMIN_API_KEY: admin,
+      LOG_LEVEL: 'warn',
+      LOAD_DEMO_DATA: 'false',
+      QUERY_TIMEOUT_MS: '60000',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (
+      await fetch(`${base}/ready`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
+    if (i > 600) throw new Error('service did not start');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { base, stop: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGTERM'))) };
+}
+
+function scenarioPath(id: string, now: number): string {
+  const s = SCENARIOS.find((x) => x.id === id)!;
+  const params = new URLSearchParams({ ...s.params(now), ...(s.sql ? { sql: s.sql } : {}) });
+  return `/api/endpoints/query/${s.endpoint}?${params}`;
+}
+
+function p99(ms: number[]): number {
+  const s = [...ms].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(0.99 * s.length))]! : NaN;
+}
+
+async function phase(base: string, quietKey: string, abuseKey: string | undefined) {
+  const now = Date.now();
+  const quietPaths = [
+    `/api/endpoints/query/usage.api-counts?interval=hourly&project=${BENCH_PROJECT}`,
+    scenarioPath('logs-all', now),
+    scenarioPath('d-newest', now),
+  ];
+  const abusePaths = [scenarioPath('c-5xx', now), scenarioPath('e-top-paths', now), quietPaths[0]!];
+  const end = Date.now() + SECONDS * 1000;
+  const quiet: number[] = [];
+  const quietStatus: Record<number, number> = {};
+  const abuseStatus: Record<number, number> = {};
+  const get = (path: string, key: string) =>
+    fetch(base + path, { headers: { 'X-API-KEY': key } }).then(async (r) => (await r.arrayBuffer(), r.status));
+  const quietClient = async (n: number) => {
+    for (let i = n; Date.now() < end; i++) {
+      const started = performance.now();
+      const status = await get(quietPaths[i % quietPaths.length]!, quietKey).catch(() => 0);
+      const ms = performance.now() - started;
+      quiet.push(ms);
+      quietStatus[status] = (quietStatus[status] ?? 0) + 1;
+      await new Promise((r) => setTimeout(r, Math.max(0, 100 - ms)));
+    }
+  };
+  const abuseClient = async (n: number) => {
+    for (let i = n; Date.now() < end; i++) {
+      const status = await get(abusePaths[i % abusePaths.length]!, abuseKey!).catch(() => 0);
+      abuseStatus[status] = (abuseStatus[status] ?? 0) + 1;
+    }
+  };
+  await Promise.all([
+    ...Array.from({ length: 4 }, (_, n) => quietClient(n)),
+    ...(abuseKey ? Array.from({ length: 32 }, (_, n) => abuseClient(n)) : []),
+  ]);
+  return { p99: p99(quiet), n: quiet.length, quietStatus, abuseStatus };
+}
+
+const configs = [
+  {
+    name: 'default limits (100/s, burst 200, 4 queries)',
+    env: { RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '4' },
+  },
+  {
+    name: 'default rate, 1 query at once',
+    env: { RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '1' },
+  },
+  { name: 'no limits', env: { RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '0' } },
+];
+const lines: string[] = [];
+const load = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+for (const config of configs) {
+  const admin = generateKey();
+  const svc = await startService(config.env, admin);
+  try {
+    const mk = async (name: string) =>
+      (
+        (await (
+          await fetch(`${svc.base}/api/keys`, {
+            method: 'POST',
+            headers: { 'X-API-KEY': admin, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ name, scopes: ['query'] }),
+          })
+        ).json()) as { key: string }
+      ).key;
+    const quietKey = await mk('bench-quiet');
+    const abuseKey = await mk('bench-abuse');
+    await phase(svc.base, quietKey, undefined); // warm-up: caches, translations, connections
+    const alone: number[] = [];
+    const abused: number[] = [];
+    let last: Awaited<ReturnType<typeof phase>> | undefined;
+    for (let round = 0; round < 2; round++) {
+      alone.push((await phase(svc.base, quietKey, undefined)).p99);
+      last = await phase(svc.base, quietKey, abuseKey);
+      abused.push(last.p99);
+    }
+    const a = Math.max(...alone);
+    const b = Math.max(...abused);
+    const line = `| ${config.name} | ${a.toFixed(0)} ms | ${b.toFixed(0)} ms | ${(b / a).toFixed(2)} | quiet ${JSON.stringify(last!.quietStatus)}, abusive ${JSON.stringify(last!.abuseStatus)} |`;
+    console.log(line);
+    lines.push(line);
+  } finally {
+    await svc.stop();
+  }
+}
+const block = [
+  `Latest run: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on \`${opts.db}\`, ${SECONDS} s phases, load average ${load} at start (shared machine).`,
+  '',
+  '| configuration | quiet key p99 alone | quiet key p99 with the abusive key | ratio (target ≤ 2) | statuses in the last abused phase |',
+  '|---|---:|---:|---:|---|',
+  ...lines,
+].join('\n');
+console.log(block);
+if (!opts['no-write']) {
+  const file = new URL('../BENCHMARKS.md', import.meta.url);
+  const text = readFileSync(file, 'utf8');
+  const start = '<!-- ratelimit:start -->';
+  const stop = '<!-- ratelimit:end -->';
+  if (text.includes(start)) writeFileSync(file, text.replace(new RegExp(`${start}[\\s\\S]*${stop}`), `${start}\n${block}\n${stop}`));
+  else console.log('BENCHMARKS.md has no ratelimit markers: not written');
+}

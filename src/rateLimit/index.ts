@@ -1,0 +1,81 @@
+/**
+ * Limits per API key (docs/API.md, "Rate limits"): the request rate, checked by a step of the
+ * request pipeline (rateLimitStep) so cache hits count too, and the uncached queries running at
+ * once, held around the database query only (EndpointQueryService), so a cache hit never waits
+ * for a slot.
+ */
+import { createClient, type RedisClientType } from 'redis';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { TooManyRequestsError } from '../errors.js';
+import { limitsOf, type KeyLimitFields } from './limits.js';
+import { QuerySlots, QuerySlotsFull } from './querySlots.js';
+import { RequestRateLimiter } from './requestRate.js';
+
+export interface LimitedKey extends Partial<KeyLimitFields> {
+  id: string;
+}
+
+export class KeyLimiter {
+  private constructor(
+    private readonly config: Config,
+    private readonly rate: RequestRateLimiter,
+    private readonly slots: QuerySlots,
+    private readonly client: RedisClientType<any, any, any, any, any> | undefined,
+  ) {}
+
+  /** With REDIS_URL: a Redis connection of its own (never waited for: the in-process limits decide until it is up). */
+  static open(config: Config, logger: Logger, prefix = 'lq:limit:'): KeyLimiter {
+    let client: RedisClientType<any, any, any, any, any> | undefined;
+    if (config.redisUrl) {
+      client = createClient({
+        url: config.redisUrl,
+        disableOfflineQueue: true,
+        socket: { connectTimeout: 1000, keepAlive: true, noDelay: true, reconnectStrategy: (n: number) => Math.min(50 * 2 ** n, 2000) },
+      }) as RedisClientType<any, any, any, any, any>;
+      let lastLog = 0;
+      client.on('error', (err: Error) => {
+        if (Date.now() - lastLog < 10_000) return;
+        lastLog = Date.now();
+        logger.warn({ err: err.message }, 'rate limits: Redis unavailable; limits are counted per process meanwhile');
+      });
+      client.connect().catch(() => undefined);
+    }
+    return new KeyLimiter(
+      config,
+      new RequestRateLimiter(client, prefix),
+      new QuerySlots(client, prefix, config.queryTimeoutMs, config.querySlotWaitMs),
+      client,
+    );
+  }
+
+  /** Counts one request of `key`; TooManyRequestsError (429, Retry-After) when it is over its rate. */
+  async request(key: LimitedKey): Promise<void> {
+    const decision = await this.rate.consume(key.id, limitsOf(key, this.config));
+    if (decision.allowed) return;
+    const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+    throw new TooManyRequestsError(`This API key is over its request rate; retry in ${seconds} s.`, seconds, 'rateLimited');
+  }
+
+  /** Runs an uncached query of `key` within its concurrent-query limit (undefined: a warming run, not limited). */
+  query<T>(key: LimitedKey | undefined, fn: () => Promise<T>): Promise<T> {
+    if (key === undefined) return fn();
+    return this.slots.run(key.id, limitsOf(key, this.config).concurrentQueries, fn).catch((err: unknown) => {
+      if (!(err instanceof QuerySlotsFull)) throw err;
+      throw new TooManyRequestsError(
+        `This API key already runs ${err.limit} queries; wait for one to finish or retry in 1 s.`,
+        1,
+        'tooManyQueries',
+      );
+    });
+  }
+
+  /** As the cache's Redis client: a Redis that is down or hangs must not hold the stop up. */
+  async close(): Promise<void> {
+    const client = this.client;
+    if (!client?.isOpen) return;
+    if (!client.isReady) return client.destroy();
+    await Promise.race([client.close().catch(() => undefined), new Promise((r) => setTimeout(r, 500))]);
+    if (client.isOpen) client.destroy();
+  }
+}

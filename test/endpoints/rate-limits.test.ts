@@ -1,0 +1,128 @@
+/**
+ * Limits per API key (docs/API.md, "Rate limits"), in-process (no REDIS_URL): the request rate
+ * (cache hits on the pre-Express fast path included) and the concurrent uncached queries, 429
+ * with Retry-After and the envelope; limits set per key through /api/keys and the CLI. The
+ * limits shared through Redis by several processes are in test/cache/processes.test.ts.
+ */
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { createApp } from '../../src/app.js';
+import { generateKey } from '../../src/auth/keys.js';
+import { createContext, type AppContext } from '../../src/context.js';
+import { createHttpServer } from '../../src/http/server.js';
+import { createLogger } from '../../src/logger.js';
+import { runCli } from '../../src/cli.js';
+import { insertEvents, testConfig, testDatabase } from '../support/db.js';
+
+describe('rate limits per key', function () {
+  this.timeout(60_000);
+  const tag = `rl${Date.now().toString(36)}`;
+  let ctx: AppContext;
+  let server: http.Server;
+  let base: string;
+  const admin = generateKey();
+  const limited = generateKey();
+  const other = generateKey();
+  let limitedId: string;
+  // Three cross joins of 300 rows: 8.1 M combinations, a second or so: long enough to overlap.
+  const slowSql = 'select count(*) as n from edge_logs a cross join edge_logs b cross join edge_logs c';
+
+  before(async () => {
+    const { url } = await testDatabase();
+    // Defaults of this instance: 5 requests per second with bursts of 8, one query at a time.
+    ctx = await createContext(
+      testConfig(url, { RATE_LIMIT_PER_SECOND: '5', RATE_LIMIT_BURST: '8', MAX_CONCURRENT_QUERIES: '1', QUERY_SLOT_WAIT_MS: '200' }),
+      createLogger('silent'),
+    );
+    server = createHttpServer(await createApp(ctx));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await ctx.keys.create('rl-admin', admin, ['admin'], { rate_limit_per_second: 0 });
+    limitedId = (await ctx.keys.create('rl-limited', limited, ['query'])).id;
+    await ctx.keys.create('rl-other', other, ['query']);
+    await insertEvents(
+      'cloudflare.logs.prod',
+      Array.from({ length: 300 }, (_, i) => ({ id: `${tag}-${i}`, project: tag, event_message: 'x' })),
+    );
+  });
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await ctx.close();
+  });
+
+  const get = (path: string, key: string) => fetch(base + path, { headers: { 'X-API-KEY': key } });
+
+  it('when a key sends more than its burst, then 429 with Retry-After and the envelope, cache hits included; another key is not affected', async () => {
+    const path = '/api/endpoints/query/usage.api-counts?interval=hourly&project=' + tag;
+    // Warm the cache first (with the admin key: no limit), so every call below is a fast-path hit.
+    assert.equal((await get(path, admin)).status, 200);
+    assert.equal((await get(path, admin)).headers.get('x-cache'), 'HIT');
+    const answers = await Promise.all(Array.from({ length: 12 }, () => get(path, limited)));
+    const ok = answers.filter((r) => r.status === 200);
+    const refused = answers.filter((r) => r.status === 429);
+    assert.equal(ok.length, 8, `statuses: ${answers.map((r) => r.status).join(',')}`);
+    assert.equal(refused.length, 4);
+    for (const r of ok) assert.equal(r.headers.get('x-cache'), 'HIT');
+    const retryAfter = Number(refused[0]!.headers.get('retry-after'));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 10, `Retry-After ${retryAfter}`);
+    const body = (await refused[0]!.json()) as { error: { code: number; status: string; errors: Array<{ reason: string }> } };
+    assert.equal(body.error.code, 429);
+    assert.equal(body.error.status, 'RESOURCE_EXHAUSTED');
+    assert.equal(body.error.errors[0]!.reason, 'rateLimited');
+    // The other key has its own budget.
+    assert.equal((await get(path, other)).status, 200);
+    // After a second, the rate refills: the limited key is served again.
+    await new Promise((r) => setTimeout(r, 1100));
+    assert.equal((await get(path, limited)).status, 200);
+  });
+
+  it('when a key runs more uncached queries than its limit, then the extra ones wait briefly and get 429; cached answers are not held', async () => {
+    const key = generateKey();
+    await ctx.keys.create('rl-queries', key, ['query'], { rate_limit_per_second: 0 });
+    const slow = `/api/endpoints/query/logs.all?project=${tag}&sql=${encodeURIComponent(slowSql)}`;
+    const answers = await Promise.all(Array.from({ length: 3 }, () => get(slow, key)));
+    const statuses = answers.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 429, 429], `statuses ${statuses.join(',')}`);
+    const refused = answers.find((r) => r.status === 429)!;
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.equal(((await refused.json()) as { error: { errors: Array<{ reason: string }> } }).error.errors[0]!.reason, 'tooManyQueries');
+    // One at a time is within the limit, and the slot is freed after each.
+    assert.equal((await get(slow, key)).status, 200);
+  });
+
+  it('when limits are set on a key through PATCH /api/keys/:id, then they apply; bad values are 422', async () => {
+    const headers = { 'X-API-KEY': admin, 'Content-Type': 'application/json' };
+    const patch = (id: string, body: unknown) => fetch(`${base}/api/keys/${id}`, { method: 'PATCH', headers, body: JSON.stringify(body) });
+    const res = await patch(limitedId, { rate_limit_per_second: 0, max_concurrent_queries: 3 });
+    assert.equal(res.status, 200);
+    const record = (await res.json()) as Record<string, unknown>;
+    assert.equal(record.rate_limit_per_second, 0);
+    assert.equal(record.max_concurrent_queries, 3);
+    assert.equal(record.rate_limit_burst, null);
+    const path = '/api/endpoints/query/usage.api-counts?interval=hourly&project=' + tag;
+    const answers = await Promise.all(Array.from({ length: 30 }, () => get(path, limited)));
+    assert.deepEqual([...new Set(answers.map((r) => r.status))], [200], 'no limit on the rate now');
+    for (const bad of [{ rate_limit_per_second: -1 }, { rate_limit_burst: 1.5 }, { max_concurrent_queries: '3' }, { scopes: ['admin'] }]) {
+      const r = await patch(limitedId, bad);
+      assert.equal(r.status, 422, JSON.stringify(bad));
+      assert.equal(((await r.json()) as { error: { code: number } }).error.code, 422);
+    }
+    assert.equal((await patch('00000000-0000-0000-0000-000000000000', { rate_limit_burst: 5 })).status, 404);
+    const listed = (await (await get('/api/keys', admin)).json()) as Array<Record<string, unknown>>;
+    assert.equal(listed.find((k) => k.id === limitedId)?.max_concurrent_queries, 3);
+  });
+
+  it('when the CLI sets a key\'s limits, then they are stored; "default" resets one', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (l: string) => out.push(l), err: (l: string) => err.push(l), env: { DATABASE_URL: ctx.db.url, LOG_LEVEL: 'silent' } };
+    assert.equal(await runCli(['keys', 'limits', limitedId, '--rate-limit', '50', '--burst', 'default', '--max-queries', '2'], io), 0);
+    const printed = JSON.parse(out.join('\n'));
+    assert.equal(printed.rate_limit_per_second, 50);
+    assert.equal(printed.rate_limit_burst, null);
+    assert.equal(printed.max_concurrent_queries, 2);
+    assert.equal(await runCli(['keys', 'limits', limitedId, '--rate-limit', 'fast'], io), 2);
+    assert.match(err.join('\n'), /--rate-limit must be a whole number/);
+  });
+});
