@@ -37,7 +37,7 @@ async function startService(limits: Record<string, string>, admin: string) {
       ...limits,
       PORT: String(port),
       HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl(ADMIN_URL, opts.db!),
+      DATABASE_URL: databaseUrl(ADMIN_URL, opts.db),
       REDIS_URL,
       ADMIN_API_KEY: admin,
       LOG_LEVEL: 'warn',
@@ -69,7 +69,7 @@ function scenarioPath(id: string, now: number): string {
 
 function p99(ms: number[]): number {
   const s = [...ms].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(0.99 * s.length))]! : NaN;
+  return s.length ? s[Math.min(s.length - 1, Math.floor(0.99 * s.length))] : NaN;
 }
 
 async function phase(base: string, quietKey: string, abuseKey: string | undefined) {
@@ -79,7 +79,7 @@ async function phase(base: string, quietKey: string, abuseKey: string | undefine
     scenarioPath('logs-all', now),
     scenarioPath('d-newest', now),
   ];
-  const abusePaths = [scenarioPath('c-5xx', now), scenarioPath('e-top-paths', now), quietPaths[0]!];
+  const abusePaths = [scenarioPath('c-5xx', now), scenarioPath('e-top-paths', now), quietPaths[0]];
   const end = Date.now() + SECONDS * 1000;
   const quiet: number[] = [];
   const quietStatus: Record<number, number> = {};
@@ -89,7 +89,7 @@ async function phase(base: string, quietKey: string, abuseKey: string | undefine
   const quietClient = async (n: number) => {
     for (let i = n; Date.now() < end; i++) {
       const started = performance.now();
-      const status = await get(quietPaths[i % quietPaths.length]!, quietKey).catch(() => 0);
+      const status = await get(quietPaths[i % quietPaths.length], quietKey).catch(() => 0);
       const ms = performance.now() - started;
       quiet.push(ms);
       quietStatus[status] = (quietStatus[status] ?? 0) + 1;
@@ -98,7 +98,7 @@ async function phase(base: string, quietKey: string, abuseKey: string | undefine
   };
   const abuseClient = async (n: number) => {
     for (let i = n; Date.now() < end; i++) {
-      const status = await get(abusePaths[i % abusePaths.length]!, abuseKey!).catch(() => 0);
+      const status = await get(abusePaths[i % abusePaths.length], abuseKey!).catch(() => 0);
       abuseStatus[status] = (abuseStatus[status] ?? 0) + 1;
     }
   };

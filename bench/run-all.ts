@@ -604,7 +604,7 @@ function renderMarkdown(r: Results): string {
     `Latest run: ${r.date}${r.quick ? ' (**--quick**: smoke figures, not for comparison)' : ''}; ${r.machine.cores} cores (${r.machine.cpu}), ${r.machine.memoryGb} GB memory, Node ${r.machine.node}, ${r.machine.postgres}, Redis on loopback; load average at start ${r.machine.load} (other work shares the machine, which is why every ratio is measured side by side).`,
   );
   L.push(
-    `Data: \`lq_bench_${r.data.size}\`, ${r.data.rows.toLocaleString('en')} rows (85% edge events of ~${(r.data.edgeBytesPerRow / 1000).toFixed(1)} KB, ${SIZES[r.data.size as Size].days} days, daily partitions); ${r.data.reused ? `reused (topped up in ${r.data.seconds.toFixed(0)} s)` : `generated in ${r.data.seconds.toFixed(0)} s`}. Total bench time: ${(r.totalSeconds / 60).toFixed(1)} min.`,
+    `Data: \`lq_bench_${r.data.size}\`, ${r.data.rows.toLocaleString('en')} rows (85% edge events of ~${(r.data.edgeBytesPerRow / 1000).toFixed(1)} KB, ${SIZES[r.data.size].days} days, daily partitions); ${r.data.reused ? `reused (topped up in ${r.data.seconds.toFixed(0)} s)` : `generated in ${r.data.seconds.toFixed(0)} s`}. Total bench time: ${(r.totalSeconds / 60).toFixed(1)} min.`,
   );
   L.push('');
   L.push('| scenario | service | floor | ratio | target | |');

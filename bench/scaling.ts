@@ -54,7 +54,7 @@ if (command === 'generate') {
 /** Median of a list of numbers. */
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
+  return s[Math.floor(s.length / 2)];
 }
 
 /** Events/s of normalise + LogWriter (what POST /api/logs does after parsing) into a database of this size. */
@@ -81,7 +81,7 @@ if (command === 'measure') {
   const ROUNDS = Number(process.env.SCALING_ROUNDS ?? 5);
   const dbs = [];
   for (const size of sizes) {
-    const spec = SCALE_SIZES[size]!;
+    const spec = SCALE_SIZES[size];
     const db = await ensureData(spec, { log: (l) => console.log(l) }); // tops up to now, so the last-hour windows have rows
     const client = new pg.Client({ connectionString: databaseUrl(ADMIN_URL, spec.name) });
     await client.connect();
@@ -136,7 +136,7 @@ if (command === 'render') {
     load: string;
   };
   if (!run) throw new Error('no measure of 1m,5m,25m in bench/results/scaling.json');
-  const [a, b, c] = [run['1m']!, run['5m']!, run['25m']!];
+  const [a, b, c] = [run['1m'], run['5m'], run['25m']];
   const title = (id: string) => SCENARIOS.find((s) => s.id === id)?.title ?? id;
   const lines = [
     `Run: ${run.at.slice(0, 16).replace('T', ' ')} UTC, load average ${run.load} at the end of the run (shared machine); medians of ${process.env.SCALING_ROUNDS ?? 3} interleaved rounds after one warm-up, the hand-written floor SQL of each benchmark query (bench/queries.ts) run with \`pg\` (the service adds at most 1.2× plus ~2 ms of HTTP to these, BENCHMARKS.md).`,
@@ -144,7 +144,7 @@ if (command === 'render') {
     '| query | 1M (8 d) | 5M (40 d) | 25M (40 d, 5× rate) | 5M / 1M (history) | 25M / 5M (rate) |',
     '|---|---:|---:|---:|---:|---:|',
     ...Object.keys(a.queriesMs).map((id) => {
-      const [x, y, z] = [a.queriesMs[id]!, b.queriesMs[id]!, c.queriesMs[id]!];
+      const [x, y, z] = [a.queriesMs[id], b.queriesMs[id], c.queriesMs[id]];
       return `| ${title(id)} | ${x} ms | ${y} ms | ${z} ms | ${(y / x).toFixed(2)} | ${(z / y).toFixed(2)} |`;
     }),
     `| ingest, normalise + write of 1,000-event edge batches (events/s) | ${a.ingestEventsPerSecond} | ${b.ingestEventsPerSecond} | ${c.ingestEventsPerSecond} | ${(b.ingestEventsPerSecond / a.ingestEventsPerSecond).toFixed(2)} | ${(c.ingestEventsPerSecond / b.ingestEventsPerSecond).toFixed(2)} |`,

@@ -173,7 +173,7 @@ export class ReplicaRouter {
   private pick(tried: Set<Replica>): Replica | undefined {
     const n = this.replicas.length;
     for (let i = 0; i < n; i++) {
-      const r = this.replicas[(this.next + i) % n]!;
+      const r = this.replicas[(this.next + i) % n];
       if (r.healthy && !tried.has(r)) {
         this.next = (this.next + i + 1) % n;
         return r;
@@ -196,14 +196,14 @@ export class ReplicaRouter {
     const now = Date.now();
     try {
       const { rows } = await this.options.primaryPool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
-      this.samples.push({ atMs: now, lsn: rows[0]!.lsn });
+      this.samples.push({ atMs: now, lsn: rows[0].lsn });
     } catch (err) {
       // The primary is down: the replicas keep the verdict of their last check.
       this.options.logger.debug({ err: (err as Error).message }, 'replica check: cannot read the primary WAL position');
       return;
     }
     // Samples older than the lag limit cannot make a replica healthy; one older is kept as a bound.
-    while (this.samples.length > 2 && this.samples[1]!.atMs < now - this.options.maxLagMs * 2) this.samples.shift();
+    while (this.samples.length > 2 && this.samples[1].atMs < now - this.options.maxLagMs * 2) this.samples.shift();
     await Promise.all(this.replicas.map((r) => this.checkOne(r)));
   }
 
@@ -219,13 +219,13 @@ export class ReplicaRouter {
       );
       // The oldest primary position the replica has not replayed yet: it misses a change made
       // before that sample was read, so it is at least that long behind (0 when it has them all).
-      if (!rows[0]!.recovery) {
+      if (!rows[0].recovery) {
         // A promoted standby (or the primary itself) no longer follows the primary: never use it.
         replica.lagMs = Infinity;
         return this.markDown(replica, 'not a standby (pg_is_in_recovery() is false)');
       }
-      const missing = rows[0]!.reached.indexOf(false);
-      const lagMs = missing < 0 ? 0 : Date.now() - this.samples[missing]!.atMs;
+      const missing = rows[0].reached.indexOf(false);
+      const lagMs = missing < 0 ? 0 : Date.now() - this.samples[missing].atMs;
       replica.lagMs = lagMs;
       if (lagMs > this.options.maxLagMs) this.markDown(replica, `lagging (${Number.isFinite(lagMs) ? `${lagMs} ms` : 'unknown'})`);
       else this.markUp(replica);

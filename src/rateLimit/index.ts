@@ -4,7 +4,8 @@
  * once, held around the database query only (EndpointQueryService), so a cache hit never waits
  * for a slot.
  */
-import { createClient, type RedisClientType } from 'redis';
+import { createClient } from 'redis';
+import type { RedisClient } from './redisClient.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { TooManyRequestsError } from '../errors.js';
@@ -21,18 +22,18 @@ export class KeyLimiter {
     private readonly config: Config,
     private readonly rate: RequestRateLimiter,
     private readonly slots: QuerySlots,
-    private readonly client: RedisClientType<any, any, any, any, any> | undefined,
+    private readonly client: RedisClient | undefined,
   ) {}
 
   /** With REDIS_URL: a Redis connection of its own (never waited for: the in-process limits decide until it is up). */
   static open(config: Config, logger: Logger, prefix = 'lq:limit:'): KeyLimiter {
-    let client: RedisClientType<any, any, any, any, any> | undefined;
+    let client: RedisClient | undefined;
     if (config.redisUrl) {
       client = createClient({
         url: config.redisUrl,
         disableOfflineQueue: true,
         socket: { connectTimeout: 1000, keepAlive: true, noDelay: true, reconnectStrategy: (n: number) => Math.min(50 * 2 ** n, 2000) },
-      }) as RedisClientType<any, any, any, any, any>;
+      });
       let lastLog = 0;
       client.on('error', (err: Error) => {
         if (Date.now() - lastLog < 10_000) return;

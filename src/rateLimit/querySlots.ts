@@ -13,7 +13,7 @@
  * holds per process, and a query is never refused because Redis is down.
  */
 import { randomUUID } from 'node:crypto';
-import type { RedisClientType } from 'redis';
+import type { RedisClient } from './redisClient.js';
 
 const ACQUIRE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -39,7 +39,7 @@ export class QuerySlots {
   private readonly leaseMs: number;
 
   constructor(
-    private readonly redis: RedisClientType<any, any, any, any, any> | undefined,
+    private readonly redis: RedisClient | undefined,
     private readonly prefix: string,
     queryTimeoutMs: number,
     private readonly waitMs: number,

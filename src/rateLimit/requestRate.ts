@@ -15,7 +15,7 @@
  * cannot (rate-limiter-flexible's insuranceLimiter), per process.
  */
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { RedisClientType } from 'redis';
+import type { RedisClient } from './redisClient.js';
 import type { KeyLimits } from './limits.js';
 
 const BURST_WINDOW_S = 10;
@@ -35,7 +35,7 @@ export class RequestRateLimiter {
   private readonly limiters = new Map<string, { redis: Consumer | undefined; memory: Consumer }>();
 
   constructor(
-    private readonly redis: RedisClientType<any, any, any, any, any> | undefined,
+    private readonly redis: RedisClient | undefined,
     private readonly prefix: string,
   ) {}
 
@@ -65,7 +65,7 @@ export class RequestRateLimiter {
       // A burst equal to the rate: no burst allowance at all (a limiter cannot have 0 points).
       if (extra <= 0) return base;
       const burst = store(`${this.prefix}burst:${id}:`, extra, BURST_WINDOW_S);
-      return new BurstyRateLimiter(base as RateLimiterMemory, burst as RateLimiterMemory);
+      return new BurstyRateLimiter(base, burst);
     };
     const client = this.redis;
     pair = {

@@ -64,12 +64,12 @@ describe('rate limits per key', function () {
     assert.equal(ok.length, 8, `statuses: ${answers.map((r) => r.status).join(',')}`);
     assert.equal(refused.length, 4);
     for (const r of ok) assert.equal(r.headers.get('x-cache'), 'HIT');
-    const retryAfter = Number(refused[0]!.headers.get('retry-after'));
+    const retryAfter = Number(refused[0].headers.get('retry-after'));
     assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 10, `Retry-After ${retryAfter}`);
-    const body = (await refused[0]!.json()) as { error: { code: number; status: string; errors: Array<{ reason: string }> } };
+    const body = (await refused[0].json()) as { error: { code: number; status: string; errors: Array<{ reason: string }> } };
     assert.equal(body.error.code, 429);
     assert.equal(body.error.status, 'RESOURCE_EXHAUSTED');
-    assert.equal(body.error.errors[0]!.reason, 'rateLimited');
+    assert.equal(body.error.errors[0].reason, 'rateLimited');
     // The other key has its own budget.
     assert.equal((await get(path, other)).status, 200);
     // After a second, the rate refills: the limited key is served again.
@@ -86,7 +86,7 @@ describe('rate limits per key', function () {
     assert.deepEqual(statuses, [200, 429, 429], `statuses ${statuses.join(',')}`);
     const refused = answers.find((r) => r.status === 429)!;
     assert.equal(refused.headers.get('retry-after'), '1');
-    assert.equal(((await refused.json()) as { error: { errors: Array<{ reason: string }> } }).error.errors[0]!.reason, 'tooManyQueries');
+    assert.equal(((await refused.json()) as { error: { errors: Array<{ reason: string }> } }).error.errors[0].reason, 'tooManyQueries');
     // One at a time is within the limit, and the slot is freed after each.
     assert.equal((await get(slow, key)).status, 200);
   });

@@ -94,7 +94,7 @@ describe('three service processes on one Redis', function () {
 
   it('when usage.api-counts is called once and N periods pass, then the three processes warmed it about N times in all', async () => {
     const url = `/api/endpoints/query/usage.api-counts?interval=hourly&project=${encodeURIComponent('^https://procs\\.')}`;
-    const first = await call(ports[0]!, url);
+    const first = await call(ports[0], url);
     assert.equal(first.status, 200);
     assert.equal(first.headers.get('x-cache'), 'MISS');
     const started = Date.now();
@@ -120,7 +120,7 @@ describe('three service processes on one Redis', function () {
 
   it('when the three processes miss the same slow key at once, then the query runs once and all answer its result; after a change, all answer the new one', async () => {
     const events = Array.from({ length: 200 }, (_, i) => ({ project: 'sf', event_message: `e${i}` }));
-    assert.equal((await call(ports[0]!, '/api/logs?source_name=cloudflare.logs.prod', { method: 'POST', body: events })).status, 200);
+    assert.equal((await call(ports[0], '/api/logs?source_name=cloudflare.logs.prod', { method: 'POST', body: events })).status, 200);
     // 200³ = 8 M combinations: long enough for the three requests to overlap.
     const slow = (label: string) =>
       `select '${label}' as label, count(*) as n from \`cloudflare.logs.prod\` a cross join \`cloudflare.logs.prod\` b cross join \`cloudflare.logs.prod\` c`;
@@ -134,7 +134,7 @@ describe('three service processes on one Redis', function () {
     let attempt = 0;
     for (; ; attempt++) {
       const name = `procs.slow${attempt}`;
-      const created = await call(ports[0]!, '/api/endpoints', {
+      const created = await call(ports[0], '/api/endpoints', {
         method: 'POST',
         body: { name, query: slow('one'), cache_duration_seconds: 300 },
       });
@@ -144,7 +144,7 @@ describe('three service processes on one Redis', function () {
       const bodies = await Promise.all(answers.map((r) => r.text()));
       for (const r of answers) assert.equal(r.status, 200);
       assert.equal(new Set(bodies).size, 1);
-      assert.deepEqual(JSON.parse(bodies[0]!).result, [{ label: 'one', n: 8_000_000 }]);
+      assert.deepEqual(JSON.parse(bodies[0]).result, [{ label: 'one', n: 8_000_000 }]);
       const ran = (await runs()) - before;
       if ((await cacheErrors()) > errorsBefore && attempt < 3) continue;
       assert.equal(ran, 1, `${ran} runs of one query for the three processes`);
@@ -154,7 +154,7 @@ describe('three service processes on one Redis', function () {
 
     // A change made through one process: every process answers the new definition (its endpoint
     // lookup is at most a second old), from a new cache key (the version is part of it).
-    const changed = await call(ports[1]!, `/api/endpoints/${endpoint}`, { method: 'PATCH', body: { query: slow('two') } });
+    const changed = await call(ports[1], `/api/endpoints/${endpoint}`, { method: 'PATCH', body: { query: slow('two') } });
     assert.equal(changed.status, 200, await changed.text());
     for (const port of ports) {
       const fresh = await eventually(async () => {
@@ -168,16 +168,16 @@ describe('three service processes on one Redis', function () {
   it('when a key calls the three processes at once, then they share one request budget', async () => {
     // 2 per second with bursts of 10: within T seconds (T + 1 one-second windows) one shared budget allows at most 10 + 2·(T + 1)
     // requests; three budgets of their own would allow three times that.
-    const created = await call(ports[0]!, '/api/keys', {
+    const created = await call(ports[0], '/api/keys', {
       method: 'POST',
       body: { name: 'procs-limited', scopes: ['query'], rate_limit_per_second: 2, rate_limit_burst: 10 },
     });
     assert.equal(created.status, 201);
     const { key } = (await created.json()) as { key: string };
     const url = '/api/endpoints/query/usage.api-counts?interval=hourly&project=shared';
-    assert.equal((await call(ports[0]!, url)).status, 200); // cached (admin key): the calls below are hits
+    assert.equal((await call(ports[0], url)).status, 200); // cached (admin key): the calls below are hits
     const started = Date.now();
-    const answers = await Promise.all(Array.from({ length: 45 }, (_, i) => call(ports[i % 3]!, url, { key })));
+    const answers = await Promise.all(Array.from({ length: 45 }, (_, i) => call(ports[i % 3], url, { key })));
     const seconds = Math.ceil((Date.now() - started) / 1000);
     const statuses = answers.map((r) => r.status);
     const allowed = statuses.filter((s) => s === 200).length;
