@@ -4,7 +4,7 @@
  * (within one process; replicas do not share it).
  */
 import { LRUCache } from 'lru-cache';
-import type { CacheStore, DueKey, LiveEntry, LiveRegistration } from './store.js';
+import type { CacheStore, DueKey, LiveEntry, LiveRegistration, PutExtra } from './store.js';
 
 export interface MemoryStoreOptions {
   maxEntries?: number;
@@ -59,12 +59,7 @@ export class MemoryStore implements CacheStore {
     if (this.locks.get(name)?.token === token) this.locks.delete(name);
   }
 
-  async put(
-    key: string,
-    body: string,
-    ttlSeconds: number,
-    extra: { live?: LiveRegistration; unlock?: { name: string; token: string } } = {},
-  ): Promise<void> {
+  async put(key: string, body: string, ttlSeconds: number, extra: PutExtra = {}): Promise<void> {
     if (ttlSeconds > 0) this.bodies.set(key, body, { ttl: ttlSeconds * 1000 });
     else this.bodies.delete(key);
     if (extra.live) this.register(key, extra.live);

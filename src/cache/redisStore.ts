@@ -14,7 +14,7 @@
  */
 import { createClient } from 'redis';
 import type { Logger } from '../logger.js';
-import type { CacheStore, DueKey, LiveEntry, LiveRegistration } from './store.js';
+import type { CacheStore, DueKey, LiveEntry, LiveRegistration, PutExtra } from './store.js';
 
 type Client = ReturnType<typeof createClient>;
 
@@ -93,12 +93,7 @@ export class RedisStore implements CacheStore {
     await this.client.sendCommand(['EVAL', UNLOCK_SCRIPT, '1', this.ns + name, token]);
   }
 
-  async put(
-    key: string,
-    body: string,
-    ttlSeconds: number,
-    extra: { live?: LiveRegistration; unlock?: { name: string; token: string } } = {},
-  ): Promise<void> {
+  async put(key: string, body: string, ttlSeconds: number, extra: PutExtra = {}): Promise<void> {
     const multi = this.client.multi();
     multi.addCommand(['SET', this.ns + key, body, 'EX', String(Math.max(1, Math.ceil(ttlSeconds)))]);
     if (extra.live) this.addRegistration(multi, key, extra.live, false);

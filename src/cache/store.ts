@@ -7,6 +7,12 @@
 import type { WarmSpec } from './types.js';
 
 /** What the warmer needs to re-run a live key. Stored as JSON beside the key. */
+/** What a put may also do: register the key as live, and give back the single-flight lock it held. */
+export interface PutExtra {
+  live?: LiveRegistration;
+  unlock?: { name: string; token: string };
+}
+
 export interface LiveEntry {
   spec: WarmSpec;
   ttlSeconds: number;
@@ -38,12 +44,7 @@ export interface CacheStore {
    * `SET key body EX ttl`, and in the same round trip: register the key as live (when `live`),
    * release a lock (when `unlock`).
    */
-  put(
-    key: string,
-    body: string,
-    ttlSeconds: number,
-    extra?: { live?: LiveRegistration; unlock?: { name: string; token: string } },
-  ): Promise<void>;
+  put(key: string, body: string, ttlSeconds: number, extra?: PutExtra): Promise<void>;
   /** A request for a live key: records `seenAt`, and registers the key again if it was dropped. */
   touch(key: string, live: LiveRegistration): Promise<void>;
   /** Live keys due at `now`, oldest first. */

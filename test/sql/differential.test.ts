@@ -14,28 +14,20 @@ import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 import { demoEvents } from '../../seeds/demo-events.js';
 import { SCENARIOS } from '../../bench/queries.js';
 import { insertEvents } from '../support/db.js';
-import { AIMED, generated, withProject } from '../support/differentialQueries.js';
-import { runTranslation, type TranslationOptions } from '../support/translation.js';
+import { AIMED, FINAL_LIMIT, generated, outcomeOf, withProject } from '../support/differentialQueries.js';
+import type { TranslationOptions } from '../support/translation.js';
 
 const P = `diff-${Date.now().toString(36)}`;
 const NOW = Date.now();
 
 type Row = Record<string, unknown>;
-const canonical = (rows: Row[]) => rows.map((r) => JSON.stringify(r)).sort();
 
 /** Translates `bq` with and without the rewrites, runs both, and compares the rows (or the Postgres error, when the data makes the query fail either way). */
 async function assertSameRows(
   bq: string,
   options: TranslationOptions = {},
 ): Promise<{ rows: string[]; length: number; rewritten: boolean }> {
-  const outcome = (optimise: boolean) =>
-    runTranslation(bq, { ...options, optimise }).then(
-      ({ rows, translation }) => ({ rows: canonical(rows), sql: translation.sql }),
-      (e: { code?: string; message?: string }) => {
-        if (!e.code) throw e;
-        return { rows: [`error ${e.code}: ${e.message}`], sql: '' };
-      },
-    );
+  const outcome = (optimise: boolean) => outcomeOf(bq, { ...options, optimise });
   const fast = await outcome(true);
   const plain = await outcome(false);
   const caller = options.sandboxSql ?? bq;
@@ -56,7 +48,6 @@ async function assertSameRows(
 }
 
 /** A LIMIT that ends the query text (the dashboard's top-N lists). */
-const FINAL_LIMIT = /\blimit\s+\d+\s*;?\s*$/i;
 
 describe('differential: every rewrite for speed keeps the rows', function () {
   this.timeout(120_000);

@@ -14,29 +14,21 @@ import type { SourceLookup, SourceTable } from '../../src/sources/schema.js';
 import { demoEvents } from '../../seeds/demo-events.js';
 import { SCENARIOS } from '../../bench/queries.js';
 import { insertEvents, loadSources, testDatabase } from '../support/db.js';
-import { AIMED, generated, withProject } from '../support/differentialQueries.js';
-import { runTranslation, type TranslationOptions } from '../support/translation.js';
+import { AIMED, FINAL_LIMIT, generated, outcomeOf, withProject } from '../support/differentialQueries.js';
+import type { TranslationOptions } from '../support/translation.js';
 
 const P = `hot-${Date.now().toString(36)}`;
 const NOW = Date.now();
 const DAY_MS = 86_400_000;
 
 type Row = Record<string, unknown>;
-const canonical = (rows: Row[]) => rows.map((r) => JSON.stringify(r)).sort();
 
 let hot: SourceLookup;
 let cold: SourceLookup;
 
 /** The rows of `bq` reading the hot columns and reading the JSON; a Postgres error counts as the outcome. */
 async function assertSameRows(bq: string, options: TranslationOptions = {}): Promise<{ length: number; usesColumns: boolean }> {
-  const outcome = (sources: SourceLookup) =>
-    runTranslation(bq, { ...options, sources }).then(
-      ({ rows, translation }) => ({ rows: canonical(rows), sql: translation.sql }),
-      (e: { code?: string; message?: string }) => {
-        if (!e.code) throw e;
-        return { rows: [`error ${e.code}: ${e.message}`], sql: '' };
-      },
-    );
+  const outcome = (sources: SourceLookup) => outcomeOf(bq, { ...options, sources });
   const withColumns = await outcome(hot);
   const fromJson = await outcome(cold);
   const caller = options.sandboxSql ?? bq;
@@ -56,7 +48,6 @@ async function assertSameRows(bq: string, options: TranslationOptions = {}): Pro
   );
   return { length: withColumns.rows.length, usesColumns: /"metadata\.[a-z_.]+"/.test(withColumns.sql) };
 }
-const FINAL_LIMIT = /\blimit\s+\d+\s*;?\s*$/i;
 
 describe('differential: hot leaf columns give the rows of the JSON reads', function () {
   this.timeout(180_000);

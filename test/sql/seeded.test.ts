@@ -58,7 +58,7 @@ describe('seeded endpoint queries', () => {
     const AREAS = ['/rest', '/storage', '/auth', '/realtime'] as const;
     const WINDOWS = { minutely: [60 * 60_000, 'minute'], hourly: [3600_000, 'hour'], daily: [7 * 86400_000, 'day'] } as const;
 
-    /** What SEED-SPEC 2.3 / 4.2 say the endpoint answers, computed from the fixture events. */
+    /** What the specification of usage.api-counts (docs/API.md) says the endpoint answers, computed from the fixture events. */
     function expectedRows(interval: keyof typeof WINDOWS) {
       const [length, unit] = WINDOWS[interval];
       const buckets = new Map<string, number[]>();

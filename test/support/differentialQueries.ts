@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { reproject } from './projects.js';
+import { runTranslation, type TranslationOptions } from './translation.js';
 
 type Row = Record<string, unknown>;
 
@@ -95,4 +96,24 @@ export function withProject(event: Row, project: string): Row {
     out.metadata = { ...metadata, request: { ...request, url: request.url.replace(/https:\/\/[^.]+\./, `https://${project}.`) } };
   }
   return out;
+}
+
+/** A query's rows in a comparable form: each row as JSON, sorted (row order is compared only where ORDER BY fixes it). */
+export const canonical = (rows: Row[]): string[] => rows.map((r) => JSON.stringify(r)).sort();
+
+/** A trailing `LIMIT n`: with ties at the cut, two correct plans may keep different rows of equal rank. */
+export const FINAL_LIMIT = /\blimit\s+\d+\s*;?\s*$/i;
+
+/**
+ * The outcome of translating and running `bq`: its canonical rows and SQL, or the Postgres error
+ * as the one "row" (when the data makes the query fail, it must fail the same way both ways).
+ */
+export function outcomeOf(bq: string, options: TranslationOptions): Promise<{ rows: string[]; sql: string }> {
+  return runTranslation(bq, options).then(
+    ({ rows, translation }) => ({ rows: canonical(rows), sql: translation.sql }),
+    (e: { code?: string; message?: string }) => {
+      if (!e.code) throw e;
+      return { rows: [`error ${e.code}: ${e.message}`], sql: '' };
+    },
+  );
 }
