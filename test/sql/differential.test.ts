@@ -7,14 +7,13 @@
  * Rows are compared as multisets: the rewrites may change the order of rows a query leaves unordered.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
 import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 import { demoEvents } from '../../seeds/demo-events.js';
 import { SCENARIOS } from '../../bench/queries.js';
 import { insertEvents } from '../support/db.js';
-import { AIMED, FINAL_LIMIT, generated, outcomeOf, withProject } from '../support/differentialQueries.js';
+import { AIMED, FINAL_LIMIT, dashboardLogsAllQueries, generated, outcomeOf, withProject } from '../support/differentialQueries.js';
 import type { TranslationOptions } from '../support/translation.js';
 
 const P = `diff-${Date.now().toString(36)}`;
@@ -128,20 +127,13 @@ describe('differential: every rewrite for speed keeps the rows', function () {
   });
 
   it("when the dashboard's queries run, then the rows are the same", async () => {
-    const queries: { id: string; sql: string | null; endpoint: string; expect: unknown }[] = JSON.parse(
-      readFileSync(new URL('../compat/studio/queries.json', import.meta.url), 'utf8'),
-    );
     const window = {
       project: P,
       iso_timestamp_start: new Date(NOW - 7 * 86_400_000).toISOString(),
       iso_timestamp_end: new Date(NOW + 60_000).toISOString(),
     };
-    let compared = 0;
-    for (const q of queries) {
-      if (q.endpoint !== 'logs.all' || q.sql === null || q.expect !== 'ok') continue;
-      await assertSameRows(LOGS_ALL_SQL, { params: window, sandboxSql: q.sql });
-      compared++;
-    }
-    assert.ok(compared > 200, `${compared} dashboard queries compared`);
+    const queries = dashboardLogsAllQueries();
+    for (const sql of queries) await assertSameRows(LOGS_ALL_SQL, { params: window, sandboxSql: sql });
+    assert.ok(queries.length > 200, `${queries.length} dashboard queries compared`);
   });
 });

@@ -3,6 +3,7 @@
  * rewrites for speed; test/sql/hot-differential.test.ts: hot leaves): generated queries over the
  * edge logs shaped to meet each rewrite, and one query aimed at each.
  */
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { reproject } from './projects.js';
 import { runTranslation, type TranslationOptions } from './translation.js';
@@ -116,4 +117,12 @@ export function outcomeOf(bq: string, options: TranslationOptions): Promise<{ ro
       return { rows: [`error ${e.code}: ${e.message}`], sql: '' };
     },
   );
+}
+
+/** The dashboard's sandboxed queries of `logs.all` that answer rows (test/compat/studio/queries.json). */
+export function dashboardLogsAllQueries(): string[] {
+  const queries: { sql: string | null; endpoint: string; expect: unknown }[] = JSON.parse(
+    readFileSync(new URL('../compat/studio/queries.json', import.meta.url), 'utf8'),
+  );
+  return queries.filter((q) => q.endpoint === 'logs.all' && q.sql !== null && q.expect === 'ok').map((q) => q.sql!);
 }
