@@ -15,7 +15,7 @@ import { inlineConstantCtes } from './postgres/constantCte.js';
 import { dropUnobservableCteOrder } from './postgres/cteOrder.js';
 import { narrowAggregates } from './postgres/narrow.js';
 import { readSingleRecordsByPath } from './postgres/singleRecord.js';
-import { dropUnusedCtes } from './postgres/unusedCtes.js';
+import { dropUnusedCtes, pruneUnreadCtes } from './postgres/unusedCtes.js';
 import type { TranslationState } from './resolve/scope.js';
 
 /** A resolved query and the `@name` of each of its `$n`. */
@@ -36,11 +36,13 @@ const onQuery = (name: string, rewrite: (query: PgQuery, state: TranslationState
 });
 
 export const PASSES: readonly Pass[] = [
+  // First: the rewrites below then walk only what is read (a sandboxed query reads one or two of an endpoint's CTEs).
+  onQuery('unread CTEs left out', pruneUnreadCtes),
   onQuery('single records read by path', readSingleRecordsByPath),
   onQuery('constant CTEs inlined', (query, state) => (state.scalarSubqueries ? inlineConstantCtes(query) : query)),
   onQuery('aggregate input narrowed', (query, state) => (state.groupedSelects ? narrowAggregates(query, () => state.alias()) : query)),
   onQuery('unobservable CTE order dropped', dropUnobservableCteOrder),
-  // Last: it renumbers the parameters of what is left.
+  // Last: inlined constants leave CTEs unread; it also renumbers the parameters of what is left.
   { name: 'unread CTEs dropped', run: ({ query, parameters }) => dropUnusedCtes(query, parameters) },
 ];
 

@@ -14,10 +14,14 @@ export function forEachNode(node: unknown, f: (n: TreeNode) => void, visited = n
   if (node === null || typeof node !== 'object' || visited.has(node)) return;
   visited.add(node);
   if (Array.isArray(node)) {
-    for (const item of node) forEachNode(item, f, visited);
+    for (const item of node) if (item !== null && typeof item === 'object') forEachNode(item, f, visited);
   } else {
     f(node as TreeNode);
-    for (const value of Object.values(node)) forEachNode(value, f, visited);
+    // perf: for…in and the type test before the call, not Object.values: no array per node, no call per leaf value.
+    for (const key in node) {
+      const value = (node as TreeNode)[key];
+      if (value !== null && typeof value === 'object') forEachNode(value, f, visited);
+    }
   }
 }
 
@@ -51,8 +55,9 @@ export function mapNodes<T>(root: T, f: (n: TreeNode) => unknown, before?: (n: T
         return replaced;
       }
       let copy: TreeNode | undefined;
-      for (const key of Object.keys(n)) {
+      for (const key in n) {
         const value = n[key];
+        if (value === null || typeof value !== 'object') continue;
         const m = visit(value);
         if (m !== value) (copy ??= { ...n })[key] = m;
       }

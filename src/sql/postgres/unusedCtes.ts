@@ -14,9 +14,13 @@
 import type { PgQuery } from './ast.js';
 import { forEachNode, type TreeNode } from '../walk.js';
 
-/** `query` without the top-level CTEs it does not read, and the parameter names of what is left. */
-export function dropUnusedCtes(query: PgQuery, parameters: readonly string[]): { query: PgQuery; parameters: string[] } {
-  if (!query.ctes.length) return { query, parameters: [...parameters] };
+/**
+ * `query` without the top-level CTEs it does not read; `$n` unchanged. Run first as well as last
+ * (src/sql/passes.ts): the rewrites in between then see only what is read, which for a
+ * sandboxed query over `logs.all` is one CTE of fifteen.
+ */
+export function pruneUnreadCtes(query: PgQuery): PgQuery {
+  if (!query.ctes.length) return query;
   const byName = new Map(query.ctes.map((c) => [c.name, c] as const));
   const used = new Set<string>();
   const visit = (node: unknown): void => {
@@ -29,9 +33,14 @@ export function dropUnusedCtes(query: PgQuery, parameters: readonly string[]): {
     });
   };
   visit({ ...query, ctes: [] });
-  if (used.size === query.ctes.length) return { query, parameters: [...parameters] };
-  const pruned: PgQuery = { ...query, ctes: query.ctes.filter((c) => used.has(c.name)) };
+  return used.size === query.ctes.length ? query : { ...query, ctes: query.ctes.filter((c) => used.has(c.name)) };
+}
 
+/** `query` without the top-level CTEs it does not read, and the parameter names of what is left. */
+export function dropUnusedCtes(query: PgQuery, parameters: readonly string[]): { query: PgQuery; parameters: string[] } {
+  const pruned = pruneUnreadCtes(query);
+  if (!parameters.length) return { query: pruned, parameters: [] };
+  // Always counted: CTEs left out by the first run of this pass (src/sql/passes.ts) read parameters too.
   const seen = new Set<number>();
   forEachNode(pruned, (n) => {
     if (n.kind === 'param') seen.add(n.index as number);
