@@ -11,6 +11,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { compile, NO_NUL, NOT_BLANK, notAnObject, problem } from '../api/validation.js';
 import { BadRequestError, NotFoundError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../http/body.js';
+import { pick } from '../http/present.js';
 import type { Authenticator } from './authenticate.js';
 import { generateKey, SCOPES, type ApiKeyRecord, type ApiKeyRepository } from './keys.js';
 import { LIMIT_FIELDS, MAX_LIMIT, type KeyLimitFields } from '../rateLimit/limits.js';
@@ -92,16 +93,7 @@ function unknownKey(id: string): NotFoundError {
 }
 
 function present(k: ApiKeyRecord) {
-  return {
-    id: k.id,
-    name: k.name,
-    prefix: k.prefix,
-    scopes: k.scopes,
-    created_at: k.created_at,
-    rate_limit_per_second: k.rate_limit_per_second,
-    rate_limit_burst: k.rate_limit_burst,
-    max_concurrent_queries: k.max_concurrent_queries,
-  };
+  return pick(k, ['id', 'name', 'prefix', 'scopes', 'created_at', ...LIMIT_FIELDS]);
 }
 
 function objectBody(body: unknown, example: string): Record<string, unknown> {

@@ -4,6 +4,7 @@
  */
 import { Router } from 'express';
 import { jsonBody } from '../http/body.js';
+import { pick } from '../http/present.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { SourceRecord } from './repository.js';
 import type { SourceService } from './service.js';
@@ -66,14 +67,9 @@ export function sourceRoutes({ auth, sources, writer, retentionDays }: SourceRou
 /** A source as the API shows it. */
 function present(s: SourceRecord) {
   return {
-    id: s.id,
-    name: s.name,
-    table_name: s.table_name,
-    retention_days: s.retention_days,
-    schema: s.schema,
+    ...pick(s, ['id', 'name', 'table_name', 'retention_days', 'schema']),
     hot_leaves: presentHotLeaves(s),
-    created_at: s.created_at,
-    updated_at: s.updated_at,
+    ...pick(s, ['created_at', 'updated_at']),
   };
 }
 
