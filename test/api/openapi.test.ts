@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv } from 'ajv';
 import createClient from 'openapi-fetch';
@@ -10,6 +9,7 @@ import fs from 'node:fs';
 import type { paths } from '../../console/src/api/schema.js';
 import { openApiTypes, TYPES_FILE } from '../../console/scripts/openapi-types.js';
 import { testApp, type TestApp } from '../support/http.js';
+import { listenLocally } from '../support/net.js';
 
 type Doc = {
   openapi: string;
@@ -23,9 +23,8 @@ describe('OpenAPI: GET /api/openapi.json', () => {
   let base: string;
   before(async () => {
     t = await testApp();
-    server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = http.createServer(t.app);
+    ({ base } = await listenLocally(server));
   });
   after(() => new Promise((resolve) => server.close(resolve)));
 

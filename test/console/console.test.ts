@@ -7,8 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import http, { type Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -17,6 +16,7 @@ import { CONSOLE_DIR } from '../../src/console/routes.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { insertEvents } from '../support/db.js';
 import { testApp, type TestApp } from '../support/http.js';
+import { listenLocally } from '../support/net.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = path.join(PROJECT_ROOT, 'test', 'console', 'screenshots');
@@ -48,9 +48,8 @@ describe('console in the browser', function () {
     assert.ok(fs.existsSync(path.join(CONSOLE_DIR, 'index.html')));
     t = await testApp();
     await insertEvents('cloudflare.logs.prod', requests(host, Date.now()));
-    server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = http.createServer(t.app);
+    ({ base } = await listenLocally(server));
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
     profile = fs.mkdtempSync(path.join(os.tmpdir(), 'logquery-chromium-'));
     browser = await chromium.launchPersistentContext(profile, {

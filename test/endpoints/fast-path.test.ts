@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import request from 'supertest';
 import { Authenticator } from '../../src/auth/authenticate.js';
 import { createHttpServer } from '../../src/http/server.js';
 import type { ApiKeyRecord, ApiKeyRepository } from '../../src/auth/keys.js';
 import { insertEvents } from '../support/db.js';
 import { testApp, type TestApp, withKey } from '../support/http.js';
+import { listenLocally } from '../support/net.js';
 
 /**
  * The fast path of `GET /api/endpoints/query/:idOrName` (src/endpoints/queryRoutes.ts) answers
@@ -69,8 +70,7 @@ describe('the GET fast path of endpoint queries', function () {
       ['served', createHttpServer(t.app)],
       ['app', http.createServer(t.app)],
     ] as const) {
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      servers[via] = { server, port: (server.address() as AddressInfo).port };
+      servers[via] = { server, port: (await listenLocally(server)).port };
     }
   });
   after(async () => {

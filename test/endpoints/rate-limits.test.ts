@@ -5,7 +5,6 @@
  * limits shared through Redis by several processes are in test/cache/processes.test.ts.
  */
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
 import { createApp } from '../../src/app.js';
 import { generateKey } from '../../src/auth/keys.js';
@@ -14,6 +13,7 @@ import { createHttpServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/logger.js';
 import { runCli } from '../../src/cli.js';
 import { insertEvents, testConfig, testDatabase } from '../support/db.js';
+import { listenLocally } from '../support/net.js';
 
 describe('rate limits per key', function () {
   this.timeout(60_000);
@@ -36,8 +36,7 @@ describe('rate limits per key', function () {
       createLogger('silent'),
     );
     server = createHttpServer(await createApp(ctx));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ base } = await listenLocally(server));
     await ctx.keys.create('rl-admin', admin, ['admin'], { rate_limit_per_second: 0 });
     limitedId = (await ctx.keys.create('rl-limited', limited, ['query'])).id;
     await ctx.keys.create('rl-other', other, ['query']);

@@ -18,6 +18,7 @@ import { stopWithin } from '../../src/lifecycle.js';
 import { ADMIN_URL, createEmptyDatabase, testConfig } from '../support/db.js';
 import { eventually } from '../support/wait.js';
 import { capturingLogger } from '../support/log.js';
+import { failOnUnhandledRejections } from '../support/rejections.js';
 
 /** Connections to database `name` other than this query's own. */
 async function connectionsTo(name: string): Promise<number> {
@@ -45,11 +46,7 @@ async function onDatabase(url: string, sql: string): Promise<void> {
 
 describe('start and stop', function () {
   this.timeout(90_000);
-  const rejections: unknown[] = [];
-  const onRejection = (reason: unknown) => rejections.push(reason);
-  before(() => process.on('unhandledRejection', onRejection));
-  after(() => process.off('unhandledRejection', onRejection));
-  afterEach(() => assert.deepEqual(rejections.splice(0), [], 'no unhandled rejection'));
+  failOnUnhandledRejections();
 
   describe('a start that fails half-way', () => {
     it('when the migrations fail, then createContext rejects and leaves no connection to the database', async () => {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import http, { type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { AppError } from '../../src/errors.js';
 import { createHttpServer } from '../../src/http/server.js';
 import type { Exchange, PipelineStep } from '../../src/http/pipeline.js';
-import { testApp, type TestApp } from '../support/http.js';
+import { testApp, withKey, type TestApp } from '../support/http.js';
+import { listenLocally } from '../support/net.js';
 
 /**
  * The request pipeline (src/http/pipeline.ts): a step in the list runs once for every request,
@@ -50,10 +50,8 @@ describe('the request pipeline', function () {
 
   before(async () => {
     t = await testApp();
-    await request(t.app)
-      .post('/api/endpoints')
-      .set('X-API-KEY', t.keys.admin)
-      .send({
+    await withKey(t.app, t.keys.admin)
+      .post('/api/endpoints', {
         name,
         query: 'select count(*) as n from `cloudflare.logs.prod` where project = @project',
         parameters: [{ name: 'project', required: true }],
@@ -65,8 +63,7 @@ describe('the request pipeline', function () {
       ['served', createHttpServer(app)],
       ['app', http.createServer(app)],
     ] as const) {
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      servers[via] = { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+      servers[via] = { server, base: (await listenLocally(server)).base };
     }
     await get('served', hitPath); // the miss: from now on the endpoint's result is cached
   });
@@ -75,7 +72,7 @@ describe('the request pipeline', function () {
   });
   after(async () => {
     for (const { server } of Object.values(servers)) await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-    await request(t.app).delete(`/api/endpoints/${name}`).set('X-API-KEY', t.keys.admin);
+    await withKey(t.app, t.keys.admin).delete(`/api/endpoints/${name}`);
   });
 
   it('when a step is in the list, then it runs once for a cache hit answered before Express and once for an ordinary request', async () => {

@@ -4,11 +4,10 @@
  * that name with the first free suffix `_2`, `_3`, … when it is taken (src/ingest/shape.ts).
  */
 import assert from 'node:assert/strict';
-import request from 'supertest';
 import { normaliseEvents } from '../../src/ingest/normalise.js';
 import { storedNames, toStoredShape } from '../../src/sources/shape.js';
 import { inferField } from '../../src/sources/schema.js';
-import { testApp, type TestApp } from '../support/http.js';
+import { testApp, withKey, type TestApp } from '../support/http.js';
 
 describe('keys that normalise to one name', () => {
   it('when an identifier key and a renamed key collide, then the identifier keeps the name, whatever the order, and the other gets _2', () => {
@@ -81,18 +80,15 @@ describe('keys that normalise to one name', () => {
 
     it('when a shipper sends content-type and content_type in one object, then both values are stored and readable', async () => {
       const project = `collide${Date.now().toString(36)}`;
-      await request(t.app)
-        .post('/api/logs?source_name=cloudflare.logs.prod')
-        .set('X-API-KEY', t.keys.ingest)
-        .send({
+      await withKey(t.app, t.keys.ingest)
+        .post('/api/logs?source_name=cloudflare.logs.prod', {
           project,
           event_message: 'collide',
           metadata: { request: { headers: { 'content-type': 'text/html', content_type: 'application/json' } } },
         })
         .expect(200);
-      const res = await request(t.app)
+      const res = await withKey(t.app, t.keys.query)
         .get('/api/endpoints/query/logs.all')
-        .set('X-API-KEY', t.keys.query)
         .query({
           project,
           sql: 'select h.content_type, h.content_type_2 from edge_logs t cross join unnest(t.metadata) m cross join unnest(m.request) r cross join unnest(r.headers) h',

@@ -10,14 +10,11 @@ import { SourceService } from '../../src/sources/service.js';
 import { createEmptyDatabase, testConfig, testDatabase } from '../support/db.js';
 import { capturingLogger } from '../support/log.js';
 import { eventually } from '../support/wait.js';
+import { failOnUnhandledRejections } from '../support/rejections.js';
 
 describe('source catalog reloads', function () {
   this.timeout(60_000);
-  const rejections: unknown[] = [];
-  const onRejection = (reason: unknown) => rejections.push(reason);
-  before(() => process.on('unhandledRejection', onRejection));
-  after(() => process.off('unhandledRejection', onRejection));
-  afterEach(() => assert.deepEqual(rejections.splice(0), [], 'no unhandled rejection'));
+  failOnUnhandledRejections();
 
   it('when a reload that started earlier answers after a later one, then the catalog keeps the later answer', async () => {
     const { context } = await testDatabase();

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import http from 'node:http';
 import zlib from 'node:zlib';
 import request from 'supertest';
 import { testApp, type TestApp, withKey } from '../support/http.js';
+import { listenLocally } from '../support/net.js';
 
 const QUERY = 'select count(*) as n from `cloudflare.logs.prod` where project = @project and event_message like @pattern';
 
@@ -257,12 +258,11 @@ describe('Management: /api/endpoints', () => {
   });
 
   it('when a gzip body inflates past 1 MB, then 413 and nothing is created', async () => {
-    const server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    const server = http.createServer(t.app);
+    const { base } = await listenLocally(server);
     try {
-      const { port } = server.address() as AddressInfo;
       const body = zlib.gzipSync(JSON.stringify({ name: 'mgmt.bomb', query: QUERY, description: ' '.repeat(8 * 1024 * 1024) }));
-      const res = await fetch(`http://127.0.0.1:${port}/api/endpoints`, {
+      const res = await fetch(`${base}/api/endpoints`, {
         method: 'POST',
         headers: { 'X-API-KEY': t.keys.admin, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
         body: new Uint8Array(body),

@@ -3,7 +3,6 @@
  * their own, and its rows read back from the log table.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { createApp } from '../../src/app.js';
 import { generateKey } from '../../src/auth/keys.js';
@@ -13,6 +12,7 @@ import { createLogger } from '../../src/logger.js';
 import type { SourceRecord } from '../../src/sources/repository.js';
 import { createEmptyDatabase, testConfig } from '../support/db.js';
 import { testApp, type TestApp } from '../support/http.js';
+import { listenLocally } from '../support/net.js';
 
 export interface Served extends TestApp {
   base: string;
@@ -48,11 +48,10 @@ export async function serveOwnApp(): Promise<Served> {
 
 async function serve(t: TestApp): Promise<Served> {
   const server: http.Server = createHttpServer(t.app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { base } = await listenLocally(server);
   return {
     ...t,
-    base: `http://127.0.0.1:${port}`,
+    base,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -20,6 +20,7 @@ import type { PipelineStep } from '../../src/http/pipeline.js';
 import { SHARED_REDIS_URL } from '../cache/support.js';
 import { testConfig, testDatabase } from '../support/db.js';
 import { waitFor } from '../support/wait.js';
+import { listenLocally } from '../support/net.js';
 
 describe('the api_key URL parameter, and keys never shown', function () {
   this.timeout(60_000);
@@ -53,8 +54,7 @@ describe('the api_key URL parameter, and keys never shown', function () {
       run: ({ req, res }) => void res.once('finish', () => answered.push((req as { app?: unknown }).app !== undefined)),
     };
     const server = createHttpServer(await createApp(ctx, { steps: [viaExpress] }));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    ({ base } = await listenLocally(server));
     close = async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
