@@ -41,6 +41,12 @@ function expectedRows(events: Req[], interval: Interval, now: number, hostPatter
     }));
 }
 
+/** The dashboard's call: GET the endpoint (by name unless `idOrName` is given) with `params`, with a query key. */
+async function counts(params: Record<string, string>, idOrName = 'usage.api-counts') {
+  const { app, keys } = await testApp();
+  return request(app).get(`/api/endpoints/query/${idOrName}`).query(params).set('X-API-KEY', keys.query);
+}
+
 describe('usage.api-counts', () => {
   const tag = `usage${Date.now().toString(36)}`;
   const host = `${tag}.supabase.co`;
@@ -95,11 +101,7 @@ describe('usage.api-counts', () => {
 
   for (const interval of ['minutely', 'hourly', 'daily', '1hr', '1day', '7day'] as const) {
     it(`when called with interval=${interval}, then rows are the ${interval} buckets of the window, counted per path text, ascending`, async () => {
-      const { app, keys } = await testApp();
-      const res = await request(app)
-        .get('/api/endpoints/query/usage.api-counts')
-        .query({ interval, project: `^https://${tag}\\.` })
-        .set('X-API-KEY', keys.query);
+      const res = await counts({ interval, project: `^https://${tag}\\.` });
       assert.equal(res.status, 200, res.text);
       assert.match(res.headers['content-type'], /^application\/json; charset=utf-8/);
       const expected = expectedRows(events, interval, Date.now(), new RegExp(`^https://${tag}\\.`));
@@ -110,11 +112,7 @@ describe('usage.api-counts', () => {
   }
 
   it('when a path contains several texts, then the request counts in each matching column; a bucket matching none has zeros', async () => {
-    const { app, keys } = await testApp();
-    const res = await request(app)
-      .get('/api/endpoints/query/usage.api-counts')
-      .query({ interval: 'minutely', project: tag })
-      .set('X-API-KEY', keys.query);
+    const res = await counts({ interval: 'minutely', project: tag });
     const byMinute = new Map(res.body.result.map((r: { timestamp: string }) => [r.timestamp, r]));
     const tenAgo = new Date(Math.floor((now - 10 * MINUTE) / MINUTE) * MINUTE).toISOString().slice(0, 19);
     const elevenAgo = new Date(Math.floor((now - 11 * MINUTE) / MINUTE) * MINUTE).toISOString().slice(0, 19);
@@ -135,26 +133,15 @@ describe('usage.api-counts', () => {
   });
 
   it('when project is a regular expression, then it selects by URL, and nothing matching answers an empty result', async () => {
-    const { app, keys } = await testApp();
-    const res = await request(app)
-      .get('/api/endpoints/query/usage.api-counts')
-      .query({ interval: 'hourly', project: `(${tag}|nomatch)\\.supabase` })
-      .set('X-API-KEY', keys.query);
+    const res = await counts({ interval: 'hourly', project: `(${tag}|nomatch)\\.supabase` });
     assert.equal(res.status, 200);
     assert.ok(res.body.result.length > 0);
-    const none = await request(app)
-      .get('/api/endpoints/query/usage.api-counts')
-      .query({ interval: 'hourly', project: `${tag}-does-not-exist` })
-      .set('X-API-KEY', keys.query);
+    const none = await counts({ interval: 'hourly', project: `${tag}-does-not-exist` });
     assert.deepEqual(none.body, { result: [] });
   });
 
   it('when interval is not one of the allowed values, then 400 names the parameter and the allowed values', async () => {
-    const { app, keys } = await testApp();
-    const res = await request(app)
-      .get('/api/endpoints/query/usage.api-counts')
-      .query({ interval: 'weekly', project: tag })
-      .set('X-API-KEY', keys.query);
+    const res = await counts({ interval: 'weekly', project: tag });
     assert.equal(res.status, 400);
     assert.equal(res.body.error.status, 'INVALID_ARGUMENT');
     assert.equal(res.body.error.errors[0].location, 'interval');
@@ -163,10 +150,9 @@ describe('usage.api-counts', () => {
 
   for (const missing of ['interval', 'project']) {
     it(`when ${missing} is missing, then 400 names it`, async () => {
-      const { app, keys } = await testApp();
       const query: Record<string, string> = { interval: 'daily', project: tag };
       delete query[missing];
-      const res = await request(app).get('/api/endpoints/query/usage.api-counts').query(query).set('X-API-KEY', keys.query);
+      const res = await counts(query);
       assert.equal(res.status, 400);
       assert.deepEqual(res.body.error.errors[0], {
         domain: 'params',
@@ -178,26 +164,16 @@ describe('usage.api-counts', () => {
   }
 
   it('when project is not a valid regular expression, then 400, not 500', async () => {
-    const { app, keys } = await testApp();
-    const res = await request(app)
-      .get('/api/endpoints/query/usage.api-counts')
-      .query({ interval: 'daily', project: '([unclosed' })
-      .set('X-API-KEY', keys.query);
+    const res = await counts({ interval: 'daily', project: '([unclosed' });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.body.error.code, 400);
   });
 
   it('when the endpoint is addressed by UUID, then it answers the same as by name', async () => {
-    const { app, keys, context } = await testApp();
+    const { context } = await testApp();
     const { rows } = await context.db.pool.query(`SELECT id FROM endpoints WHERE name = 'usage.api-counts'`);
-    const byId = await request(app)
-      .get(`/api/endpoints/query/${rows[0].id}`)
-      .query({ interval: 'daily', project: tag })
-      .set('X-API-KEY', keys.query);
-    const byName = await request(app)
-      .get('/api/endpoints/query/usage.api-counts')
-      .query({ interval: 'daily', project: tag })
-      .set('X-API-KEY', keys.query);
+    const byId = await counts({ interval: 'daily', project: tag }, rows[0].id);
+    const byName = await counts({ interval: 'daily', project: tag });
     assert.equal(byId.status, 200);
     assert.deepEqual(byId.body, byName.body);
   });

@@ -25,27 +25,26 @@ describe('error envelope', () => {
     assertEnvelope(res.body, 404, 'NOT_FOUND');
   });
 
-  it('when a POST body is not valid JSON, then 400 with the envelope', async () => {
-    const { app, keys } = await testApp();
-    const res = await request(app)
-      .post('/api/endpoints/query/logs.all')
-      .set('X-API-KEY', keys.query)
-      .set('Content-Type', 'application/json')
-      .send('{"project": ');
-    assert.equal(res.status, 400);
-    assertEnvelope(res.body, 400, 'INVALID_ARGUMENT');
-  });
-
-  it('when a POST body is larger than 1 MB, then 413 with the envelope', async () => {
-    const { app, keys } = await testApp();
-    const res = await request(app)
-      .post('/api/endpoints/query/logs.all')
-      .set('X-API-KEY', keys.query)
-      .set('Content-Type', 'application/json')
-      .send(JSON.stringify({ project: 'x', pad: 'a'.repeat(1_100_000) }));
-    assert.equal(res.status, 413);
-    assertEnvelope(res.body, 413, 'PAYLOAD_TOO_LARGE');
-  });
+  for (const { body, when, code, status } of [
+    { body: '{"project": ', when: 'not valid JSON', code: 400, status: 'INVALID_ARGUMENT' },
+    {
+      body: JSON.stringify({ project: 'x', pad: 'a'.repeat(1_100_000) }),
+      when: 'larger than 1 MB',
+      code: 413,
+      status: 'PAYLOAD_TOO_LARGE',
+    },
+  ]) {
+    it(`when a POST body is ${when}, then ${code} with the envelope`, async () => {
+      const { app, keys } = await testApp();
+      const res = await request(app)
+        .post('/api/endpoints/query/logs.all')
+        .set('X-API-KEY', keys.query)
+        .set('Content-Type', 'application/json')
+        .send(body);
+      assert.equal(res.status, code);
+      assertEnvelope(res.body, code, status);
+    });
+  }
 
   it('when a parameter is repeated or not a string, then 400 naming it', async () => {
     const { app, keys } = await testApp();

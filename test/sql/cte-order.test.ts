@@ -14,6 +14,8 @@ const ordered = (sql: string, cte: string) =>
   new RegExp(`"${cte}" AS \\([^]*?ORDER BY "t\\d+"\\."timestamp" DESC\\)`).test(
     sql.split(/\n(?="[a-z_]+" AS \()/).find((part) => part.includes(`"${cte}" AS (`)) ?? '',
   );
+/** The rows of `select event_message …`, in this order. */
+const rows = (...messages: string[]) => messages.map((event_message) => ({ event_message }));
 const run = (sql: string) => expectTranslation(LOGS_ALL_SQL, { params: { project: P }, sandboxSql: sql });
 
 describe('ORDER BY of endpoint CTEs', () => {
@@ -30,11 +32,7 @@ describe('ORDER BY of endpoint CTEs', () => {
   );
 
   it('when the reader sorts its own rows, then the CTE order is dropped and the rows come in the reader order', async () => {
-    const t = await run('select event_message from edge_logs order by timestamp asc').toReturn([
-      { event_message: 'm3' },
-      { event_message: 'm2' },
-      { event_message: 'm1' },
-    ]);
+    const t = await run('select event_message from edge_logs order by timestamp asc').toReturn(rows('m3', 'm2', 'm1'));
     assert.equal(ordered(t.sql, 'edge_logs'), false, t.sql);
   });
 
@@ -44,13 +42,9 @@ describe('ORDER BY of endpoint CTEs', () => {
   });
 
   it('when the reader passes rows on in the CTE order (no ORDER BY, a LIMIT), then the CTE keeps its order: newest first', async () => {
-    const t = await run('select event_message from edge_logs limit 2').toReturn([{ event_message: 'm1' }, { event_message: 'm2' }]);
+    const t = await run('select event_message from edge_logs limit 2').toReturn(rows('m1', 'm2'));
     assert.equal(ordered(t.sql, 'edge_logs'), true, t.sql);
-    const all = await run('select event_message from edge_logs').toReturn([
-      { event_message: 'm1' },
-      { event_message: 'm2' },
-      { event_message: 'm3' },
-    ]);
+    const all = await run('select event_message from edge_logs').toReturn(rows('m1', 'm2', 'm3'));
     assert.equal(ordered(all.sql, 'edge_logs'), true);
   });
 
@@ -69,11 +63,9 @@ describe('ORDER BY of endpoint CTEs', () => {
   });
 
   it('when a CTE of the caller reads it, then the CTE keeps its order', async () => {
-    const t = await run('with mine as (select event_message from edge_logs) select event_message from mine').toReturn([
-      { event_message: 'm1' },
-      { event_message: 'm2' },
-      { event_message: 'm3' },
-    ]);
+    const t = await run('with mine as (select event_message from edge_logs) select event_message from mine').toReturn(
+      rows('m1', 'm2', 'm3'),
+    );
     assert.equal(ordered(t.sql, 'edge_logs'), true, t.sql);
   });
 });
