@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import http, { type Server } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv } from 'ajv';
 import createClient from 'openapi-fetch';
@@ -8,8 +7,7 @@ import request from 'supertest';
 import fs from 'node:fs';
 import type { paths } from '../../console/src/api/schema.js';
 import { openApiTypes, TYPES_FILE } from '../../console/scripts/openapi-types.js';
-import { testApp, type TestApp } from '../support/http.js';
-import { listenLocally } from '../support/net.js';
+import { servedTestApp } from '../support/http.js';
 
 type Doc = {
   openapi: string;
@@ -18,15 +16,7 @@ type Doc = {
 };
 
 describe('OpenAPI: GET /api/openapi.json', () => {
-  let t: TestApp;
-  let server: Server;
-  let base: string;
-  before(async () => {
-    t = await testApp();
-    server = http.createServer(t.app);
-    ({ base } = await listenLocally(server));
-  });
-  after(() => new Promise((resolve) => server.close(resolve)));
+  const t = servedTestApp();
 
   const documentWith = async (key?: string): Promise<Doc> => {
     const req = request(t.app).get('/api/openapi.json');
@@ -105,7 +95,7 @@ describe('OpenAPI: GET /api/openapi.json', () => {
     assert.match(types, /interval: "hourly" \| "daily" \| "minutely" \| "1hr" \| "1day" \| "7day"/);
 
     // The generic client (the console's own types) against the running service.
-    const client = createClient<paths>({ baseUrl: base, headers: { 'X-API-KEY': t.keys.query } });
+    const client = createClient<paths>({ baseUrl: t.base, headers: { 'X-API-KEY': t.keys.query } });
     const { data, error, response } = await client.GET('/api/endpoints/query/{idOrName}', {
       params: { path: { idOrName: 'usage.api-counts' }, query: { params: { interval: 'hourly', project: '.*' } } },
       querySerializer: { object: { style: 'form', explode: true } },

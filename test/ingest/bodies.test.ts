@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import http, { type Server } from 'node:http';
 import zlib from 'node:zlib';
 import request from 'supertest';
-import { testApp, type TestApp } from '../support/http.js';
-import { listenLocally } from '../support/net.js';
+import { servedTestApp, type TestApp } from '../support/http.js';
 
 const PROJECT = 'ingest-bodies';
 const SOURCE = 'cloudflare.logs.prod';
@@ -21,20 +19,12 @@ function event(marker: string, extra: object = {}) {
 }
 
 describe('POST /api/logs: body forms', () => {
-  let t: TestApp;
-  let server: Server;
-  let base: string;
-  before(async () => {
-    t = await testApp();
-    server = http.createServer(t.app);
-    ({ base } = await listenLocally(server));
-  });
-  after(() => new Promise((resolve) => server.close(resolve)));
+  const t = servedTestApp();
 
   /** Posts exact bytes (supertest would JSON-encode a Buffer sent with a JSON Content-Type). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parsed response body, as supertest gives it
   async function postBytes(body: Buffer, headers: Record<string, string>): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${base}/api/logs?source_name=${SOURCE}`, {
+    const res = await fetch(`${t.base}/api/logs?source_name=${SOURCE}`, {
       method: 'POST',
       headers: { 'X-API-KEY': t.keys.ingest, ...headers },
       body: new Uint8Array(body),

@@ -4,12 +4,14 @@
  *   const { app, keys } = await testApp();
  *   await request(app).get('/api/endpoints').set('X-API-KEY', keys.admin).expect(200);
  */
+import http from 'node:http';
 import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { generateKey } from '../../src/auth/keys.js';
 import type { AppContext } from '../../src/context.js';
 import { testContext } from './db.js';
+import { listenLocally } from './net.js';
 
 export interface TestApp {
   app: Express;
@@ -29,6 +31,28 @@ export function testApp(): Promise<TestApp> {
     return { app: await createApp(context), context, keys };
   })();
   return shared;
+}
+
+export interface ServedTestApp extends TestApp {
+  /** `http://127.0.0.1:<port>` of the app. */
+  base: string;
+}
+
+/**
+ * For the enclosing `describe`: the shared test app, also listening on a free port of 127.0.0.1
+ * for clients that need a URL rather than supertest (fetch, openapi-fetch). Its fields are set
+ * in a `before` hook, so they are read in tests and hooks, never in the `describe` body.
+ */
+export function servedTestApp(): ServedTestApp {
+  const served = {} as ServedTestApp;
+  const server = http.createServer();
+  before(async () => {
+    const t = await testApp();
+    server.on('request', t.app);
+    Object.assign(served, t, { base: (await listenLocally(server)).base });
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return served;
 }
 
 /** Requests to `app` carrying `key`: `withKey(t.app, t.keys.admin).post('/api/endpoints', body)`. */
