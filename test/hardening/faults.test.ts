@@ -19,7 +19,7 @@ import { generateKey } from '../../src/auth/keys.js';
 import { createLogger } from '../../src/logger.js';
 import { withTransaction } from '../../src/db/transaction.js';
 import { ADMIN_URL, createEmptyDatabase, testConfig } from '../support/db.js';
-import { OwnRedis, TcpProxy, envelopeOf, percentiles, report, sleep } from './support.js';
+import { OwnRedis, TcpProxy, envelopeOf, percentiles, report, rowsPerBatch, sleep } from './support.js';
 
 interface Service {
   ctx: AppContext;
@@ -81,6 +81,23 @@ async function call(
     // No HTTP answer at all (connection reset, timeout): status 0, counted as a failure.
     return { status: 0, text: String((err as Error).message), ms: performance.now() - started, cache: null };
   }
+}
+
+/**
+ * Calls `path` until it answers 200 (each call given `timeoutMs`, `pauseMs` apart): how many ms
+ * that took, or NaN when it did not within `withinMs`.
+ */
+async function msUntilOk(
+  s: Pick<Service, 'base' | 'key'>,
+  path: string,
+  { withinMs, timeoutMs, pauseMs }: { withinMs: number; timeoutMs: number; pauseMs: number },
+): Promise<number> {
+  const since = performance.now();
+  while (performance.now() - since < withinMs) {
+    if ((await call(s.base, s.key, path, { timeoutMs })).status === 200) return performance.now() - since;
+    await sleep(pauseMs);
+  }
+  return NaN;
 }
 
 function tally(answers: Answer[]): Record<string, number> {
@@ -299,16 +316,7 @@ describe('hardening: faults', function () {
 
       // 3. Back: the service answers 200 again without a restart.
       await p.restore();
-      const restoredAt = performance.now();
-      let recoveredMs = NaN;
-      while (performance.now() - restoredAt < 15_000) {
-        const a = await call(s.base, s.key, `${LOGS}?project=${tag}`, { timeoutMs: 5000 });
-        if (a.status === 200) {
-          recoveredMs = performance.now() - restoredAt;
-          break;
-        }
-        await sleep(50);
-      }
+      const recoveredMs = await msUntilOk(s, `${LOGS}?project=${tag}`, { withinMs: 15_000, timeoutMs: 5000, pauseMs: 50 });
       assert.ok(Number.isFinite(recoveredMs), 'recovered');
       // Every kind of request works, many times over (no poisoned pooled connection).
       const after: Answer[] = [];
@@ -335,11 +343,7 @@ describe('hardening: faults', function () {
 
       // 4. Nothing half-written: every batch is all or nothing; none answered 503 was written
       //    (a cut between COMMIT and its answer could leave a 503 batch complete, but never partial).
-      const { rows } = await direct.query<{ batch: string; n: number }>(
-        'SELECT event_message AS batch, count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1 GROUP BY 1',
-        [tag],
-      );
-      const counts = new Map(rows.map((r) => [r.batch, r.n]));
+      const counts = await rowsPerBatch(direct, tag);
       let written503 = 0;
       for (const o of ingestOutcomes) {
         const n = counts.get(o.id) ?? 0;
@@ -419,16 +423,7 @@ describe('hardening: faults', function () {
         assert.ok(a.ms < 2000 + 5000 + 3000, `answered after ${Math.round(a.ms)} ms`);
       }
       await p.restore();
-      const restoredAt = performance.now();
-      let recoveredMs = NaN;
-      while (performance.now() - restoredAt < 20_000) {
-        const a = await call(s.base, s.key, `${LOGS}?project=${tag}`, { timeoutMs: 15_000 });
-        if (a.status === 200) {
-          recoveredMs = performance.now() - restoredAt;
-          break;
-        }
-        await sleep(100);
-      }
+      const recoveredMs = await msUntilOk(s, `${LOGS}?project=${tag}`, { withinMs: 20_000, timeoutMs: 15_000, pauseMs: 100 });
       report('postgres stalls: recovery', { recoveredMs: Math.round(recoveredMs) });
       assert.ok(Number.isFinite(recoveredMs), 'recovered');
       const after = await Promise.all(Array.from({ length: 6 }, (_, i) => call(s.base, s.key, `${LOGS}?project=${tag}-after-${i}`)));

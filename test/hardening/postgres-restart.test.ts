@@ -13,7 +13,7 @@
  */
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { ThrowawayPostgres, envelopeOf, percentiles, report, sleep, startService, type ServiceProcess } from './support.js';
+import { ThrowawayPostgres, envelopeOf, percentiles, report, rowsPerBatch, sleep, startService, type ServiceProcess } from './support.js';
 
 const KEY = 'hardening-pgrestart-admin-key-0123456789';
 const POOL = 4;
@@ -32,11 +32,7 @@ describe('hardening: Postgres stopped and started under traffic', function () {
 
   it('when Postgres stops for 4 s under 8 clients, then 503s with the envelope, no crash, no partial batch, and 200s again once it is back', async () => {
     cluster = await ThrowawayPostgres.create();
-    const admin = new pg.Client({ connectionString: cluster.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE lq');
-    await admin.end();
-    const url = cluster.url.replace(/\/postgres$/, '/lq');
+    const url = await cluster.createDatabase('lq');
     svc = await startService({
       DATABASE_URL: url,
       ADMIN_API_KEY: KEY,
@@ -154,11 +150,7 @@ describe('hardening: Postgres stopped and started under traffic', function () {
     assert.ok(afterUp.length > 20 && afterUp.every((a) => a.status === 200), `after recovery: ${JSON.stringify(byStatus(afterUp))}`);
 
     direct = new pg.Pool({ connectionString: url, max: 1 });
-    const { rows } = await direct.query<{ batch: string; n: number }>(
-      "SELECT event_message AS batch, count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1 AND event_message <> 'seed' GROUP BY 1",
-      [tag],
-    );
-    const counts = new Map(rows.map((r) => [r.batch, r.n]));
+    const counts = await rowsPerBatch(direct, tag);
     let raced = 0;
     for (const b of batches) {
       const n = counts.get(b.id) ?? 0;

@@ -60,16 +60,13 @@ describe('hardening: endpoint queries on a streaming standby', function () {
 
   it('serves queries from the standby, skips it while it lags, and loses no request when it stops under load', async () => {
     primary = await ThrowawayPostgres.create();
-    const admin = new pg.Client({ connectionString: primary.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE lq');
-    await admin.end();
+    const url = await primary.createDatabase('lq');
     standby = await primary.standby();
     const name = `127.0.0.1:${standby.port}`;
     const replicaLabel = `target="${name}"`;
 
     svc = await startService({
-      DATABASE_URL: primary.url.replace(/\/postgres$/, '/lq'),
+      DATABASE_URL: url,
       // No database in the entry: the primary's (lq) is used.
       DATABASE_READ_URLS: `postgresql://127.0.0.1:${standby.port}`,
       ADMIN_API_KEY: KEY,
@@ -78,7 +75,7 @@ describe('hardening: endpoint queries on a streaming standby', function () {
       DB_CONNECT_TIMEOUT_MS: '2000',
       DB_POOL_SIZE: '4',
     });
-    const standbyDb = new pg.Client({ connectionString: standby.url.replace(/\/postgres$/, '/lq') });
+    const standbyDb = new pg.Client({ connectionString: standby.databaseUrl('lq') });
     await standbyDb.connect();
     try {
       // 1. Queries go to the standby. The rows were written on the primary (ingest) and replayed.

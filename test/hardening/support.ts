@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import pg from 'pg';
 import { freePort } from '../support/net.js';
 import { sleep } from '../support/wait.js';
 
@@ -204,6 +205,18 @@ export async function startService(
 }
 
 /** p50 / p95 / p99 / max of a list of milliseconds. */
+/**
+ * The rows each ingest batch of `project` left in cloudflare.logs.prod (its events carry the
+ * batch id as event_message), to tell a whole batch from a partial one.
+ */
+export async function rowsPerBatch(db: Pick<pg.Pool, 'query'>, project: string): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ batch: string; n: number }>(
+    'SELECT event_message AS batch, count(*)::int AS n FROM logs.cloudflare_logs_prod WHERE project = $1 GROUP BY 1',
+    [project],
+  );
+  return new Map(rows.map((r) => [r.batch, r.n]));
+}
+
 export function percentiles(ms: number[]): { n: number; p50: number; p95: number; p99: number; max: number } {
   const s = [...ms].sort((a, b) => a - b);
   const at = (q: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : 0);
@@ -255,7 +268,23 @@ export class ThrowawayPostgres {
   ) {}
 
   get url(): string {
-    return `postgresql://postgres@127.0.0.1:${this.port}/postgres`;
+    return this.databaseUrl('postgres');
+  }
+
+  databaseUrl(database: string): string {
+    return `postgresql://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  /** Creates the empty database `name` in this cluster and gives its URL. */
+  async createDatabase(name: string): Promise<string> {
+    const admin = new pg.Client({ connectionString: this.url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${name}`);
+    } finally {
+      await admin.end();
+    }
+    return this.databaseUrl(name);
   }
 
   static async create(): Promise<ThrowawayPostgres> {
