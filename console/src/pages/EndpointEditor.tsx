@@ -103,6 +103,11 @@ export function EndpointEditor({ session, name }: { session: Session; name?: str
       {problemAt(key) && <small class="problem">{problemAt(key)!.message}</small>}
     </label>
   );
+  const checkbox = (label: string, key: 'sandboxable' | 'redact_pii') => (
+    <label class="inline">
+      <input type="checkbox" name={key} checked={draft[key]} onChange={(e) => set({ [key]: e.currentTarget.checked })} /> {label}
+    </label>
+  );
 
   return (
     <section class="editor">
@@ -174,24 +179,8 @@ export function EndpointEditor({ session, name }: { session: Session; name?: str
           {field('Cache seconds (0: none)', 'cache_duration_seconds', { type: 'number' })}
           {field('Warming seconds (empty: none)', 'cache_warming_seconds', { type: 'number' })}
           <div class="checks">
-            <label class="inline">
-              <input
-                type="checkbox"
-                name="sandboxable"
-                checked={draft.sandboxable}
-                onChange={(e) => set({ sandboxable: e.currentTarget.checked })}
-              />{' '}
-              Sandboxable
-            </label>
-            <label class="inline">
-              <input
-                type="checkbox"
-                name="redact_pii"
-                checked={draft.redact_pii}
-                onChange={(e) => set({ redact_pii: e.currentTarget.checked })}
-              />{' '}
-              Redact PII
-            </label>
+            {checkbox('Sandboxable', 'sandboxable')}
+            {checkbox('Redact PII', 'redact_pii')}
           </div>
         </div>
         {failure && !(queryMark && failure.errors.length === 1) && (
