@@ -20,49 +20,40 @@ function vectorTime(ms: number, nanos = '123456789'): string {
 function vectorEvents(project: string, at: number) {
   const ts = vectorTime(at);
   const nginxTime = new Date(at).toISOString();
+  // Kong's two sinks (access and error log) post to one source, read by edge_logs.
+  const kong = <Fields extends { event_message: string }>(sink: string, fields: Fields) => ({
+    sink: `logflare_kong (${sink})`,
+    source: 'cloudflare.logs.prod',
+    cte: 'edge_logs',
+    event: { timestamp: ts, project, appname: 'supabase-kong', ...fields },
+  });
   return [
-    {
-      sink: 'logflare_kong (kong_logs)',
-      source: 'cloudflare.logs.prod',
-      cte: 'edge_logs',
-      event: {
-        timestamp: ts,
-        project,
-        appname: 'supabase-kong',
-        event_message: `172.18.0.1 - - [${nginxTime}] "GET /rest/v1/todos?select=* HTTP/1.1" 200 52 "http://localhost:3000/" "Mozilla/5.0"`,
-        metadata: {
-          request: {
-            headers: { referer: 'http://localhost:3000/', user_agent: 'Mozilla/5.0', cf_connecting_ip: '172.18.0.1' },
-            method: 'GET',
-            path: '/rest/v1/todos?select=*',
-            protocol: 'HTTP/1.1',
-          },
-          response: { status_code: 200 },
+    kong('kong_logs', {
+      event_message: `172.18.0.1 - - [${nginxTime}] "GET /rest/v1/todos?select=* HTTP/1.1" 200 52 "http://localhost:3000/" "Mozilla/5.0"`,
+      metadata: {
+        request: {
+          headers: { referer: 'http://localhost:3000/', user_agent: 'Mozilla/5.0', cf_connecting_ip: '172.18.0.1' },
+          method: 'GET',
+          path: '/rest/v1/todos?select=*',
+          protocol: 'HTTP/1.1',
         },
+        response: { status_code: 200 },
       },
-    },
-    {
-      sink: 'logflare_kong (kong_err)',
-      source: 'cloudflare.logs.prod',
-      cte: 'edge_logs',
-      event: {
-        timestamp: ts,
-        project,
-        appname: 'supabase-kong',
-        severity: 'error',
-        event_message: `${nginxTime} [error] 1234#0: *5 connect() failed (111: Connection refused) while connecting to upstream, client: 172.18.0.1, server: kong, request: "GET /auth/v1/health HTTP/1.1", host: "localhost:8000"`,
-        metadata: {
-          request: {
-            method: 'GET',
-            host: 'localhost:8000',
-            headers: { cf_connecting_ip: '172.18.0.1' },
-            path: '/auth/v1/health',
-            protocol: 'HTTP/1.1',
-          },
-          response: { status_code: 200 },
+    }),
+    kong('kong_err', {
+      severity: 'error',
+      event_message: `${nginxTime} [error] 1234#0: *5 connect() failed (111: Connection refused) while connecting to upstream, client: 172.18.0.1, server: kong, request: "GET /auth/v1/health HTTP/1.1", host: "localhost:8000"`,
+      metadata: {
+        request: {
+          method: 'GET',
+          host: 'localhost:8000',
+          headers: { cf_connecting_ip: '172.18.0.1' },
+          path: '/auth/v1/health',
+          protocol: 'HTTP/1.1',
         },
+        response: { status_code: 200 },
       },
-    },
+    }),
     {
       sink: 'logflare_auth',
       source: 'gotrue.logs.prod',
