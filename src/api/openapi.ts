@@ -26,6 +26,8 @@ function plain(schema: TSchema | Json): Json {
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Json, description: string) => ({ description, content: { 'application/json': { schema } } });
 const error = (description: string) => json(ref('Error'), description);
+/** An object schema; `required` names the properties that are always there. */
+const object = (required: string[], properties: Json) => ({ type: 'object', required, properties });
 
 const ERRORS = {
   '400': error('Bad request: a parameter, body or query to change'),
@@ -44,6 +46,14 @@ const sqlParam = {
   description: SandboxSqlSchema.description,
   schema: plain(SandboxSqlSchema),
 };
+const paramsParam = {
+  name: 'params',
+  in: 'query',
+  style: 'form',
+  explode: true,
+  description: "The endpoint's declared parameters",
+  schema: { type: 'object', additionalProperties: { type: 'string' } },
+};
 const admin = [{ ApiKeyHeader: [] }, { Bearer: [] }];
 
 const COMPONENTS = {
@@ -53,39 +63,27 @@ const COMPONENTS = {
     ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'For log shippers that can only set a URL.' },
   },
   schemas: {
-    Error: {
-      type: 'object',
-      required: ['error'],
-      properties: {
-        error: {
-          type: 'object',
-          required: ['code', 'status', 'message', 'errors'],
-          properties: {
-            code: { type: 'integer' },
-            status: { type: 'string' },
+    Error: object(['error'], {
+      error: object(['code', 'status', 'message', 'errors'], {
+        code: { type: 'integer' },
+        status: { type: 'string' },
+        message: { type: 'string' },
+        errors: {
+          type: 'array',
+          items: object(['domain', 'reason', 'message'], {
+            domain: { type: 'string' },
+            reason: { type: 'string' },
             message: { type: 'string' },
-            errors: {
-              type: 'array',
-              items: {
-                type: 'object',
-                required: ['domain', 'reason', 'message'],
-                properties: {
-                  domain: { type: 'string' },
-                  reason: { type: 'string' },
-                  message: { type: 'string' },
-                  location: { type: 'string', description: 'A parameter, a field, or query:<line>:<column> / sql:<line>:<column>' },
-                },
-              },
-            },
-          },
+            location: { type: 'string', description: 'A parameter, a field, or query:<line>:<column> / sql:<line>:<column>' },
+          }),
         },
-      },
-    },
-    Warning: {
-      type: 'object',
-      required: ['reason', 'message', 'location'],
-      properties: { reason: { type: 'string' }, message: { type: 'string' }, location: { type: 'string' } },
-    },
+      }),
+    }),
+    Warning: object(['reason', 'message', 'location'], {
+      reason: { type: 'string' },
+      message: { type: 'string' },
+      location: { type: 'string' },
+    }),
     ParameterDeclaration: plain(ParameterDeclarationSchema),
     EndpointBody: plain(EndpointBodySchema),
     EndpointCreate: plain(EndpointCreateSchema),
@@ -147,16 +145,12 @@ const COMPONENTS = {
         updated_at: { type: 'string', format: 'date-time' },
       },
     },
-    PartitionCount: {
-      type: 'object',
-      required: ['day', 'partition', 'events', 'drops_at'],
-      properties: {
-        day: { type: 'string', format: 'date' },
-        partition: { type: 'string' },
-        events: { type: 'integer' },
-        drops_at: { type: 'string', format: 'date-time', description: 'When retention drops the partition' },
-      },
-    },
+    PartitionCount: object(['day', 'partition', 'events', 'drops_at'], {
+      day: { type: 'string', format: 'date' },
+      partition: { type: 'string' },
+      events: { type: 'integer' },
+      drops_at: { type: 'string', format: 'date-time', description: 'When retention drops the partition' },
+    }),
     KeyBody: plain(KeyBodySchema),
     Key: {
       type: 'object',
@@ -175,6 +169,14 @@ const COMPONENTS = {
 
 function crud(tag: string, item: string, body: string, create: string, listDescription: string) {
   const base = `/api/${tag}`;
+  /** A request that sends a body of `schema` and answers the item. */
+  const write = (summary: string, schema: string, status: '200' | '201', answer: string) => ({
+    tags: [tag],
+    summary,
+    security: admin,
+    requestBody: { required: true, content: { 'application/json': { schema: ref(schema) } } },
+    responses: { [status]: json(ref(item), answer), ...MANAGEMENT_ERRORS },
+  });
   return {
     [base]: {
       get: {
@@ -183,31 +185,13 @@ function crud(tag: string, item: string, body: string, create: string, listDescr
         security: admin,
         responses: { '200': json({ type: 'array', items: ref(item) }, 'The list'), ...ERRORS },
       },
-      post: {
-        tags: [tag],
-        summary: `Create one`,
-        security: admin,
-        requestBody: { required: true, content: { 'application/json': { schema: ref(create) } } },
-        responses: { '201': json(ref(item), 'Created'), ...MANAGEMENT_ERRORS },
-      },
+      post: write('Create one', create, '201', 'Created'),
     },
     [`${base}/{idOrName}`]: {
       parameters: [idOrName],
       get: { tags: [tag], summary: 'One by id or name', security: admin, responses: { '200': json(ref(item), 'Found'), ...ERRORS } },
-      put: {
-        tags: [tag],
-        summary: 'Replace: omitted fields take their defaults',
-        security: admin,
-        requestBody: { required: true, content: { 'application/json': { schema: ref(create) } } },
-        responses: { '200': json(ref(item), 'Replaced'), ...MANAGEMENT_ERRORS },
-      },
-      patch: {
-        tags: [tag],
-        summary: 'Change the fields sent',
-        security: admin,
-        requestBody: { required: true, content: { 'application/json': { schema: ref(body) } } },
-        responses: { '200': json(ref(item), 'Changed'), ...MANAGEMENT_ERRORS },
-      },
+      put: write('Replace: omitted fields take their defaults', create, '200', 'Replaced'),
+      patch: write('Change the fields sent', body, '200', 'Changed'),
       delete: { tags: [tag], summary: 'Delete', security: admin, responses: { '204': { description: 'Deleted' }, ...MANAGEMENT_ERRORS } },
     },
   };
@@ -229,17 +213,7 @@ const GENERIC_PATHS = {
       tags: ['query'],
       summary: 'Run an endpoint; its parameters are the query string (the per-endpoint paths list them)',
       security: runSecurity,
-      parameters: [
-        sqlParam,
-        {
-          name: 'params',
-          in: 'query',
-          style: 'form',
-          explode: true,
-          description: "The endpoint's declared parameters",
-          schema: { type: 'object', additionalProperties: { type: 'string' } },
-        },
-      ],
+      parameters: [sqlParam, paramsParam],
       responses: runResponses,
     },
     post: {
@@ -257,18 +231,7 @@ const GENERIC_PATHS = {
       tags: ['endpoints'],
       summary: 'The translated Postgres SQL that a run would execute, and its plan with explain=true',
       security: admin,
-      parameters: [
-        sqlParam,
-        { name: 'explain', in: 'query', schema: { enum: ['true', 'false'] } },
-        {
-          name: 'params',
-          in: 'query',
-          style: 'form',
-          explode: true,
-          description: "The endpoint's declared parameters",
-          schema: { type: 'object', additionalProperties: { type: 'string' } },
-        },
-      ],
+      parameters: [sqlParam, { name: 'explain', in: 'query', schema: { enum: ['true', 'false'] } }, paramsParam],
       responses: { '200': json(ref('WhatWillRun'), 'What will run'), ...ERRORS },
     },
   },
