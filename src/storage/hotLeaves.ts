@@ -19,6 +19,7 @@ import type pg from 'pg';
 import { LOG_SCHEMA, qualifiedTable, quoteIdent } from './logTables.js';
 
 type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+type Connectable = Pick<pg.Pool, 'connect'>;
 
 /** Types a hot column can have; TIMESTAMP leaves (JSON strings) are kept as their STRING text. */
 export type HotLeafType = 'STRING' | 'INT64' | 'FLOAT64' | 'BOOL';
@@ -113,30 +114,23 @@ export function hotValueSql(leaf: HotLeaf): string {
  * partitions, so it waits at most `lockTimeoutMs` for running queries and tries again, rather
  * than queueing every new query and insert behind a long one.
  */
-export async function addHotColumns(
-  db: Pick<pg.Pool, 'connect'>,
-  table: string,
-  leaves: readonly HotLeaf[],
-  lockTimeoutMs = 2_000,
-): Promise<void> {
-  if (!leaves.length) return;
-  const add = leaves.map((l) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(hotColumnName(l.path))} ${PG_HOT_TYPES[l.type]}`).join(', ');
-  await withLockRetries(db, lockTimeoutMs, `ALTER TABLE ${qualifiedTable(table)} ${add}`);
+export async function addHotColumns(db: Connectable, table: string, leaves: readonly HotLeaf[], lockTimeoutMs = 2_000): Promise<void> {
+  const add = leaves.map((l) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(hotColumnName(l.path))} ${PG_HOT_TYPES[l.type]}`);
+  await alterTable(db, table, add, lockTimeoutMs);
 }
 
 /** Drops the columns of `paths` from a log table (as addHotColumns, a catalog change under a short lock). */
-export async function dropHotColumns(
-  db: Pick<pg.Pool, 'connect'>,
-  table: string,
-  paths: readonly string[],
-  lockTimeoutMs = 2_000,
-): Promise<void> {
-  if (!paths.length) return;
-  const drop = paths.map((p) => `DROP COLUMN IF EXISTS ${quoteIdent(hotColumnName(p))}`).join(', ');
-  await withLockRetries(db, lockTimeoutMs, `ALTER TABLE ${qualifiedTable(table)} ${drop}`);
+export async function dropHotColumns(db: Connectable, table: string, paths: readonly string[], lockTimeoutMs = 2_000): Promise<void> {
+  const drop = paths.map((p) => `DROP COLUMN IF EXISTS ${quoteIdent(hotColumnName(p))}`);
+  await alterTable(db, table, drop, lockTimeoutMs);
 }
 
-async function withLockRetries(db: Pick<pg.Pool, 'connect'>, lockTimeoutMs: number, statement: string): Promise<void> {
+/** `ALTER TABLE` of a log table with `clauses` (none: no statement), waiting for locks as above. */
+async function alterTable(db: Connectable, table: string, clauses: string[], lockTimeoutMs: number): Promise<void> {
+  if (clauses.length) await withLockRetries(db, lockTimeoutMs, `ALTER TABLE ${qualifiedTable(table)} ${clauses.join(', ')}`);
+}
+
+async function withLockRetries(db: Connectable, lockTimeoutMs: number, statement: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const client = await db.connect();
     try {
