@@ -1,7 +1,8 @@
 /**
  * Writes console/src/api/schema.d.ts, the console's client types, from the service's OpenAPI
- * document (src/api/openapi.ts): `npm run openapi:types`. test/api/openapi.test.ts fails when the
- * committed file is not what this writes.
+ * document (src/api/openapi.ts): `npm run openapi:types`, which `npm run typecheck` and
+ * `npm run lint` run first. The file is not committed: generated where it is used, it cannot go
+ * stale. (The console's build needs no types, so `npm run build` does not generate it.)
  */
 import fs from 'node:fs';
 import path from 'node:path';
