@@ -7,7 +7,7 @@ import { createContext, type AppContext } from '../../src/context.js';
 import { normaliseEvents } from '../../src/ingest/normalise.js';
 import { createLogger } from '../../src/logger.js';
 import { createEmptyDatabase, testConfig } from '../support/db.js';
-import { OwnRedis, cacheEvents, rawRedis } from './support.js';
+import { OwnRedis, cacheEvents, withRawRedis } from './support.js';
 
 /**
  * The result cache through the HTTP route, on its own database and its own redis-server (so no
@@ -82,16 +82,13 @@ describe('result cache over HTTP (Redis)', function () {
 
   it('when an undeclared parameter is added, then it is the same cache entry', async () => {
     const plain = await usage().expect(200);
-    const raw = await rawRedis(redis.url);
-    try {
+    await withRawRedis(async (raw) => {
       const entries = (await raw.keys('lq:ep:*')).length;
       const junk = await usage({ junk: String(Math.random()), utm_source: 'x' }).expect(200);
       assert.equal(junk.headers['x-cache'], 'HIT');
       assert.equal(junk.text, plain.text);
       assert.equal((await raw.keys('lq:ep:*')).length, entries);
-    } finally {
-      raw.destroy();
-    }
+    }, redis.url);
   });
 
   it('when a declared parameter differs or redaction is asked for, then it is another entry', async () => {

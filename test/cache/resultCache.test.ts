@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../src/cache/memoryStore.js';
 import { sleep } from '../support/wait.js';
-import { SHARED_REDIS_URL, countingCompute, rawRedis, request, testCache, uniqueNamespace, type TestCache } from './support.js';
+import { SHARED_REDIS_URL, countingCompute, request, testCache, uniqueNamespace, withRawRedis, type TestCache } from './support.js';
 
 /** The same behaviour on both stores: Redis (shared by replicas) and in-process. */
 for (const kind of ['redis', 'memory'] as const) {
@@ -141,17 +141,17 @@ describe('result cache shared by two replicas (one Redis)', () => {
   it('stores the body under the namespaced key with the lifetime, and no lock is left behind', async () => {
     const namespace = uniqueNamespace('layout');
     const { cache } = await testCache(SHARED_REDIS_URL, {}, { namespace });
-    const raw = await rawRedis();
     try {
-      const counter = countingCompute(() => '{"result":[]}');
-      await cache.fetch(request('ep:i:3:abc', { ttlSeconds: 900 }), counter.compute);
-      assert.equal(await raw.get(`${namespace}ep:i:3:abc`), '{"result":[]}');
-      const ttl = await raw.ttl(`${namespace}ep:i:3:abc`);
-      assert.ok(ttl > 890 && ttl <= 900, `ttl ${ttl}`);
-      assert.equal(await raw.exists(`${namespace}lock:ep:i:3:abc`), 0);
+      await withRawRedis(async (raw) => {
+        const counter = countingCompute(() => '{"result":[]}');
+        await cache.fetch(request('ep:i:3:abc', { ttlSeconds: 900 }), counter.compute);
+        assert.equal(await raw.get(`${namespace}ep:i:3:abc`), '{"result":[]}');
+        const ttl = await raw.ttl(`${namespace}ep:i:3:abc`);
+        assert.ok(ttl > 890 && ttl <= 900, `ttl ${ttl}`);
+        assert.equal(await raw.exists(`${namespace}lock:ep:i:3:abc`), 0);
+      });
     } finally {
       await cache.close();
-      raw.destroy();
     }
   });
 });

@@ -72,13 +72,18 @@ export function countingCompute(body: (n: number) => string = (n) => `{"result":
   return counter;
 }
 
-/** A raw client on a Redis (to look at what the cache stored). Close it with `.destroy()`. */
-export async function rawRedis(url = SHARED_REDIS_URL) {
+/** Runs `use` with a raw client on a Redis (to look at what the cache stored), closed after. */
+export async function withRawRedis<T>(use: (raw: RawRedis) => Promise<T>, url = SHARED_REDIS_URL): Promise<T> {
   const client = createClient({ url });
   client.on('error', () => undefined);
   await client.connect();
-  return client;
+  try {
+    return await use(client);
+  } finally {
+    client.destroy();
+  }
 }
+type RawRedis = ReturnType<typeof createClient>;
 
 /** A `redis-server` child process of this test on its own port, to kill, freeze and restart. */
 export class OwnRedis {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { WarmSpec } from '../../src/cache/types.js';
 import { eventually } from '../support/wait.js';
-import { SHARED_REDIS_URL, countingCompute, rawRedis, request, spec, testCache, uniqueNamespace, type TestCache } from './support.js';
+import { SHARED_REDIS_URL, countingCompute, request, spec, testCache, uniqueNamespace, withRawRedis, type TestCache } from './support.js';
 
 /**
  * Warming passes are driven by hand on a clock the test moves (`warmNow` at each step), so a
@@ -89,8 +89,7 @@ describe('cache warming', function () {
     const a = await open(SHARED_REDIS_URL, namespace);
     const runs: string[] = [];
     a.cache.startWarming(countingRunner('a', runs));
-    const raw = await rawRedis();
-    try {
+    await withRawRedis(async (raw) => {
       const req = request('ep:t:1:x', { ttlSeconds: 3, warmPeriodSeconds: 1, spec: spec('t') });
       await a.cache.fetch(req, countingCompute().compute);
       // Keep requesting every half second: the key stays live and is re-run every second.
@@ -105,9 +104,7 @@ describe('cache warming', function () {
       assert.equal(runs.length, 5);
       const ttl = await raw.pTTL(`${namespace}ep:t:1:x`);
       assert.ok(ttl > 2000, `ttl ${ttl} ms`);
-    } finally {
-      raw.destroy();
-    }
+    });
   });
 
   it('when nobody requests a key during its lifetime, then it stops being warmed', async () => {
@@ -115,8 +112,7 @@ describe('cache warming', function () {
     const a = await open(SHARED_REDIS_URL, namespace);
     const runs: string[] = [];
     a.cache.startWarming(countingRunner('a', runs));
-    const raw = await rawRedis();
-    try {
+    await withRawRedis(async (raw) => {
       await a.cache.fetch(request('ep:s:1:x', { ttlSeconds: 2, warmPeriodSeconds: 1, spec: spec('s') }), countingCompute().compute);
       // Runs at 1 s and 2 s (2 s after the request is still within its lifetime); at 3 s it is dropped.
       await advance(3_000, 3, a);
@@ -125,9 +121,7 @@ describe('cache warming', function () {
       assert.equal(await raw.hExists(`${namespace}warm:spec`, 'ep:s:1:x'), 0);
       await advance(3_000, 3, a);
       assert.equal(runs.length, 2, 'no run after it was dropped');
-    } finally {
-      raw.destroy();
-    }
+    });
   });
 
   it('when a run fails (endpoint changed or deleted), then the key is dropped and warm_failure counted', async () => {
@@ -138,17 +132,14 @@ describe('cache warming', function () {
       calls++;
       return Promise.reject(new Error('endpoint version changed'));
     });
-    const raw = await rawRedis();
-    try {
+    await withRawRedis(async (raw) => {
       await a.cache.fetch(request('ep:f:1:x', { ttlSeconds: 60, warmPeriodSeconds: 1, spec: spec('f') }), countingCompute().compute);
       await advance(1_000, 1, a);
       assert.equal(await a.events('warm_failure'), 1);
       assert.equal(await raw.zScore(`${namespace}warm:due`, 'ep:f:1:x'), null);
       await advance(3_000, 3, a);
       assert.equal(calls, 1);
-    } finally {
-      raw.destroy();
-    }
+    });
   });
 
   it('when a dropped key is requested again, then it is registered and warmed again', async () => {
@@ -199,11 +190,6 @@ describe('cache warming', function () {
   });
 });
 
-async function rawRedisScore(namespace: string, key: string): Promise<number | null> {
-  const raw = await rawRedis();
-  try {
-    return await raw.zScore(`${namespace}warm:due`, key);
-  } finally {
-    raw.destroy();
-  }
+function rawRedisScore(namespace: string, key: string): Promise<number | null> {
+  return withRawRedis((raw) => raw.zScore(`${namespace}warm:due`, key));
 }
