@@ -39,6 +39,14 @@ describe('cache warming', function () {
     opened.push(c);
     return c;
   };
+  /** A cache in a namespace of its own (`name`), warming with countingRunner(`label`): each run is recorded in `runs`. */
+  const openCounting = async (name: string, label: string, url: string | undefined = SHARED_REDIS_URL) => {
+    const namespace = uniqueNamespace(name);
+    const a = await open(url, namespace);
+    const runs: string[] = [];
+    a.cache.startWarming(countingRunner(label, runs));
+    return { namespace, a, runs };
+  };
   /** Moves the clock `ms` on in `steps` equal steps, with a warming pass of every cache after each. */
   const advance = async (ms: number, steps: number, ...caches: TestCache[]) => {
     for (let i = 0; i < steps; i++) {
@@ -85,10 +93,7 @@ describe('cache warming', function () {
   });
 
   it('when a live key is requested, then each run stores it with a fresh lifetime', async () => {
-    const namespace = uniqueNamespace('warmttl');
-    const a = await open(SHARED_REDIS_URL, namespace);
-    const runs: string[] = [];
-    a.cache.startWarming(countingRunner('a', runs));
+    const { namespace, a, runs } = await openCounting('warmttl', 'a');
     await withRawRedis(async (raw) => {
       const req = request('ep:t:1:x', { ttlSeconds: 3, warmPeriodSeconds: 1, spec: spec('t') });
       await a.cache.fetch(req, countingCompute().compute);
@@ -108,10 +113,7 @@ describe('cache warming', function () {
   });
 
   it('when nobody requests a key during its lifetime, then it stops being warmed', async () => {
-    const namespace = uniqueNamespace('warmstale');
-    const a = await open(SHARED_REDIS_URL, namespace);
-    const runs: string[] = [];
-    a.cache.startWarming(countingRunner('a', runs));
+    const { namespace, a, runs } = await openCounting('warmstale', 'a');
     await withRawRedis(async (raw) => {
       await a.cache.fetch(request('ep:s:1:x', { ttlSeconds: 2, warmPeriodSeconds: 1, spec: spec('s') }), countingCompute().compute);
       // Runs at 1 s and 2 s (2 s after the request is still within its lifetime); at 3 s it is dropped.
@@ -165,18 +167,14 @@ describe('cache warming', function () {
   });
 
   it('when the key has no warming period, then it is never re-run', async () => {
-    const a = await open(SHARED_REDIS_URL, uniqueNamespace('nowarm'));
-    const runs: string[] = [];
-    a.cache.startWarming(countingRunner('a', runs));
+    const { a, runs } = await openCounting('nowarm', 'a');
     await a.cache.fetch(request('ep:n:1:x', { ttlSeconds: 60, warmPeriodSeconds: null }), countingCompute().compute);
     await advance(5_000, 5, a);
     assert.equal(runs.length, 0);
   });
 
   it('in-process store: a live key is re-run once per period and dropped when not requested', async () => {
-    const a = await open(undefined, uniqueNamespace('memwarm'));
-    const runs: string[] = [];
-    a.cache.startWarming(countingRunner('m', runs));
+    const { a, runs } = await openCounting('memwarm', 'm', undefined);
     const req = request('ep:m:1:x', { ttlSeconds: 4, warmPeriodSeconds: 1, spec: spec('m') });
     await a.cache.fetch(req, countingCompute().compute);
     await advance(3_500, 7, a);
