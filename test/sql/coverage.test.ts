@@ -1,9 +1,9 @@
 /** Constructs whose SQL only Postgres can judge: each runs once on real rows. */
 import { insertEvents } from '../support/db.js';
-import { expectTranslation } from '../support/translation.js';
+import { expectTranslation, inLastHour } from '../support/translation.js';
 
 const P = 'sqltest-coverage';
-const T = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000).toISOString();
+const T = inLastHour(0);
 const source = '`postgREST.logs.prod`';
 
 describe('more constructs on Postgres', () => {

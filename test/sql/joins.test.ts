@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { insertEvents } from '../support/db.js';
-import { expectTranslation } from '../support/translation.js';
+import { expectTranslation, inLastHour } from '../support/translation.js';
 
 const P = 'sqltest-joins';
 const src = '`deno-relay-logs`';
-const ts = (second: number) => new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000 + second * 1000).toISOString();
+const ts = (second: number) => inLastHour(second * 1000);
 
 describe('joins and UNNEST', () => {
   before(async () => {

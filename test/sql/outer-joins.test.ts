@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import { SqlUnsupportedError } from '../../src/sql/index.js';
 import { insertEvents } from '../support/db.js';
-import { expectTranslation } from '../support/translation.js';
+import { expectTranslation, inLastHour } from '../support/translation.js';
 
 const P = 'sqltest-outer-joins';
 const src = '`deno-relay-logs`';
-const ts = (second: number) => new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000 + second * 1000).toISOString();
+const ts = (second: number) => inLastHour(second * 1000);
 const KEYS = `k as (select 'GET' as method, 1 as n union all select 'PUT', 2 union all select cast(null as string), 3)`;
 const VALS = `v as (select 'GET' as method, 'g' as x union all select 'POST', 'p')`;
 

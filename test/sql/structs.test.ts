@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import { SqlNameError, SqlUnsupportedError } from '../../src/sql/index.js';
 import { insertEvents } from '../support/db.js';
-import { expectTranslation, runTranslation } from '../support/translation.js';
+import { expectTranslation, runTranslation, inLastHour } from '../support/translation.js';
 
 const P = 'sqltest-structs';
 const src = '`deno-relay-logs`';
-const ts = (second: number) => new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000 + second * 1000).toISOString();
+const ts = (second: number) => inLastHour(second * 1000);
 
 describe('STRUCT and arrays', () => {
   before(async () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { SqlSyntaxError, SqlUnsupportedError } from '../../src/sql/index.js';
 import { insertEvents } from '../support/db.js';
-import { expectTranslation } from '../support/translation.js';
+import { expectTranslation, inLastHour } from '../support/translation.js';
 
 /** Rows (g, v, name): group a has a tie at 20 and a NULL v; group b has one row; group c none (an empty partition never appears). */
 const ROWS = `with t as (
@@ -174,7 +174,7 @@ describe('QUALIFY', () => {
 
   it('when QUALIFY filters rows of a source, with a parameter, then it runs', async () => {
     const P = 'sqltest-windows';
-    const ts = (m: number) => new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000 + m * 60_000).toISOString();
+    const ts = (m: number) => inLastHour(m * 60_000);
     await insertEvents('deno-relay-logs', [
       { project: P, timestamp: ts(1), event_message: 'first', metadata: { request: { method: 'GET' } } },
       { project: P, timestamp: ts(2), event_message: 'second', metadata: { request: { method: 'GET' } } },

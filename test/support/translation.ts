@@ -16,6 +16,14 @@ import { defaultSourceSchema } from '../../src/ingest/defaultSchemas.js';
 import { tableNameForSource, type SourceLookup, type SourceTable } from '../../src/sources/schema.js';
 import { loadSources, testDatabase } from './db.js';
 
+/**
+ * An ISO timestamp `ms` after the start of the previous clock hour: inside every endpoint's
+ * default window, and the rows a test writes this way all fall in one hour.
+ */
+export function inLastHour(ms: number): string {
+  return new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000 + ms).toISOString();
+}
+
 export interface TranslationOptions {
   /** Parameter values by name; a parameter not given is bound as NULL, as the service does. */
   params?: Record<string, string | null>;
