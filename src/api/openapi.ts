@@ -6,8 +6,9 @@
  * its declared parameters, `allowed_values` as `enum`.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { KeyBodySchema } from '../auth/routes.js';
+import { KeyBodySchema, KeyLimitsBodySchema } from '../auth/routes.js';
 import { SCOPES } from '../auth/keys.js';
+import { LIMIT_FIELDS } from '../rateLimit/limits.js';
 import { EndpointBodySchema, EndpointCreateSchema, ParameterDeclarationSchema } from '../endpoints/definition.js';
 import { parametersSchema, SandboxSqlSchema } from '../endpoints/params.js';
 import type { EndpointRecord } from '../endpoints/repository.js';
@@ -158,6 +159,7 @@ const COMPONENTS = {
       },
     },
     KeyBody: plain(KeyBodySchema),
+    KeyLimitsBody: plain(KeyLimitsBodySchema),
     Key: {
       type: 'object',
       required: ['id', 'name', 'prefix', 'scopes'],
@@ -167,6 +169,9 @@ const COMPONENTS = {
         prefix: { type: 'string' },
         scopes: { type: 'array', items: { enum: [...SCOPES] } },
         created_at: { type: 'string', format: 'date-time' },
+        ...Object.fromEntries(
+          LIMIT_FIELDS.map((f) => [f, { type: ['integer', 'null'], description: "The key's own limit; null: the configured default" }]),
+        ),
         key: { type: 'string', description: 'Only in the answer to POST, shown this once.' },
       },
     },
@@ -299,6 +304,13 @@ const GENERIC_PATHS = {
   },
   '/api/keys/{id}': {
     parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+    patch: {
+      tags: ['keys'],
+      summary: 'Set the key\'s limits sent (docs/API.md, "Rate limits"): a number, 0 for no limit, null for the configured default',
+      security: admin,
+      requestBody: { required: true, content: { 'application/json': { schema: ref('KeyLimitsBody') } } },
+      responses: { '200': json(ref('Key'), 'Changed'), ...ERRORS, '422': error('An unknown field or a bad value') },
+    },
     delete: { tags: ['keys'], summary: 'Revoke a key', security: admin, responses: { '204': { description: 'Deleted' }, ...ERRORS } },
   },
   '/api/logs': {

@@ -1523,7 +1523,78 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        patch?: never;
+        /** Set the key's limits sent (docs/API.md, "Rate limits"): a number, 0 for no limit, null for the configured default */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["KeyLimitsBody"];
+                };
+            };
+            responses: {
+                /** @description Changed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Key"];
+                    };
+                };
+                /** @description Bad request: a parameter, body or query to change */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No key, or an unknown key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description An unknown field or a bad value */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/api/logs": {
@@ -2026,6 +2097,22 @@ export interface components {
             rate_limit_burst?: number | null;
             /** @description Uncached queries of this key running at once. 0: no limit; null: the configured default. */
             max_concurrent_queries?: number | null;
+            /** @description Milliseconds of database query time the key gains per second. 0: no limit; null: the configured default. */
+            query_ms_per_second?: number | null;
+            /** @description Milliseconds of database query time the key may have in hand. 0: no limit; null: the configured default. */
+            query_ms_burst?: number | null;
+        };
+        KeyLimitsBody: {
+            /** @description Requests per second on average (docs/API.md, "Rate limits"). 0: no limit; null: the configured default. */
+            rate_limit_per_second?: number | null;
+            /** @description Requests a quiet key may send at once. 0: no limit; null: the configured default. */
+            rate_limit_burst?: number | null;
+            /** @description Uncached queries of this key running at once. 0: no limit; null: the configured default. */
+            max_concurrent_queries?: number | null;
+            /** @description Milliseconds of database query time the key gains per second. 0: no limit; null: the configured default. */
+            query_ms_per_second?: number | null;
+            /** @description Milliseconds of database query time the key may have in hand. 0: no limit; null: the configured default. */
+            query_ms_burst?: number | null;
         };
         Key: {
             /** Format: uuid */
@@ -2035,6 +2122,16 @@ export interface components {
             scopes: ("query" | "ingest" | "admin")[];
             /** Format: date-time */
             created_at?: string;
+            /** @description The key's own limit; null: the configured default */
+            rate_limit_per_second?: number | null;
+            /** @description The key's own limit; null: the configured default */
+            rate_limit_burst?: number | null;
+            /** @description The key's own limit; null: the configured default */
+            max_concurrent_queries?: number | null;
+            /** @description The key's own limit; null: the configured default */
+            query_ms_per_second?: number | null;
+            /** @description The key's own limit; null: the configured default */
+            query_ms_burst?: number | null;
             /** @description Only in the answer to POST, shown this once. */
             key?: string;
         };
