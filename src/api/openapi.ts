@@ -373,7 +373,7 @@ function endpointPath(endpoint: EndpointRecord) {
       tags: ['endpoint'],
       operationId: `run:${endpoint.name}`,
       summary,
-      // The settings a caller sees in the console (console/src/pages/Endpoints.tsx): never the query text.
+      // The settings a caller sees in the console (console/src/pages/EndpointPage.tsx): never the query text.
       'x-endpoint': {
         name: endpoint.name,
         description: endpoint.description,
