@@ -392,7 +392,13 @@ async function adminQuery<T extends pg.QueryResultRow>(sql: string, values: unkn
 /** The service configuration for a bench database (retention long enough for 40 days of data). */
 export function benchEnv(): Record<string, string> {
   // No per-key limits: each scenario drives one key flat out (bench/ratelimit.ts measures the limits).
-  return { RETENTION_DAYS: '120', DB_POOL_SIZE: '10', RATE_LIMIT_PER_SECOND: '0', MAX_CONCURRENT_QUERIES: '0' };
+  return {
+    RETENTION_DAYS: '120',
+    DB_POOL_SIZE: '10',
+    RATE_LIMIT_PER_SECOND: '0',
+    MAX_CONCURRENT_QUERIES: '0',
+    QUERY_TIME_PER_SECOND_MS: '0',
+  };
 }
 
 /** Creates (or reuses and tops up) `lq_bench_<size>`. */

@@ -47,7 +47,7 @@ function newFloor(id: string, now: number): { text: string; values: unknown[] } 
        count(*) FILTER (WHERE strpos(p, '/auth') > 0) AS total_auth_requests,
        count(*) FILTER (WHERE strpos(p, '/realtime') > 0) AS total_realtime_requests
   FROM (SELECT "timestamp", "metadata.request.path" AS p FROM ${EDGE}
-         WHERE "timestamp" >= now() - interval '${window}' AND "metadata.request.url" ~ $1) x
+         WHERE "timestamp" >= now() - interval '${window}' AND strpos("metadata.request.url", $1) > 0) x
  GROUP BY 1 ORDER BY 1`,
     values: [BENCH_PROJECT],
   });

@@ -38,7 +38,7 @@ const windowParams = (hours: number) => (now: number) => ({
 });
 const windowValues = (hours: number, now: number) => [BENCH_PROJECT, iso(now - hours * HOUR_MS), iso(now)];
 
-/** The usage endpoint's hand-written equivalent: only the two leaves it needs, strpos for the literal texts, the caller's regex. */
+/** The usage endpoint's hand-written equivalent: only the two leaves it needs, strpos for the literal texts and for the caller's project ref (no metacharacters). */
 function usageFloor(interval: 'hourly' | 'daily' | 'minutely') {
   const unit = { hourly: 'hour', daily: 'day', minutely: 'minute' }[interval];
   const window = { hourly: '1 hour', daily: '7 days', minutely: '60 minutes' }[interval];
@@ -51,7 +51,7 @@ function usageFloor(interval: 'hourly' | 'daily' | 'minutely') {
   FROM (SELECT "timestamp" AS ts, r->>'path' AS path, r->>'url' AS url
           FROM (SELECT "timestamp", metadata->0->'request'->0 AS r FROM ${EDGE}
                  WHERE "timestamp" >= now() - interval '${window}' OFFSET 0) x) y
- WHERE url ~ $1
+ WHERE strpos(url, $1) > 0
  GROUP BY 1 ORDER BY 1`,
     values: [BENCH_PROJECT],
   });

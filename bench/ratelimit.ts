@@ -1,7 +1,9 @@
 /**
  * Fairness under one abusive key (docs/API.md, "Rate limits"): the p99 latency of a quiet key's
- * dashboard traffic alone, and while another key sends as much as it can, with the default
- * limits (100 requests/s, bursts of 200, 4 uncached queries at once) and with no limits.
+ * dashboard traffic alone, and while another key sends as much as it can: with the default
+ * limits (100 requests/s, bursts of 200, 4 uncached queries at once, 1000 ms of query time per
+ * second with 10 s in hand), with the same but no query-time budget (the limits before it), and
+ * with no limits.
  *
  *   npx tsx bench/ratelimit.ts [--seconds 15] [--db lq_scale_1m] [--no-write]
  *
@@ -109,16 +111,17 @@ async function phase(base: string, quietKey: string, abuseKey: string | undefine
   return { p99: p99(quiet), n: quiet.length, quietStatus, abuseStatus };
 }
 
+const RATE = { RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '4' };
 const configs = [
   {
-    name: 'default limits (100/s, burst 200, 4 queries)',
-    env: { RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '4' },
+    name: 'default limits (100/s, burst 200, 4 queries, 1000 ms/s of query time, 10 s burst)',
+    env: { ...RATE, QUERY_TIME_PER_SECOND_MS: '1000', QUERY_TIME_BURST_MS: '10000' },
   },
+  { name: 'no query-time budget (100/s, burst 200, 4 queries)', env: { ...RATE, QUERY_TIME_PER_SECOND_MS: '0' } },
   {
-    name: 'default rate, 1 query at once',
-    env: { RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '1' },
+    name: 'no limits',
+    env: { RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '0', QUERY_TIME_PER_SECOND_MS: '0' },
   },
-  { name: 'no limits', env: { RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '0' } },
 ];
 const lines: string[] = [];
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];

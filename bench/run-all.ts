@@ -486,6 +486,71 @@ async function scalingScenario(
 }
 
 // ---------------------------------------------------------------------------------------------
+// 2b. 20 clients at once
+
+interface ConcurrencyFigures {
+  clients: number;
+  seconds: number;
+  service: { qps: number; p99: number; errors: number };
+  pg: { qps: number; p99: number; errors: number };
+}
+
+/**
+ * 20 clients at once, each running the uncached dashboard queries (every scenario but the 7-day
+ * usage scan) in turn: through the service over HTTP, then the same translated SQL with the same
+ * parameters sent with `pg` on a pool of 20 connections (what the service's queries cost the
+ * database without the service around them).
+ */
+async function concurrencyScenario(svc: Service, db: BenchDatabase, clients = 20, seconds = QUICK ? 3 : 15): Promise<ConcurrencyFigures> {
+  const dashboard = SCENARIOS.filter((s) => s.id !== 'usage-daily');
+  await initTranslator();
+  const ctx = await createContext(testConfig(db.url, benchEnv()), createLogger('silent'));
+  const sources = ctx.sources.lookup;
+  const now = Date.now();
+  const sqlOf = dashboard.map((s) => {
+    const params = s.params(now);
+    const query = s.endpoint === 'logs.all' ? LOGS_ALL_SQL : USAGE_API_COUNTS_SQL;
+    const t = translateQuery({ query, sandboxSql: s.sql, sources, maxRows: 1000 });
+    return { text: t.sql, values: t.parameters.map((p) => params[p] ?? null) };
+  });
+  await ctx.close();
+  const run = async (call: (i: number) => Promise<boolean>) => {
+    const latencies: number[] = [];
+    let errors = 0;
+    const end = performance.now() + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: clients }, async (_, c) => {
+        for (let i = c; performance.now() < end; i++) {
+          const t0 = performance.now();
+          if (!(await call(i % dashboard.length))) errors++;
+          latencies.push(performance.now() - t0);
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    return { qps: latencies.length / seconds, p99: latencies[Math.floor(latencies.length * 0.99)], errors };
+  };
+  const service = await run(async (i) => {
+    const s = dashboard[i];
+    const res = await svc.request('GET', `/api/endpoints/query/${s.endpoint}`, undefined, {
+      ...s.params(now),
+      ...(s.sql ? { sql: s.sql } : {}),
+    });
+    return res.status === 200 && res.headers.get('x-cache') === 'BYPASS';
+  });
+  const pool = new pg.Pool({ connectionString: db.url, max: clients, options: '-c jit=off -c TimeZone=UTC' });
+  try {
+    const direct = await run(async (i) => {
+      await pool.query(sqlOf[i].text, sqlOf[i].values);
+      return true;
+    });
+    return { clients, seconds, service, pg: direct };
+  } finally {
+    await pool.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // 4. translation
 
 interface TranslationFigures {
@@ -589,6 +654,7 @@ interface Results {
   data: { size: Size; rows: number; edgeBytesPerRow: number; seconds: number; reused: boolean };
   cache?: Awaited<ReturnType<typeof cacheScenario>>;
   queries?: QueryFigures[];
+  concurrency?: ConcurrencyFigures;
   scaling?: { small: QueryFigures[]; large: QueryFigures[]; largeRows: number; how: string };
   translation?: TranslationFigures[];
   ingest?: IngestFigures;
@@ -654,6 +720,13 @@ function renderMarkdown(r: Results): string {
     L.push(
       `Uncached queries: wall time of one request through HTTP (X-Cache: BYPASS) vs the floor's \`pg\` query time, medians of ${QUERY.rounds} interleaved rounds (${QUERY.fastRounds} for queries under 100 ms, ${QUERY.slowRounds} over 2 s) after ${QUERY.warmup} warm-up runs; every floor returned the same rows as the service (checked each run).`,
     );
+    if (r.concurrency) {
+      const c = r.concurrency;
+      L.push('');
+      L.push(
+        `${c.clients} clients at once for ${c.seconds} s, each running the uncached dashboard queries (every scenario but usage daily) in turn: through the service over HTTP ${c.service.qps.toFixed(0)} queries/s, p99 ${f1(c.service.p99)} ms (${c.service.errors} not 200 BYPASS); the same translated SQL sent with \`pg\` on ${c.clients} connections ${c.pg.qps.toFixed(0)} queries/s, p99 ${f1(c.pg.p99)} ms; service / pg throughput ${(c.service.qps / c.pg.qps).toFixed(2)}.`,
+      );
+    }
     const withHttp = r.queries.filter((q) => q.httpFloorMs !== undefined);
     if (withHttp.length) {
       L.push('');
@@ -759,6 +832,8 @@ async function main(): Promise<void> {
         );
         try {
           results.queries = await runScenarios(svc, floor, SCENARIOS, { port: httpFloor.port, redis });
+          log('2b. 20 clients at once: the uncached dashboard queries through the service, and the same SQL with pg');
+          results.concurrency = await concurrencyScenario(svc, db);
         } finally {
           await floor.end();
           await httpFloor.stop();

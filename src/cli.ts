@@ -35,7 +35,8 @@ export const USAGE = `Usage: npm run cli -- <command>
   keys delete ID
 
   limits: --rate-limit N (requests per second), --burst N, --max-queries N (uncached queries
-  at once); 0 is no limit, "default" the service's configured default
+  at once), --query-ms N (ms of query time gained per second), --query-ms-burst N (ms of query
+  time held at most); 0 is no limit, "default" the service's configured default
   endpoints list
   sources list
   sources create NAME [--retention-days N]
@@ -108,13 +109,15 @@ async function dispatch(argv: string[], io: CliIo): Promise<void> {
 
 type Values = ReturnType<typeof parse>['values'];
 
-/** --rate-limit, --burst, --max-queries: a whole number (0: no limit) or "default" (null). */
+/** --rate-limit, --burst, --max-queries, --query-ms, --query-ms-burst: a whole number (0: no limit) or "default" (null). */
 function limitOptions(values: Values): Partial<KeyLimitFields> {
   const limits: Partial<KeyLimitFields> = {};
   const options = [
     ['rate-limit', 'rate_limit_per_second'],
     ['burst', 'rate_limit_burst'],
     ['max-queries', 'max_concurrent_queries'],
+    ['query-ms', 'query_ms_per_second'],
+    ['query-ms-burst', 'query_ms_burst'],
   ] as const;
   for (const [option, field] of options) {
     const raw = values[option]?.trim();
@@ -138,6 +141,8 @@ function parse(argv: string[]) {
         'rate-limit': { type: 'string' },
         burst: { type: 'string' },
         'max-queries': { type: 'string' },
+        'query-ms': { type: 'string' },
+        'query-ms-burst': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -169,7 +174,8 @@ async function run(command: string, args: string[], values: Values, ctx: AppCont
       const id = args[0];
       if (!id) throw new CliError('keys limits needs the key id (see keys list)', 2);
       const limits = limitOptions(values);
-      if (Object.keys(limits).length === 0) throw new CliError('keys limits needs --rate-limit, --burst or --max-queries', 2);
+      if (Object.keys(limits).length === 0)
+        throw new CliError('keys limits needs --rate-limit, --burst, --max-queries, --query-ms or --query-ms-burst', 2);
       const record = await ctx.keys.setLimits(id, limits);
       if (!record) throw new CliError(`no API key with id "${id}"`);
       print(record);

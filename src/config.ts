@@ -39,6 +39,10 @@ export interface Config {
   readonly maxConcurrentQueries: number;
   /** How long a query over maxConcurrentQueries waits for a slot before 429. */
   readonly querySlotWaitMs: number;
+  /** Milliseconds of database query time one key's budget gains per second (0: no budget). */
+  readonly queryTimePerSecondMs: number;
+  /** Milliseconds of query time a key's budget holds at most (0: no budget). */
+  readonly queryTimeBurstMs: number;
   readonly logLevel: string;
   /** How long a stop (SIGTERM/SIGINT) may take before the process exits 1 anyway. */
   readonly shutdownTimeoutMs: number;
@@ -87,6 +91,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 0, 1_000_000_000),
     maxConcurrentQueries: integer(env, 'MAX_CONCURRENT_QUERIES', 4, 0, 1_000_000),
     querySlotWaitMs: integer(env, 'QUERY_SLOT_WAIT_MS', 1000, 0, 600_000),
+    queryTimePerSecondMs: integer(env, 'QUERY_TIME_PER_SECOND_MS', 1000, 0, 1_000_000_000),
+    queryTimeBurstMs: integer(env, 'QUERY_TIME_BURST_MS', 10_000, 0, 1_000_000_000),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
   };

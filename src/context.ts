@@ -47,7 +47,7 @@ export interface AppContext {
    * (`reader` when there is one). Only endpoint queries go through it (src/db/replicas.ts).
    */
   readonly reads: ReplicaRouter;
-  /** Request rate and concurrent queries per API key (src/rateLimit/), shared through Redis when configured. */
+  /** Request rate, query-time budget and concurrent queries per API key (src/rateLimit/), shared through Redis when configured. */
   readonly limiter: KeyLimiter;
   /** True when running on the embedded database. */
   readonly embedded: boolean;

@@ -105,12 +105,12 @@ export class UnsupportedMediaTypeError extends AppError {
   }
 }
 
-/** 429: the API key is over its request rate or its concurrent queries; `Retry-After` says when to try again. */
+/** 429: the API key is over its request rate, its concurrent queries or its query time; `Retry-After` says when to try again. */
 export class TooManyRequestsError extends AppError {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
-    reason: 'rateLimited' | 'tooManyQueries',
+    reason: 'rateLimited' | 'tooManyQueries' | 'queryTimeExhausted',
   ) {
     super(429, 'RESOURCE_EXHAUSTED', message, [{ domain: 'limits', reason, message }]);
   }

@@ -6,8 +6,9 @@
  * its declared parameters, `allowed_values` as `enum`.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { KeyBodySchema } from '../auth/routes.js';
+import { KeyBodySchema, KeyLimitsBodySchema } from '../auth/routes.js';
 import { SCOPES } from '../auth/keys.js';
+import { LIMIT_FIELDS } from '../rateLimit/limits.js';
 import { EndpointBodySchema, EndpointCreateSchema, ParameterDeclarationSchema } from '../endpoints/definition.js';
 import { parametersSchema, SandboxSqlSchema } from '../endpoints/params.js';
 import type { EndpointRecord } from '../endpoints/repository.js';
@@ -152,6 +153,7 @@ const COMPONENTS = {
       drops_at: { type: 'string', format: 'date-time', description: 'When retention drops the partition' },
     }),
     KeyBody: plain(KeyBodySchema),
+    KeyLimitsBody: plain(KeyLimitsBodySchema),
     Key: {
       type: 'object',
       required: ['id', 'name', 'prefix', 'scopes'],
@@ -161,6 +163,9 @@ const COMPONENTS = {
         prefix: { type: 'string' },
         scopes: { type: 'array', items: { enum: [...SCOPES] } },
         created_at: { type: 'string', format: 'date-time' },
+        ...Object.fromEntries(
+          LIMIT_FIELDS.map((f) => [f, { type: ['integer', 'null'], description: "The key's own limit; null: the configured default" }]),
+        ),
         key: { type: 'string', description: 'Only in the answer to POST, shown this once.' },
       },
     },
@@ -262,6 +267,13 @@ const GENERIC_PATHS = {
   },
   '/api/keys/{id}': {
     parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+    patch: {
+      tags: ['keys'],
+      summary: 'Set the key\'s limits sent (docs/API.md, "Rate limits"): a number, 0 for no limit, null for the configured default',
+      security: admin,
+      requestBody: { required: true, content: { 'application/json': { schema: ref('KeyLimitsBody') } } },
+      responses: { '200': json(ref('Key'), 'Changed'), ...ERRORS, '422': error('An unknown field or a bad value') },
+    },
     delete: { tags: ['keys'], summary: 'Revoke a key', security: admin, responses: { '204': { description: 'Deleted' }, ...ERRORS } },
   },
   '/api/logs': {
@@ -324,7 +336,7 @@ function endpointPath(endpoint: EndpointRecord) {
       tags: ['endpoint'],
       operationId: `run:${endpoint.name}`,
       summary,
-      // The settings a caller sees in the console (console/src/pages/Endpoints.tsx): never the query text.
+      // The settings a caller sees in the console (console/src/pages/EndpointPage.tsx): never the query text.
       'x-endpoint': {
         name: endpoint.name,
         description: endpoint.description,

@@ -26,6 +26,22 @@ function limitField(field: string, description: string) {
   );
 }
 
+/** The limit fields of a key (docs/API.md, "Rate limits"), in `POST /api/keys` and `PATCH /api/keys/:id`. */
+const LIMIT_PROPERTIES = {
+  rate_limit_per_second: limitField('rate_limit_per_second', 'Requests per second on average (docs/API.md, "Rate limits").'),
+  rate_limit_burst: limitField('rate_limit_burst', 'Requests a quiet key may send at once.'),
+  max_concurrent_queries: limitField('max_concurrent_queries', 'Uncached queries of this key running at once.'),
+  query_ms_per_second: limitField('query_ms_per_second', 'Milliseconds of database query time the key gains per second.'),
+  query_ms_burst: limitField('query_ms_burst', 'Milliseconds of database query time the key may have in hand.'),
+};
+
+/** The body of `PATCH /api/keys/:id`: limits only. */
+export const KeyLimitsBodySchema = Type.Object(LIMIT_PROPERTIES, {
+  additionalProperties: false,
+  ...problem('invalidValue', `unknown field "{field}": a key's limits are ${LIMIT_FIELDS.join(', ')}`),
+});
+const checkLimitsBody = compile(KeyLimitsBodySchema);
+
 /** The body of `POST /api/keys` (docs/API.md, "Keys"). */
 export const KeyBodySchema = Type.Object(
   {
@@ -41,9 +57,7 @@ export const KeyBodySchema = Type.Object(
       description: 'What the key may do: run endpoints, ingest events, or everything.',
       ...problem('invalidValue', `scopes must be a non-empty array of ${SCOPES.map((s) => `"${s}"`).join(', ')}`),
     }),
-    rate_limit_per_second: limitField('rate_limit_per_second', 'Requests per second on average (docs/API.md, "Rate limits").'),
-    rate_limit_burst: limitField('rate_limit_burst', 'Requests a quiet key may send at once.'),
-    max_concurrent_queries: limitField('max_concurrent_queries', 'Uncached queries of this key running at once.'),
+    ...LIMIT_PROPERTIES,
   },
   {
     additionalProperties: false,
@@ -96,33 +110,23 @@ function present(k: ApiKeyRecord) {
   return pick(k, ['id', 'name', 'prefix', 'scopes', 'created_at', ...LIMIT_FIELDS]);
 }
 
-function objectBody(body: unknown, example: string): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new BadRequestError(`The request body must be a JSON object like ${example}.`, [
+/** The limit fields of a body: a whole number from 0 (no limit) to MAX_LIMIT, or null (the configured default). */
+function limitsBody(body: unknown): Partial<KeyLimitFields> {
+  const failures = checkLimitsBody(body);
+  if (notAnObject(failures)) {
+    throw new BadRequestError('The request body must be a JSON object like {"rate_limit_per_second": 20}.', [
       { domain: 'body', reason: 'invalidBody', message: 'expected a JSON object', location: 'body' },
     ]);
   }
-  return body as Record<string, unknown>;
+  const first = failures.find((f) => f.keyword === 'additionalProperties') ?? failures[0];
+  if (first) throw invalid(first.location, first.message);
+  return pickLimits(body as Record<string, unknown>);
 }
 
-/** The limit fields of a body: a whole number from 0 (no limit) to MAX_LIMIT, or null (the configured default). */
-function limitsBody(body: unknown): Partial<KeyLimitFields> {
-  const fields = objectBody(body, '{"rate_limit_per_second": 20}');
-  const extra = Object.keys(fields).find((f) => !(LIMIT_FIELDS as readonly string[]).includes(f));
-  if (extra) throw invalid(extra, `unknown field "${extra}": a key's limits are ${LIMIT_FIELDS.join(', ')}`);
-  return pickLimits(fields);
-}
-
+/** The limit fields sent (the schema checked their values). */
 function pickLimits(fields: Record<string, unknown>): Partial<KeyLimitFields> {
   const limits: Partial<KeyLimitFields> = {};
-  for (const f of LIMIT_FIELDS) {
-    const v = fields[f];
-    if (v === undefined) continue;
-    if (v !== null && !(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_LIMIT)) {
-      throw invalid(f, `${f} must be a whole number from 0 (no limit) to ${MAX_LIMIT}, or null for the configured default`);
-    }
-    limits[f] = v as number | null;
-  }
+  for (const f of LIMIT_FIELDS) if (fields[f] !== undefined) limits[f] = fields[f] as number | null;
   return limits;
 }
 

@@ -1,8 +1,8 @@
 /**
  * Limits per API key (docs/API.md, "Rate limits"): the request rate, checked by a step of the
- * request pipeline (rateLimitStep) so cache hits count too, and the uncached queries running at
- * once, held around the database query only (EndpointQueryService), so a cache hit never waits
- * for a slot.
+ * request pipeline (rateLimitStep) so cache hits count too; and, around the database query only
+ * (EndpointQueryService), so a cache hit is never held or charged, the query-time budget and the
+ * uncached queries running at once.
  */
 import { createClient } from 'redis';
 import type { RedisClient } from './redisClient.js';
@@ -11,6 +11,7 @@ import type { Logger } from '../logger.js';
 import { TooManyRequestsError } from '../errors.js';
 import { limitsOf, type KeyLimitFields } from './limits.js';
 import { QuerySlots, QuerySlotsFull } from './querySlots.js';
+import { QueryTimeBudget } from './queryTimeBudget.js';
 import { RequestRateLimiter } from './requestRate.js';
 
 export interface LimitedKey extends Partial<KeyLimitFields> {
@@ -22,11 +23,15 @@ export class KeyLimiter {
     private readonly config: Config,
     private readonly rate: RequestRateLimiter,
     private readonly slots: QuerySlots,
+    private readonly budget: QueryTimeBudget,
     private readonly client: RedisClient | undefined,
   ) {}
 
-  /** With REDIS_URL: a Redis connection of its own (never waited for: the in-process limits decide until it is up). */
-  static open(config: Config, logger: Logger, prefix = 'lq:limit:'): KeyLimiter {
+  /**
+   * With REDIS_URL: a Redis connection of its own (never waited for: the in-process limits decide until it is up).
+   * `now`: the clock of the query-time budget (tests move their own).
+   */
+  static open(config: Config, logger: Logger, prefix = 'lq:limit:', now: () => number = Date.now): KeyLimiter {
     let client: RedisClient | undefined;
     if (config.redisUrl) {
       client = createClient({
@@ -46,6 +51,7 @@ export class KeyLimiter {
       config,
       new RequestRateLimiter(client, prefix),
       new QuerySlots(client, prefix, config.queryTimeoutMs, config.querySlotWaitMs),
+      new QueryTimeBudget(client, prefix, now),
       client,
     );
   }
@@ -58,10 +64,25 @@ export class KeyLimiter {
     throw new TooManyRequestsError(`This API key is over its request rate; retry in ${seconds} s.`, seconds, 'rateLimited');
   }
 
-  /** Runs an uncached query of `key` within its concurrent-query limit (undefined: a warming run, not limited). */
-  query<T>(key: LimitedKey | undefined, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs an uncached query of `key` within its query-time budget and its concurrent-query limit
+   * (undefined: a warming run, not limited). The budget is checked first, so a key in debt does not
+   * take a slot; the time charged is the query's own, not its wait for a slot.
+   */
+  async query<T>(key: LimitedKey | undefined, fn: () => Promise<T>): Promise<T> {
     if (key === undefined) return fn();
-    return this.slots.run(key.id, limitsOf(key, this.config).concurrentQueries, fn).catch((err: unknown) => {
+    const limits = limitsOf(key, this.config);
+    const budget = await this.budget.check(key.id, limits.queryTime);
+    if (!budget.allowed) {
+      const seconds = Math.max(1, Math.ceil(budget.retryAfterMs / 1000));
+      throw new TooManyRequestsError(
+        `This API key has used up its database query time; retry in ${seconds} s.`,
+        seconds,
+        'queryTimeExhausted',
+      );
+    }
+    const timed = () => this.budget.timed(key.id, limits.queryTime, fn);
+    return this.slots.run(key.id, limits.concurrentQueries, timed).catch((err: unknown) => {
       if (!(err instanceof QuerySlotsFull)) throw err;
       throw new TooManyRequestsError(
         `This API key already runs ${err.limit} queries; wait for one to finish or retry in 1 s.`,

@@ -106,6 +106,8 @@ function navigation(name: string): FunctionDef {
 }
 
 const REGEX_META = /[\\^$.|?*+()[\]{}]/;
+/** REGEX_META as a Postgres regular expression (a bracket expression: `]` first, then the rest, the backslash escaped). */
+const PG_REGEX_META = '[]\\\\^$.|?*+()[{}]';
 
 const TRUNC_PARTS: Readonly<Record<string, string>> = {
   MICROSECOND: 'microseconds',
@@ -354,12 +356,20 @@ function bitwise(name: 'bit_and' | 'bit_or'): FunctionDef {
 export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   // ── strings and regular expressions ──
   regexp_contains: def(2, 2, { strpos: TOTAL_STRICT }, (s) => {
-    const pattern = s.stringLiteral(1);
-    // A literal without metacharacters is a plain containment test; strpos is several times cheaper than a regex.
-    if (pattern !== undefined && !REGEX_META.test(pattern)) {
-      return typed(pg.op('>', pg.func('strpos', [asText(s.arg(0)), s.arg(1).sql]), pg.number('0')), BOOL);
-    }
-    return typed(pg.op('~', asText(s.arg(0)), s.arg(1).sql), BOOL);
+    const pattern = s.arg(1);
+    const text = asText(s.arg(0));
+    // A pattern without metacharacters is a plain containment test; strpos is several times cheaper than a regex.
+    const contains = pg.op('>', pg.func('strpos', [text, pattern.sql]), pg.number('0'));
+    const literal = s.stringLiteral(1);
+    if (literal !== undefined) return typed(REGEX_META.test(literal) ? pg.op('~', text, pattern.sql) : contains, BOOL);
+    if (!pattern.param) return typed(pg.op('~', text, pattern.sql), BOOL);
+    // A parameter (`regexp_contains(url, @project)`): the same choice, made by Postgres when it plans. Queries run as
+    // unnamed statements, so the planner sees the value, evaluates the test once and keeps one branch
+    // (docs/ARCHITECTURE.md, "strpos for plain texts").
+    return typed(
+      pg.case([{ when: pg.op('~', pattern.sql, pg.literal(PG_REGEX_META)), then: pg.op('~', text, pattern.sql) }], contains),
+      BOOL,
+    );
   }),
   // substring(text, pattern) returns the first capture group, or the whole match without one: BigQuery's rule.
   regexp_extract: def(2, 2, { substring: PARTIAL_STRICT }, (s) => fn('substring', [asText(s.arg(0)), s.arg(1).sql], STRING)),

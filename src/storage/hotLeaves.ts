@@ -49,9 +49,14 @@ export function hotColumnDefinitions(leaves: readonly HotLeaf[]): string[] {
   return leaves.map((l) => `${quoteIdent(hotColumnName(l.path))} ${PG_HOT_TYPES[l.type]}`);
 }
 
+/** perf: split once per path, not once per row and leaf at ingest (hotValue runs for every row written). */
+const KEYS = new Map<string, readonly string[]>();
+
 /** The path below `metadata` as keys (`metadata.request.path` → ['request', 'path']). */
-function keysBelowMetadata(path: string): string[] {
-  return path.split('.').slice(1);
+function keysBelowMetadata(path: string): readonly string[] {
+  let keys = KEYS.get(path);
+  if (!keys) KEYS.set(path, (keys = path.split('.').slice(1)));
+  return keys;
 }
 
 /**

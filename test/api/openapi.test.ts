@@ -38,6 +38,18 @@ describe('OpenAPI: GET /api/openapi.json', () => {
     ])
       assert.ok(doc.paths[path], path);
     assert.ok(!Object.keys(doc.paths).some((p) => p.startsWith('/api/endpoints/query/') && !p.includes('{')), 'no per-endpoint path');
+    // PATCH /api/keys/{id} takes the limits of a key (docs/API.md, "Rate limits"), and a key shows them.
+    assert.ok(doc.paths['/api/keys/{id}'].patch, 'PATCH /api/keys/{id}');
+    const limits = doc.components.schemas.KeyLimitsBody as { properties: Record<string, object>; additionalProperties: boolean };
+    assert.deepEqual(Object.keys(limits.properties).sort(), [
+      'max_concurrent_queries',
+      'query_ms_burst',
+      'query_ms_per_second',
+      'rate_limit_burst',
+      'rate_limit_per_second',
+    ]);
+    assert.equal(limits.additionalProperties, false);
+    assert.ok((doc.components.schemas.Key as { properties: Record<string, object> }).properties.query_ms_burst);
   });
 
   it('when fetched with a query key, then it still validates and has one path per endpoint, allowed_values as enum', async () => {
@@ -80,6 +92,24 @@ describe('OpenAPI: GET /api/openapi.json', () => {
       const res = await request(t.app).post('/api/endpoints').set('X-API-KEY', t.keys.admin).send(body);
       assert.equal(res.status === 201, create(body), `${JSON.stringify(body)} → ${res.status}`);
       if (res.status !== 201) assert.equal(res.status, 422);
+    }
+    const limits = ajv.compile(doc.components.schemas.KeyLimitsBody);
+    const key = await request(t.app)
+      .post('/api/keys')
+      .set('X-API-KEY', t.keys.admin)
+      .send({ name: 'doc-limits', scopes: ['query'] })
+      .expect(201);
+    const limitBodies: object[] = [
+      { query_ms_per_second: 500, query_ms_burst: null },
+      { max_concurrent_queries: 0 },
+      { query_ms_burst: -1 },
+      { rate_limit_burst: 1.5 },
+      { query_ms: 5 },
+    ];
+    for (const body of limitBodies) {
+      const res = await request(t.app).patch(`/api/keys/${key.body.id}`).set('X-API-KEY', t.keys.admin).send(body);
+      assert.equal(res.status === 200, limits(body), `${JSON.stringify(body)} → ${res.status}`);
+      if (res.status !== 200) assert.equal(res.status, 422);
     }
   });
 

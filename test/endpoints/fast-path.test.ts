@@ -223,6 +223,8 @@ describe('Authenticator lookups', () => {
     rate_limit_per_second: null,
     rate_limit_burst: null,
     max_concurrent_queries: null,
+    query_ms_per_second: null,
+    query_ms_burst: null,
   };
   function fakeKeys(answer: () => ApiKeyRecord | undefined, delayMs = 20) {
     const calls: string[] = [];

@@ -2,7 +2,8 @@
  * Limits per API key (docs/API.md, "Rate limits"), in-process (no REDIS_URL): the request rate
  * (cache hits on the pre-Express fast path included) and the concurrent uncached queries, 429
  * with Retry-After and the envelope; limits set per key through /api/keys and the CLI. The
- * limits shared through Redis by several processes are in test/cache/processes.test.ts.
+ * limits shared through Redis by several processes are in test/hardening/processes.test.ts; the
+ * query-time budget in query-time-budget.test.ts and query-time-bucket.test.ts.
  */
 import assert from 'node:assert/strict';
 import type http from 'node:http';

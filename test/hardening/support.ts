@@ -161,6 +161,7 @@ export async function startService(
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_SECOND: '0',
       MAX_CONCURRENT_QUERIES: '0',
+      QUERY_TIME_PER_SECOND_MS: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

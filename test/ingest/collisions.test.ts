@@ -1,7 +1,7 @@
 /**
  * Keys that normalise to one stored name (`content-type` and `content_type`) never lose a value:
  * a key that is an identifier is stored as sent, any other key becomes its normalised name, or
- * that name with the first free suffix `_2`, `_3`, … when it is taken (src/ingest/shape.ts).
+ * that name with the first free suffix `_2`, `_3`, … when it is taken (src/sources/shape.ts).
  */
 import assert from 'node:assert/strict';
 import { normaliseEvents } from '../../src/ingest/normalise.js';

@@ -14,7 +14,7 @@ describe('Management: /api/keys', () => {
       .set('X-API-KEY', t.keys.admin)
       .send({ name: 'mgmt-shipper', scopes: ['ingest', 'query', 'ingest'] })
       .expect(201);
-    const limits = ['max_concurrent_queries', 'rate_limit_burst', 'rate_limit_per_second'];
+    const limits = ['max_concurrent_queries', 'query_ms_burst', 'query_ms_per_second', 'rate_limit_burst', 'rate_limit_per_second'];
     assert.deepEqual(Object.keys(res.body).sort(), ['created_at', 'id', 'key', ...limits, 'name', 'prefix', 'scopes'].sort());
     for (const f of limits) assert.equal(res.body[f], null, `${f}: the configured default`);
     assert.equal(res.body.name, 'mgmt-shipper');

@@ -15,6 +15,15 @@ const cases: [name: string, bq: string, rows: Record<string, unknown>[], params?
     [{ a: true, b: true, c: false, d: true }],
   ],
   [
+    'regexp_contains with a parameter: a plain value is found as text, a value with metacharacters as a regex',
+    `select regexp_contains('/rest/v1?apikey=x', @plain) as a, regexp_contains('/auth', @plain) as b, regexp_contains('a.b', @dot) as c,
+       regexp_contains('ab', @dot) as d, regexp_contains('/rest', @empty) as e, regexp_contains('x]y', @bracket) as f,
+       regexp_contains('/rest', @anchored) as g, regexp_contains('x/rest', @anchored) as h, regexp_contains(cast(null as string), @plain) as i,
+       regexp_contains('/rest', @missing) as j`,
+    [{ a: true, b: false, c: true, d: false, e: true, f: true, g: true, h: false, i: null, j: null }],
+    { plain: '/rest', dot: 'a.b', empty: '', bracket: '[]]', anchored: '^/rest' },
+  ],
+  [
     'regexp_extract returns the group, or the match',
     `select regexp_extract('user=42;', r'user=(\\d+)') as a, regexp_extract('abc123', r'\\d+') as b, regexp_extract('abc', r'\\d') as c`,
     [{ a: '42', b: '123', c: null }],

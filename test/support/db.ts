@@ -52,13 +52,14 @@ export async function dropDatabase(name: string): Promise<void> {
 /** Configuration for a service instance on the test database. */
 export function testConfig(url: string, env: Record<string, string> = {}): Config {
   // No per-key limits by default: every test file shares a few keys and runs as fast as it can.
-  // test/endpoints/rate-limits.test.ts and test/cache/processes.test.ts set their own.
+  // test/endpoints/rate-limits.test.ts, test/endpoints/query-time-budget.test.ts and test/hardening/processes.test.ts set their own.
   return loadConfig({
     DATABASE_URL: url,
     LOAD_DEMO_DATA: 'false',
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_SECOND: '0',
     MAX_CONCURRENT_QUERIES: '0',
+    QUERY_TIME_PER_SECOND_MS: '0',
     ...env,
   });
 }

@@ -133,7 +133,7 @@ export function minutesAgo(minutes: number, seconds = 0): string {
 
 /**
  * The default sources with the schemas the service gives them before any event
- * (src/sources/defaultSchemas.ts), for tests and benchmarks that translate without a database
+ * (src/ingest/defaultSchemas.ts), for tests and benchmarks that translate without a database
  * (fuzzing, timing). Table names follow tableNameForSource.
  */
 export function sampleSources(): SourceLookup {
