@@ -19,7 +19,7 @@ import pg from 'pg';
 import { createContext } from '../src/context.js';
 import { createLogger } from '../src/logger.js';
 import { executeReadOnly } from '../src/query/execute.js';
-import { readOnlySessionOptions } from '../src/db/readOnlySession.js';
+import { PLANNER_OPTIONS, readOnlySessionOptions } from '../src/db/readOnlySession.js';
 import { readerUrl } from '../src/db/readerPool.js';
 import { RAW_TYPES } from '../src/query/encode.js';
 import { initTranslator, translateQuery } from '../src/sql/index.js';
@@ -38,7 +38,7 @@ const db = await ensureBenchData(opts.size as Size, { log: () => undefined });
 await initTranslator();
 const ctx = await createContext(testConfig(db.url, benchEnv()), createLogger('silent'));
 if (!ctx.reader) throw new Error('no reader login on this database: only the fallback path could be measured');
-const floorPool = new pg.Pool({ connectionString: db.url, max: 2, options: '-c TimeZone=UTC -c jit=off' });
+const floorPool = new pg.Pool({ connectionString: db.url, max: 2, options: `-c TimeZone=UTC ${PLANNER_OPTIONS}` });
 // Reader connections like ctx.reader's, in pg's pipeline mode.
 const pipelinePool = new pg.Pool({
   connectionString: readerUrl(db.url).url,

@@ -3,7 +3,7 @@
  * bench/queries.ts translated twice — reading the hot columns (the service now) and reading only
  * the JSON (the same sources without hot leaves: the service before them) — against the old floor
  * (hand-written, leaves read by path) and a new floor (hand-written over the columns). All run with
- * `pg` on one connection with the service's settings (jit off, UTC), interleaved, medians. Then 20
+ * `pg` on one connection with the service's planner settings (PLANNER_OPTIONS) and UTC, interleaved, medians. Then 20
  * clients at once running the uncached dashboard queries, both translations; storage of the
  * columns; and the ingest cost of filling them (the writer's COPY text, and the COPY itself).
  *
@@ -22,6 +22,7 @@ import { copyChunks } from '../src/ingest/write.js';
 import { hotColumnName } from '../src/storage/hotLeaves.js';
 import type { SourceLookup, SourceTable } from '../src/sources/schema.js';
 import { createContext } from '../src/context.js';
+import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
 import { testConfig } from '../test/support/db.js';
 import { BENCH_PROJECT, benchEnv, ensureBenchData } from './data.js';
@@ -122,9 +123,8 @@ const cold: SourceLookup = (name) => {
   return stripped.get(name);
 };
 
-const client = new pg.Client({ connectionString: db.url });
+const client = new pg.Client({ connectionString: db.url, options: `${PLANNER_OPTIONS} -c TimeZone=UTC` });
 await client.connect();
-await client.query(`SET jit = off; SET TimeZone = 'UTC'`);
 const now = Date.now();
 type Q = { text: string; values: unknown[] };
 function translated(s: (typeof SCENARIOS)[number], sources: SourceLookup): Q {
@@ -159,7 +159,7 @@ for (const s of SCENARIOS) {
 const DASHBOARD = SCENARIOS.filter((s) => s.id !== 'usage-daily');
 const DURATION_MS = 15_000;
 async function concurrent(sources: SourceLookup): Promise<{ qps: number; p99: number }> {
-  const pool = new pg.Pool({ connectionString: db.url, max: 20, options: '-c jit=off -c TimeZone=UTC' });
+  const pool = new pg.Pool({ connectionString: db.url, max: 20, options: `${PLANNER_OPTIONS} -c TimeZone=UTC` });
   const queries = DASHBOARD.map((s) => translated(s, sources));
   const latencies: number[] = [];
   const end = performance.now() + DURATION_MS;

@@ -30,6 +30,7 @@ import { createClient } from 'redis';
 import { initTranslator, translateQuery, translateWithoutValidation, validatePostgres } from '../src/sql/index.js';
 import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
 import { createContext } from '../src/context.js';
+import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
 import { testConfig } from '../test/support/db.js';
 import { BENCH_PROJECT, benchEnv, ensureBenchData, SIZES, type BenchDatabase, type Size } from './data.js';
@@ -308,9 +309,8 @@ async function floorClient(url: string): Promise<pg.Client> {
     getTypeParser: (oid: number, format?: 'text' | 'binary') =>
       [20, 1700, 1114, 1184].includes(oid) ? (v: string) => v : pg.types.getTypeParser(oid, format ?? 'text'),
   };
-  const client = new pg.Client({ connectionString: url, types });
+  const client = new pg.Client({ connectionString: url, types, options: `${PLANNER_OPTIONS} -c TimeZone=UTC` });
   await client.connect();
-  await client.query(`SET TimeZone = 'UTC'; SET jit = off`);
   return client;
 }
 
@@ -538,7 +538,7 @@ async function concurrencyScenario(svc: Service, db: BenchDatabase, clients = 20
     });
     return res.status === 200 && res.headers.get('x-cache') === 'BYPASS';
   });
-  const pool = new pg.Pool({ connectionString: db.url, max: clients, options: '-c jit=off -c TimeZone=UTC' });
+  const pool = new pg.Pool({ connectionString: db.url, max: clients, options: `${PLANNER_OPTIONS} -c TimeZone=UTC` });
   try {
     const direct = await run(async (i) => {
       await pool.query(sqlOf[i].text, sqlOf[i].values);

@@ -28,8 +28,17 @@ const readOnlySessions = new WeakMap<pg.Pool, ReadOnlySession>();
  */
 export function readOnlySessionOptions(statementTimeoutMs: number): string {
   const timeout = Math.floor(statementTimeoutMs);
-  return `-c default_transaction_read_only=on -c statement_timeout=${timeout} -c TimeZone=UTC -c jit=off -c standard_conforming_strings=on`;
+  return `-c default_transaction_read_only=on -c statement_timeout=${timeout} -c TimeZone=UTC ${PLANNER_OPTIONS} -c standard_conforming_strings=on`;
 }
+
+/**
+ * Planner settings of every endpoint query (and of the benchmarks' hand-written floors, so both
+ * are planned alike). jit off: compiling costs more than it saves on these short queries.
+ * parallel_tuple_cost 0.02 (default 0.1): a scan narrowed before grouping (src/sql/postgres/narrow.ts)
+ * hands every row it keeps to the leader, and at the default price the planner keeps a 7-day
+ * aggregate on one core even though its workers would halve it (BENCHMARKS.md, "Hot leaves").
+ */
+export const PLANNER_OPTIONS = '-c jit=off -c parallel_tuple_cost=0.02';
 
 /** The session settings of a pool registered below; undefined for any other pool. */
 export function readOnlySessionOf(pool: pg.Pool): ReadOnlySession | undefined {
