@@ -72,7 +72,19 @@ export class KeyLimiter {
   async query<T>(key: LimitedKey | undefined, fn: () => Promise<T>): Promise<T> {
     if (key === undefined) return fn();
     const limits = limitsOf(key, this.config);
-    const budget = await this.budget.check(key.id, limits.queryTime);
+    let budget = await this.budget.check(key.id, limits.queryTime);
+    if (!budget.allowed) {
+      // As a query over its slots does, it waits up to QUERY_SLOT_WAIT_MS: a short debt is waited out, and a key
+      // far in debt gets its 429 only then, so an abusive client that retries at once sends a request per
+      // client per wait, not thousands of refused ones a second that take the CPU other keys need (BENCHMARKS.md,
+      // "Rate limits").
+      const wait = Math.min(budget.retryAfterMs, this.config.querySlotWaitMs);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      budget =
+        wait >= budget.retryAfterMs
+          ? await this.budget.check(key.id, limits.queryTime)
+          : { ...budget, retryAfterMs: budget.retryAfterMs - wait };
+    }
     if (!budget.allowed) {
       const seconds = Math.max(1, Math.ceil(budget.retryAfterMs / 1000));
       throw new TooManyRequestsError(

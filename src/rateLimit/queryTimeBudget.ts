@@ -75,6 +75,12 @@ export function budgetIsOn(limits: QueryTimeLimits): boolean {
 
 export class QueryTimeBudget {
   private readonly local = new Map<string, LocalBucket>();
+  /**
+   * Keys refused, until when, and under which limits: nothing but time raises a balance (charges
+   * only lower it), so a refused key stays refused until then unless its limits change, and its
+   * requests meanwhile are answered without Redis.
+   */
+  private readonly refused = new Map<string, { until: number; limits: string }>();
 
   constructor(
     private readonly redis: RedisClient | undefined,
@@ -87,10 +93,21 @@ export class QueryTimeBudget {
   async check(keyId: string, limits: QueryTimeLimits): Promise<BudgetDecision> {
     if (!budgetIsOn(limits)) return { allowed: true, retryAfterMs: 0 };
     const at = this.now();
+    const limitsId = `${limits.perSecond}/${limits.burst}`;
+    const refused = this.refused.get(keyId);
+    if (refused !== undefined) {
+      if (refused.until > at && refused.limits === limitsId) return { allowed: false, retryAfterMs: refused.until - at };
+      this.refused.delete(keyId);
+    }
     const balance = (await this.remote(CHECK, keyId, limits, at)) ?? this.localBalance(keyId, limits, at);
     if (balance > 0) return { allowed: true, retryAfterMs: 0 };
     // The first whole millisecond after which the refill has brought the balance above zero.
-    return { allowed: false, retryAfterMs: Math.floor((-balance * 1000) / limits.perSecond) + 1 };
+    const retryAfterMs = Math.floor((-balance * 1000) / limits.perSecond) + 1;
+    this.refused.set(keyId, { until: at + retryAfterMs, limits: limitsId });
+    if (this.refused.size > LOCAL_SWEEP_AT) {
+      for (const [id, r] of this.refused) if (r.until <= at) this.refused.delete(id);
+    }
+    return { allowed: false, retryAfterMs };
   }
 
   /** Runs `fn` and charges its duration to `keyId`, whether it succeeds or fails. */

@@ -80,6 +80,10 @@ export class RequestRateLimiter {
                 keyPrefix,
                 points,
                 duration,
+                // A key that has spent its window is refused in this process until the window ends, without
+                // asking Redis: an abusive client's flood of refused requests then costs no Redis round trip.
+                inMemoryBlockOnConsumed: points,
+                inMemoryBlockDuration: 0,
                 insuranceLimiter: memory(`insurance:${keyPrefix}`, points, duration),
               }),
           )

@@ -130,6 +130,31 @@ describe('query-time bucket per key', function () {
       await redis.kill();
     });
 
+    it('when a key is refused, then its requests until the refill are refused without a round trip to Redis, unless its limits change', async () => {
+      const clock = testClock();
+      const client = await connect(redis.url);
+      const evals = async () => Number(/cmdstat_eval:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+      try {
+        const budget = new QueryTimeBudget(client, uniqueNamespace('qtb'), clock.now);
+        const limits = { perSecond: 1000, burst: 2000 };
+        const key = randomUUID();
+        await queryTaking(budget, clock, key, limits, 3000);
+        const first = await budget.check(key, limits);
+        assert.equal(first.allowed, false);
+        const before = await evals();
+        clock.t += 500;
+        for (let i = 0; i < 50; i++)
+          assert.deepEqual(await budget.check(key, limits), { allowed: false, retryAfterMs: first.retryAfterMs - 500 });
+        assert.equal(await evals(), before, 'no script ran for the 50 refusals');
+        assert.equal((await budget.check(key, { perSecond: 10_000, burst: 2000 })).allowed, true, 'a faster refill applies at once');
+        clock.t += first.retryAfterMs;
+        assert.equal((await budget.check(key, limits)).allowed, true, 'served again once refilled');
+        assert.ok((await evals()) > before);
+      } finally {
+        client.destroy();
+      }
+    });
+
     it('when Redis goes down, then queries are not refused for that, and the in-process bucket (which has the charges) decides', async () => {
       const clock = testClock();
       const client = await connect(redis.url);
