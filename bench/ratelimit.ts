@@ -5,7 +5,7 @@
  * second with 10 s in hand), with the same but no query-time budget (the limits before it), and
  * with no limits.
  *
- *   npx tsx bench/ratelimit.ts [--seconds 15] [--db lq_scale_1m] [--no-write]
+ *   npx tsx bench/ratelimit.ts [--seconds 15] [--db lq_scale_1m] [--abuser-nice 19] [--no-write]
  *
  * The service is `src/main.ts` with REDIS_URL on a bench database of bench/data.ts (the 1M-row
  * one of bench/scaling.ts, `npx tsx bench/scaling.ts generate 1m`, unless --db says otherwise). Quiet key: 4 clients, each one request
@@ -29,11 +29,13 @@ const { values: opts } = parseArgs({
     seconds: { type: 'string', default: '15' },
     db: { type: 'string', default: 'lq_scale_1m' },
     'no-write': { type: 'boolean' },
+    'abuser-nice': { type: 'string', default: '0' },
     // Internal: this script run as the abusive key's own process (see abuse()).
     abuse: { type: 'string' },
   },
 });
 const SECONDS = Number(opts.seconds);
+const ABUSER_NICE = Number(opts['abuser-nice']);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 async function startService(limits: Record<string, string>, admin: string) {
@@ -115,13 +117,18 @@ async function phase(base: string, quietKey: string, abuseKey: string | undefine
  * event loop answering thousands of fast 429s a second. Resolves to the statuses it got.
  */
 function abuse(base: string, key: string, paths: string[]): Promise<Record<number, number>> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', new URL(import.meta.url).pathname, '--seconds', String(SECONDS), '--abuse', JSON.stringify({ base, key, paths })],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const args = [
+    '--import',
+    'tsx',
+    new URL(import.meta.url).pathname,
+    '--seconds',
+    String(SECONDS),
+    '--abuse',
+    JSON.stringify({ base, key, paths }),
+  ];
+  // --abuser-nice: the abusive client's CPU yields to everything else, standing in for a client on another machine.
+  const [command, argv] = ABUSER_NICE > 0 ? ['nice', ['-n', String(ABUSER_NICE), process.execPath, ...args]] : [process.execPath, args];
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) =>
@@ -199,7 +206,7 @@ for (const config of configs) {
   }
 }
 const block = [
-  `Latest run: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on \`${opts.db}\`, ${SECONDS} s phases, load average ${load} at start (shared machine).`,
+  `Latest run: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on \`${opts.db}\`, ${SECONDS} s phases, load average ${load} at start (shared machine)${ABUSER_NICE > 0 ? `; the abusive client's process at nice ${ABUSER_NICE}` : ''}.`,
   '',
   '| configuration | quiet key p99 alone | quiet key p99 with the abusive key | ratio (target ≤ 2) | statuses in the last abused phase |',
   '|---|---:|---:|---:|---|',
@@ -209,8 +216,9 @@ console.log(block);
 if (!opts['no-write']) {
   const file = new URL('../BENCHMARKS.md', import.meta.url);
   const text = readFileSync(file, 'utf8');
-  const start = '<!-- ratelimit:start -->';
-  const stop = '<!-- ratelimit:end -->';
+  const marker = ABUSER_NICE > 0 ? 'ratelimit-nice' : 'ratelimit';
+  const start = `<!-- ${marker}:start -->`;
+  const stop = `<!-- ${marker}:end -->`;
   if (text.includes(start)) writeFileSync(file, text.replace(new RegExp(`${start}[\\s\\S]*${stop}`), `${start}\n${block}\n${stop}`));
-  else console.log('BENCHMARKS.md has no ratelimit markers: not written');
+  else console.log(`BENCHMARKS.md has no ${marker} markers: not written`);
 }
