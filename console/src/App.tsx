@@ -75,7 +75,7 @@ export function App() {
         ) : route.page === 'endpoints' ? (
           <EndpointsPage session={session} />
         ) : route.page === 'endpoint' ? (
-          <EndpointPage session={session} name={route.name} />
+          <EndpointPage key={route.name} session={session} name={route.name} />
         ) : route.page === 'new' ? (
           <EndpointEditor session={session} />
         ) : route.page === 'edit' ? (

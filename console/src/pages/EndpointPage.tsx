@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, runEndpoint, textLocation, type ApiError, type RunOutcome, type WhatWillRun } from '../api/client';
 import type { Session } from '../App';
 import { Chart } from '../components/Chart';
@@ -10,19 +10,16 @@ import { seconds } from './EndpointsPage';
 /** One endpoint: a form of its parameters, Run, the rows, a chart, the cache outcome and copy as curl. */
 export function EndpointPage({ session, name }: { session: Session; name: string }) {
   const endpoint = session.endpoints.find((e) => e.name === name);
-  const [values, setValues] = useState<Record<string, string>>({});
+  // The form starts from the endpoint's defaults on the first render (App mounts one page per
+  // endpoint, keyed by name), so nothing resets it after a user has begun typing.
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    Object.fromEntries((endpoint?.parameters ?? []).map((p) => [p.name, p.allowed_values?.[0] ?? ''])),
+  );
   const [sql, setSql] = useState('');
   const [outcome, setOutcome] = useState<RunOutcome | null>(null);
   const [running, setRunning] = useState(false);
   const [plan, setPlan] = useState<WhatWillRun | ApiError['error'] | null>(null);
   const [copied, setCopied] = useState(false);
-
-  useEffect(() => {
-    setValues(Object.fromEntries((endpoint?.parameters ?? []).map((p) => [p.name, p.allowed_values?.[0] ?? ''])));
-    setOutcome(null);
-    setPlan(null);
-    setSql('');
-  }, [name]);
 
   if (!endpoint) return <p class="error-box">No endpoint named “{name}” for this key.</p>;
 
