@@ -16,7 +16,7 @@ const CITES_OTHER_REPOSITORIES = new Set(['test/compat/original/README.md']);
 /** Written by the benchmarks, the console tests or `npm run openapi:types`, not committed (.gitignore). */
 const GENERATED = /^bench\/results(\/|$)|^test\/console\/screenshots|^console\/src\/api\/schema\.d\.ts$/;
 /** Documents that guided the project's planning and are not in it. */
-const OUTSIDE = /\b(CONTRACT|SEED-SPEC|DESIGN|DEVELOPERS)\.md\b|\.\.\/shared\//;
+const OUTSIDE = /\b(CONTRACT|SEED-SPEC|DESIGN|DEVELOPERS|STYLE)\.md\b|\.\.\/shared\//;
 
 function trackedTextFiles(): string[] {
   return execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' })
