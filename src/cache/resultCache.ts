@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { TooManyRequestsError } from '../errors.js';
 import { LRU_READ } from '../lruRead.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -91,7 +92,14 @@ export class StoreResultCache implements ResultCache {
     }
     const pending = this.inflight.get(request.key);
     if (pending) {
-      const outcome = await pending;
+      let outcome: CacheOutcome;
+      try {
+        outcome = await pending;
+      } catch (err) {
+        // The request that computes refused by its own key's limits: that 429 is not this caller's, so it computes itself.
+        if (err instanceof TooManyRequestsError) return this.fetch(request, compute);
+        throw err;
+      }
       this.count(outcome.status === 'HIT' ? 'hit' : 'singleflight_wait');
       return outcome;
     }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../src/cache/memoryStore.js';
+import { TooManyRequestsError } from '../../src/errors.js';
 import { sleep } from '../support/wait.js';
 import { SHARED_REDIS_URL, countingCompute, request, testCache, uniqueNamespace, withRawRedis, type TestCache } from './support.js';
 
@@ -47,6 +48,27 @@ for (const kind of ['redis', 'memory'] as const) {
       assert.equal((await cache.fetch(request('ep:c:1:a'), counter.compute)).body, a.body);
       assert.equal((await cache.fetch(request('ep:c:1:b'), counter.compute)).body, b.body);
       assert.equal(counter.calls, 2);
+    });
+
+    it("when the request that computes is refused by its own key's limits (429), then a waiter with another key computes for itself", async () => {
+      const { cache } = await open(uniqueNamespace('refused'));
+      const refused = async (): Promise<string> => {
+        await sleep(30);
+        throw new TooManyRequestsError('This API key has used up its database query time; retry in 5 s.', 5, 'queryTimeExhausted');
+      };
+      const counter = countingCompute();
+      const [first, second] = await Promise.allSettled([
+        cache.fetch(request('ep:r:1:x'), refused),
+        (async () => {
+          await sleep(5); // joins the first request's flight
+          return cache.fetch(request('ep:r:1:x'), counter.compute);
+        })(),
+      ]);
+      assert.equal(first.status, 'rejected');
+      assert.ok((first as PromiseRejectedResult).reason instanceof TooManyRequestsError);
+      assert.equal(second.status, 'fulfilled');
+      assert.equal(counter.calls, 1);
+      assert.equal((await cache.fetch(request('ep:r:1:x'), counter.compute)).status, 'HIT');
     });
 
     it('when compute fails, then every waiter gets the error and the next fetch computes again', async () => {
