@@ -15,8 +15,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { finished } from 'node:stream/promises';
-import { initTranslator, translateQuery } from '../src/sql/index.js';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
+import { initTranslator } from '../src/sql/index.js';
 import { normaliseEvents } from '../src/ingest/normalise.js';
 import { copyChunks } from '../src/ingest/write.js';
 import { hotColumnName } from '../src/storage/hotLeaves.js';
@@ -26,7 +25,8 @@ import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
 import { testConfig } from '../test/support/db.js';
 import { BENCH_PROJECT, benchEnv, ensureBenchData } from './data.js';
-import { SCENARIOS } from './queries.js';
+import { runClients } from './load.js';
+import { SCENARIOS, translatedScenario } from './queries.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name);
@@ -127,12 +127,7 @@ const client = new pg.Client({ connectionString: db.url, options: `${PLANNER_OPT
 await client.connect();
 const now = Date.now();
 type Q = { text: string; values: unknown[] };
-function translated(s: (typeof SCENARIOS)[number], sources: SourceLookup): Q {
-  const params = s.params(now);
-  const query = s.endpoint === 'logs.all' ? LOGS_ALL_SQL : USAGE_API_COUNTS_SQL;
-  const t = translateQuery({ query, sandboxSql: s.sql, sources, maxRows: 1000 });
-  return { text: t.sql, values: t.parameters.map((p) => params[p] ?? null) };
-}
+const translated = (s: (typeof SCENARIOS)[number], sources: SourceLookup): Q => translatedScenario(s, sources, now);
 const time = async (q: Q) => {
   const start = performance.now();
   const r = await client.query(q.text, q.values);
@@ -158,24 +153,18 @@ for (const s of SCENARIOS) {
 // 20 clients at once, each running the uncached dashboard queries in turn for DURATION.
 const DASHBOARD = SCENARIOS.filter((s) => s.id !== 'usage-daily');
 const DURATION_MS = 15_000;
-async function concurrent(sources: SourceLookup): Promise<{ qps: number; p99: number }> {
+async function concurrent(sources: SourceLookup) {
   const pool = new pg.Pool({ connectionString: db.url, max: 20, options: `${PLANNER_OPTIONS} -c TimeZone=UTC` });
   const queries = DASHBOARD.map((s) => translated(s, sources));
-  const latencies: number[] = [];
-  const end = performance.now() + DURATION_MS;
-  await Promise.all(
-    Array.from({ length: 20 }, async (_, c) => {
-      for (let i = c; performance.now() < end; i++) {
-        const q = queries[i % queries.length];
-        const start = performance.now();
-        await pool.query(q.text, q.values);
-        latencies.push(performance.now() - start);
-      }
-    }),
-  );
-  await pool.end();
-  latencies.sort((a, b) => a - b);
-  return { qps: latencies.length / (DURATION_MS / 1000), p99: latencies[Math.floor(latencies.length * 0.99)] };
+  try {
+    return await runClients(20, DURATION_MS / 1000, async (i) => {
+      const q = queries[i % queries.length];
+      await pool.query(q.text, q.values);
+      return true;
+    });
+  } finally {
+    await pool.end();
+  }
 }
 const concHot = await concurrent(hot);
 const concCold = await concurrent(cold);

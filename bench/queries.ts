@@ -4,6 +4,9 @@
  * `iso_timestamp_end`), and the floor: the best hand-written Postgres SQL for the same answer,
  * run with `pg` directly. The runner checks that both return the same rows.
  */
+import { translateQuery } from '../src/sql/index.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
+import type { SourceLookup } from '../src/sources/schema.js';
 import { BENCH_PROJECT } from './data.js';
 
 const HOUR_MS = 3_600_000;
@@ -192,3 +195,14 @@ limit 10`,
     window: true,
   },
 ];
+
+/**
+ * A scenario as the service translates it (the endpoint, with the scenario's `sql` sandboxed over
+ * it, rows capped at 1,000), with its parameter values: what the benchmarks send with `pg`.
+ */
+export function translatedScenario(s: Scenario, sources: SourceLookup, now: number): { text: string; values: unknown[] } {
+  const params = s.params(now);
+  const query = s.endpoint === 'logs.all' ? LOGS_ALL_SQL : USAGE_API_COUNTS_SQL;
+  const t = translateQuery({ query, sandboxSql: s.sql, sources, maxRows: 1000 });
+  return { text: t.sql, values: t.parameters.map((p) => params[p] ?? null) };
+}

@@ -34,7 +34,8 @@ import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
 import { testConfig } from '../test/support/db.js';
 import { BENCH_PROJECT, benchEnv, ensureBenchData, SIZES, type BenchDatabase, type Size } from './data.js';
-import { SCENARIOS, USAGE_UNCACHED, type Scenario } from './queries.js';
+import { runClients, type ClientsFigures } from './load.js';
+import { SCENARIOS, translatedScenario, USAGE_UNCACHED, type Scenario } from './queries.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const { values: opts } = parseArgs({
@@ -491,8 +492,8 @@ async function scalingScenario(
 interface ConcurrencyFigures {
   clients: number;
   seconds: number;
-  service: { qps: number; p99: number; errors: number };
-  pg: { qps: number; p99: number; errors: number };
+  service: ClientsFigures;
+  pg: ClientsFigures;
 }
 
 /**
@@ -507,31 +508,10 @@ async function concurrencyScenario(svc: Service, db: BenchDatabase, clients = 20
   const ctx = await createContext(testConfig(db.url, benchEnv()), createLogger('silent'));
   const sources = ctx.sources.lookup;
   const now = Date.now();
-  const sqlOf = dashboard.map((s) => {
-    const params = s.params(now);
-    const query = s.endpoint === 'logs.all' ? LOGS_ALL_SQL : USAGE_API_COUNTS_SQL;
-    const t = translateQuery({ query, sandboxSql: s.sql, sources, maxRows: 1000 });
-    return { text: t.sql, values: t.parameters.map((p) => params[p] ?? null) };
-  });
+  const sqlOf = dashboard.map((s) => translatedScenario(s, sources, now));
   await ctx.close();
-  const run = async (call: (i: number) => Promise<boolean>) => {
-    const latencies: number[] = [];
-    let errors = 0;
-    const end = performance.now() + seconds * 1000;
-    await Promise.all(
-      Array.from({ length: clients }, async (_, c) => {
-        for (let i = c; performance.now() < end; i++) {
-          const t0 = performance.now();
-          if (!(await call(i % dashboard.length))) errors++;
-          latencies.push(performance.now() - t0);
-        }
-      }),
-    );
-    latencies.sort((a, b) => a - b);
-    return { qps: latencies.length / seconds, p99: latencies[Math.floor(latencies.length * 0.99)], errors };
-  };
-  const service = await run(async (i) => {
-    const s = dashboard[i];
+  const service = await runClients(clients, seconds, async (i) => {
+    const s = dashboard[i % dashboard.length];
     const res = await svc.request('GET', `/api/endpoints/query/${s.endpoint}`, undefined, {
       ...s.params(now),
       ...(s.sql ? { sql: s.sql } : {}),
@@ -540,8 +520,9 @@ async function concurrencyScenario(svc: Service, db: BenchDatabase, clients = 20
   });
   const pool = new pg.Pool({ connectionString: db.url, max: clients, options: `${PLANNER_OPTIONS} -c TimeZone=UTC` });
   try {
-    const direct = await run(async (i) => {
-      await pool.query(sqlOf[i].text, sqlOf[i].values);
+    const direct = await runClients(clients, seconds, async (i) => {
+      const q = sqlOf[i % sqlOf.length];
+      await pool.query(q.text, q.values);
       return true;
     });
     return { clients, seconds, service, pg: direct };

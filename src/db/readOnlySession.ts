@@ -32,13 +32,19 @@ export function readOnlySessionOptions(statementTimeoutMs: number): string {
 }
 
 /**
- * Planner settings of every endpoint query (and of the benchmarks' hand-written floors, so both
- * are planned alike). jit off: compiling costs more than it saves on these short queries.
+ * Planner settings of every endpoint query, on a reader connection (startup options) or in the
+ * transaction of the fallback (SET LOCAL, src/query/execute.ts), and of the benchmarks'
+ * hand-written floors, so both are planned alike. jit off: compiling costs more than it saves on these short queries.
  * parallel_tuple_cost 0.02 (default 0.1): a scan narrowed before grouping (src/sql/postgres/narrow.ts)
  * hands every row it keeps to the leader, and at the default price the planner keeps a 7-day
  * aggregate on one core even though its workers would halve it (BENCHMARKS.md, "Hot leaves").
  */
-export const PLANNER_OPTIONS = '-c jit=off -c parallel_tuple_cost=0.02';
+export const PLANNER_SETTINGS: Readonly<Record<string, string>> = { jit: 'off', parallel_tuple_cost: '0.02' };
+
+/** PLANNER_SETTINGS as startup options (`-c name=value`), for a session or a pool. */
+export const PLANNER_OPTIONS = Object.entries(PLANNER_SETTINGS)
+  .map(([name, value]) => `-c ${name}=${value}`)
+  .join(' ');
 
 /** The session settings of a pool registered below; undefined for any other pool. */
 export function readOnlySessionOf(pool: pg.Pool): ReadOnlySession | undefined {

@@ -12,7 +12,7 @@
  * embedded database), the service falls back to SET LOCAL ROLE and logs why.
  *
  * The connections start with the settings of an endpoint query's transaction (read only,
- * statement_timeout = QUERY_TIMEOUT_MS, TimeZone UTC, jit off, standard_conforming_strings on:
+ * statement_timeout = QUERY_TIMEOUT_MS, TimeZone UTC, the planner settings, standard_conforming_strings on:
  * readOnlySessionOptions), so a query on them needs only BEGIN READ ONLY, itself and ROLLBACK
  * (src/query/execute.ts). Use them only through executeReadOnly, whose ROLLBACK keeps the
  * session as it started.

@@ -25,7 +25,7 @@ import { RAW_TYPES } from './encode.js';
 import { isDatabaseUnavailable } from '../db/connectionErrors.js';
 import { runPipelined, toWireValue, watchReceivedBytes } from '../db/pipelined.js';
 import { MAX_RESULT_BYTES } from '../limits.js';
-import { READER_ROLE, readOnlySessionOf, type ReadOnlySession } from '../db/readOnlySession.js';
+import { PLANNER_SETTINGS, READER_ROLE, readOnlySessionOf, type ReadOnlySession } from '../db/readOnlySession.js';
 
 export interface QueryRun {
   fields: Array<{ name: string; dataTypeID: number }>;
@@ -130,7 +130,7 @@ function transactionStart(session: ReadOnlySession | undefined, useReaderRole: b
     ...(useReaderRole ? [`SET LOCAL ROLE ${READER_ROLE}`] : []),
     `SET LOCAL statement_timeout = ${timeoutMs}`,
     "SET LOCAL TimeZone = 'UTC'",
-    'SET LOCAL jit = off',
+    ...Object.entries(PLANNER_SETTINGS).map(([name, value]) => `SET LOCAL ${name} = ${value}`),
     'SET LOCAL standard_conforming_strings = on',
   ];
 }

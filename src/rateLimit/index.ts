@@ -78,7 +78,8 @@ export class KeyLimiter {
       // far in debt gets its 429 only then, so an abusive client that retries at once sends a request per
       // client per wait, not thousands of refused ones a second that take the CPU other keys need (BENCHMARKS.md,
       // "Rate limits").
-      const wait = Math.min(budget.retryAfterMs, this.config.querySlotWaitMs);
+      // A few ms past the refill: a timer may fire a little before the clock the bucket reads reaches its end.
+      const wait = Math.min(budget.retryAfterMs + 5, this.config.querySlotWaitMs);
       await new Promise((resolve) => setTimeout(resolve, wait));
       budget =
         wait >= budget.retryAfterMs

@@ -14,6 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from './redisClient.js';
+import { withinRedisWait } from './redisWait.js';
 
 const ACQUIRE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -26,7 +27,6 @@ return 0`;
 
 /** Between two tries for a slot while waiting; a slot frees when a query ends, typically in ms. */
 const POLL_MS = 20;
-const REDIS_WAIT_MS = 250;
 
 export class QuerySlotsFull extends Error {
   constructor(readonly limit: number) {
@@ -79,7 +79,7 @@ export class QuerySlots {
         keys: [key],
         arguments: [String(now), String(limit), String(now + this.leaseMs), member, String(this.leaseMs)],
       });
-      const taken = await withTimeout(attempt, REDIS_WAIT_MS).catch(() => undefined);
+      const taken = await withinRedisWait(attempt).catch(() => undefined);
       if (taken === 1) return release;
       if (taken === 0) return undefined;
       // Redis did not answer in time: count in this process. A slot the late answer took
@@ -98,11 +98,4 @@ export class QuerySlots {
       else this.local.set(keyId, left);
     };
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]).finally(
-    () => clearTimeout(timer),
-  );
 }

@@ -25,6 +25,7 @@
  * full budget when Redis goes away.
  */
 import type { RedisClient } from './redisClient.js';
+import { withinRedisWait } from './redisWait.js';
 import type { QueryTimeLimits } from './limits.js';
 
 const REFILL = `
@@ -51,7 +52,6 @@ redis.call('PEXPIRE', KEYS[1], math.min(2592000000, math.ceil((burst - balance) 
 return tostring(balance)`;
 
 /** Longest wait for Redis before the in-process bucket decides (a query's budget is milliseconds). */
-const REDIS_WAIT_MS = 250;
 /** In-process buckets kept before the full ones are dropped (a missing bucket is full). */
 const LOCAL_SWEEP_AT = 10_000;
 
@@ -117,7 +117,9 @@ export class QueryTimeBudget {
     try {
       return await fn();
     } finally {
-      await this.charge(keyId, limits, this.now() - started);
+      // Not awaited: the answer (and the caller's query slot) need not wait for Redis. The charge is in the
+      // in-process bucket at once, and its script is sent before any later check on the same connection.
+      void this.charge(keyId, limits, this.now() - started);
     }
   }
 
@@ -136,10 +138,9 @@ export class QueryTimeBudget {
     const args = [String(at), String(limits.perSecond), String(limits.burst)];
     if (cost !== undefined) args.push(String(cost));
     // A charge that answers late still lands: the time was spent, and the local bucket has it too.
-    const reply = await withTimeout(
-      client.eval(script, { keys: [`${this.prefix}querytime:${keyId}`], arguments: args }),
-      REDIS_WAIT_MS,
-    ).catch(() => undefined);
+    const reply = await withinRedisWait(client.eval(script, { keys: [`${this.prefix}querytime:${keyId}`], arguments: args })).catch(
+      () => undefined,
+    );
     const balance = typeof reply === 'string' ? Number(reply) : NaN;
     return Number.isFinite(balance) ? balance : undefined;
   }
@@ -161,11 +162,4 @@ export class QueryTimeBudget {
       for (const [id, bucket] of this.local) if (bucket.fullAt <= at) this.local.delete(id);
     }
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]).finally(
-    () => clearTimeout(timer),
-  );
 }

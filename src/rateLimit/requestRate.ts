@@ -16,11 +16,10 @@
  */
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { RedisClient } from './redisClient.js';
+import { withinRedisWait } from './redisWait.js';
 import type { KeyLimits } from './limits.js';
 
 const BURST_WINDOW_S = 10;
-/** Longest wait for Redis before the in-process limiter decides (a request's budget is milliseconds). */
-const REDIS_WAIT_MS = 250;
 
 export interface RateDecision {
   allowed: boolean;
@@ -45,7 +44,7 @@ export class RequestRateLimiter {
     const pair = this.limiterFor(limits);
     try {
       if (!pair.redis) await pair.memory.consume(keyId);
-      else await withTimeout(pair.redis.consume(keyId), REDIS_WAIT_MS, () => pair.memory.consume(keyId));
+      else await withinRedisWait(pair.redis.consume(keyId), () => pair.memory.consume(keyId));
       return { allowed: true, retryAfterMs: 0 };
     } catch (res) {
       if (res instanceof RateLimiterRes) return { allowed: false, retryAfterMs: Math.max(1, res.msBeforeNext) };
@@ -92,11 +91,4 @@ export class RequestRateLimiter {
     this.limiters.set(id, pair);
     return pair;
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, instead: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<T>((resolve) => (timer = setTimeout(() => resolve(instead()), ms)))]).finally(() =>
-    clearTimeout(timer),
-  );
 }

@@ -2,7 +2,7 @@
  * A rewrite for speed: top-level CTEs that nothing reads are left out, and the `$n` parameters
  * are renumbered so that only those still used remain.
  *
- * Why: a sandboxed query over `logs.all` carries the endpoint's nine CTEs but usually reads one.
+ * Why: a sandboxed query over `logs.all` carries all the endpoint's CTEs but usually reads one.
  * Postgres never runs an unread CTE, but it still parses and analyses it (opening its
  * partitioned table) on every run, because queries are sent as unnamed statements so that the
  * planner sees the parameter values: 0.2–0.3 ms of a 1–4 ms query (BENCHMARKS.md). The printed
