@@ -65,7 +65,7 @@ for (const kind of ['redis', 'memory'] as const) {
         })(),
       ]);
       assert.equal(first.status, 'rejected');
-      assert.ok((first).reason instanceof TooManyRequestsError);
+      assert.ok(first.reason instanceof TooManyRequestsError);
       assert.equal(second.status, 'fulfilled');
       assert.equal(counter.calls, 1);
       assert.equal((await cache.fetch(request('ep:r:1:x'), counter.compute)).status, 'HIT');
