@@ -24,6 +24,8 @@
  * down. Every charge is also made to that bucket, so a key in debt does not start over with a
  * full budget when Redis goes away.
  */
+import { LRUCache } from 'lru-cache';
+import { LRU_READ } from '../lruRead.js';
 import type { RedisClient } from './redisClient.js';
 import { withinRedisWait } from './redisWait.js';
 import type { QueryTimeLimits } from './limits.js';
@@ -51,9 +53,11 @@ redis.call('HSET', KEYS[1], 'balance', tostring(balance), 'at', tostring(at))
 redis.call('PEXPIRE', KEYS[1], math.min(2592000000, math.ceil((burst - balance) * 1000 / rate) + 1000))
 return tostring(balance)`;
 
-/** Longest wait for Redis before the in-process bucket decides (a query's budget is milliseconds). */
-/** In-process buckets kept before the full ones are dropped (a missing bucket is full). */
-const LOCAL_SWEEP_AT = 10_000;
+/**
+ * Keys kept in each in-process map. A bucket leaves when it is full again (its ttl: a missing
+ * bucket is full), a refusal when it ends; past this many busy keys the least recent go first.
+ */
+const LOCAL_MAX_KEYS = 10_000;
 
 export interface BudgetDecision {
   allowed: boolean;
@@ -64,8 +68,6 @@ export interface BudgetDecision {
 interface LocalBucket {
   balance: number;
   at: number;
-  /** When it is full again, and may be forgotten. */
-  fullAt: number;
 }
 
 /** 0 in either field turns the budget off. */
@@ -74,27 +76,31 @@ export function budgetIsOn(limits: QueryTimeLimits): boolean {
 }
 
 export class QueryTimeBudget {
-  private readonly local = new Map<string, LocalBucket>();
+  private readonly local: LRUCache<string, LocalBucket>;
   /**
    * Keys refused, until when, and under which limits: nothing but time raises a balance (charges
    * only lower it), so a refused key stays refused until then unless its limits change, and its
    * requests meanwhile are answered without Redis.
    */
-  private readonly refused = new Map<string, { until: number; limits: string }>();
+  private readonly refused: LRUCache<string, { until: number; limits: string }>;
 
   constructor(
     private readonly redis: RedisClient | undefined,
     private readonly prefix: string,
     /** The clock of refills and of query durations, in ms; tests move their own. */
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    const options = { max: LOCAL_MAX_KEYS, ttlResolution: 0, perf: { now } };
+    this.local = new LRUCache(options);
+    this.refused = new LRUCache(options);
+  }
 
   /** Whether `keyId` may start a query now: its balance, refilled, is above zero. */
   async check(keyId: string, limits: QueryTimeLimits): Promise<BudgetDecision> {
     if (!budgetIsOn(limits)) return { allowed: true, retryAfterMs: 0 };
     const at = this.now();
     const limitsId = `${limits.perSecond}/${limits.burst}`;
-    const refused = this.refused.get(keyId);
+    const refused = this.refused.get(keyId, LRU_READ);
     if (refused !== undefined) {
       if (refused.until > at && refused.limits === limitsId) return { allowed: false, retryAfterMs: refused.until - at };
       this.refused.delete(keyId);
@@ -103,10 +109,7 @@ export class QueryTimeBudget {
     if (balance > 0) return { allowed: true, retryAfterMs: 0 };
     // The first whole millisecond after which the refill has brought the balance above zero.
     const retryAfterMs = Math.floor((-balance * 1000) / limits.perSecond) + 1;
-    this.refused.set(keyId, { until: at + retryAfterMs, limits: limitsId });
-    if (this.refused.size > LOCAL_SWEEP_AT) {
-      for (const [id, r] of this.refused) if (r.until <= at) this.refused.delete(id);
-    }
+    this.refused.set(keyId, { until: at + retryAfterMs, limits: limitsId }, { ttl: retryAfterMs });
     return { allowed: false, retryAfterMs };
   }
 
@@ -146,7 +149,7 @@ export class QueryTimeBudget {
   }
 
   private localBalance(keyId: string, limits: QueryTimeLimits, at: number): number {
-    const bucket = this.local.get(keyId);
+    const bucket = this.local.get(keyId, LRU_READ);
     if (!bucket) return limits.burst;
     const balance = Math.min(limits.burst, bucket.balance + (Math.max(0, at - bucket.at) * limits.perSecond) / 1000);
     if (balance >= limits.burst) this.local.delete(keyId);
@@ -154,12 +157,10 @@ export class QueryTimeBudget {
   }
 
   private chargeLocal(keyId: string, limits: QueryTimeLimits, at: number, ms: number): void {
-    const previous = this.local.get(keyId)?.at ?? at;
+    const previous = this.local.get(keyId, LRU_READ)?.at ?? at;
     const balance = this.localBalance(keyId, limits, at) - ms;
     const since = Math.max(at, previous);
-    this.local.set(keyId, { balance, at: since, fullAt: since + ((limits.burst - balance) * 1000) / limits.perSecond });
-    if (this.local.size > LOCAL_SWEEP_AT) {
-      for (const [id, bucket] of this.local) if (bucket.fullAt <= at) this.local.delete(id);
-    }
+    const msUntilFull = ((limits.burst - balance) * 1000) / limits.perSecond;
+    this.local.set(keyId, { balance, at: since }, { ttl: Math.max(1, Math.ceil(since - at + msUntilFull)) });
   }
 }
