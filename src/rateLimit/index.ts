@@ -4,6 +4,7 @@
  * (EndpointQueryService), so a cache hit is never held or charged, the query-time budget and the
  * uncached queries running at once.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import type { RedisClient } from './redisClient.js';
 import type { Config } from '../config.js';
@@ -80,7 +81,7 @@ export class KeyLimiter {
       // "Rate limits").
       // A few ms past the refill: a timer may fire a little before the clock the bucket reads reaches its end.
       const wait = Math.min(budget.retryAfterMs + 5, this.config.querySlotWaitMs);
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      await sleep(wait);
       budget =
         wait >= budget.retryAfterMs
           ? await this.budget.check(key.id, limits.queryTime)
@@ -110,7 +111,7 @@ export class KeyLimiter {
     const client = this.client;
     if (!client?.isOpen) return;
     if (!client.isReady) return client.destroy();
-    await Promise.race([client.close().catch(() => undefined), new Promise((r) => setTimeout(r, 500))]);
+    await Promise.race([client.close().catch(() => undefined), sleep(500)]);
     if (client.isOpen) client.destroy();
   }
 }

@@ -12,6 +12,7 @@
  * Without Redis, or while Redis fails, the slots are counted in this process: the limit then
  * holds per process, and a query is never refused because Redis is down.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from './redisClient.js';
 import { withinRedisWait } from './redisWait.js';
@@ -64,7 +65,7 @@ export class QuerySlots {
       const release = await this.tryAcquire(keyId, limit);
       if (release) return release;
       if (Date.now() + POLL_MS > deadline) throw new QuerySlotsFull(limit);
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      await sleep(POLL_MS);
     }
   }
 

@@ -15,6 +15,7 @@
  * this (BENCHMARKS.md, "Hot leaves"): adding one rewrites every partition under an ACCESS
  * EXCLUSIVE lock, which blocks ingest and queries for the whole rewrite.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { LOG_SCHEMA, qualifiedTable, quoteIdent } from './logTables.js';
 
@@ -148,7 +149,7 @@ async function withLockRetries(db: Connectable, lockTimeoutMs: number, statement
       await client.query('ROLLBACK').catch(() => undefined);
       // 55P03 lock_not_available: a long query holds the table; try again shortly.
       if ((err as { code?: string }).code !== '55P03' || attempt >= 20) throw err;
-      await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));
+      await sleep(100 * (attempt + 1));
     } finally {
       client.release();
     }
