@@ -18,6 +18,7 @@ import { finished } from 'node:stream/promises';
 import { initTranslator } from '../src/sql/index.js';
 import { normaliseEvents } from '../src/ingest/normalise.js';
 import { copyChunks } from '../src/ingest/write.js';
+import { FactsObserver } from '../src/storage/hotLeafFacts.js';
 import { hotColumnName } from '../src/storage/hotLeaves.js';
 import type { SourceLookup, SourceTable } from '../src/sources/schema.js';
 import { createContext } from '../src/context.js';
@@ -194,7 +195,7 @@ const cpu = (withHot: boolean) => {
   const times: number[] = [];
   for (let i = 0; i < 60; i++) {
     const start = process.cpuUsage();
-    copyChunks(batch, withHot ? edge.hot : []);
+    copyChunks(batch, withHot ? new FactsObserver(edge.hot!) : undefined);
     const d = process.cpuUsage(start);
     times.push((d.user + d.system) / 1000);
   }
@@ -208,7 +209,7 @@ const copyMs = async (withHot: boolean) => {
   const hotList = withHot ? edge.hot! : [];
   const columns = `(id, "timestamp", event_message, project, metadata, body${hotList.map((l) => ', ' + JSON.stringify(hotColumnName(l.path))).join('')})`;
   for (let i = 0; i < 15; i++) {
-    const chunks = copyChunks(batch, hotList);
+    const chunks = copyChunks(batch, withHot ? new FactsObserver(hotList) : undefined);
     const start = performance.now();
     const stream = client.query(copyFrom(`COPY copy_probe ${columns} FROM STDIN`));
     for (const c of chunks) stream.write(c);

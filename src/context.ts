@@ -77,6 +77,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     const sources = new SourceService(db, config.retentionDays);
     const keys = new ApiKeyRepository(db.knex);
     await sources.ensureDefaults(defaultSourceSchema);
+    await sources.adoptUncheckedHotLeaves();
     for (const k of config.bootstrapKeys) await keys.upsert(k.name, k.key, k.scopes);
     await ensureSeededEndpoints(db.knex, sources.lookup);
     let reader: pg.Pool | undefined;

@@ -10,12 +10,14 @@
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { finished } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { withTransaction } from '../db/transaction.js';
 import type { SourceRecord } from '../sources/repository.js';
 import type { SourceService } from '../sources/service.js';
 import type { FieldMap } from '../sources/schema.js';
 import { dayStart, ensurePartitions, qualifiedTable, quoteIdent } from '../storage/logTables.js';
-import { hotColumnName, hotValue, PG_HOT_TYPES, type HotLeaf } from '../storage/hotLeaves.js';
+import { hotColumnName, PG_HOT_TYPES, UNKNOWN_LEAF_CODE, type HotLeaf } from '../storage/hotLeaves.js';
+import { FactsObserver, recordObservedFacts } from '../storage/hotLeafFacts.js';
 import type { Logger } from '../logger.js';
 import type { LogRow } from './normalise.js';
 import { microsToIso } from './timestamp.js';
@@ -35,7 +37,7 @@ export class LogWriter {
     private readonly logger?: Logger,
   ) {}
 
-  async write(source: SourceRecord, rows: LogRow[], fields: FieldMap, retried = false): Promise<void> {
+  async write(source: SourceRecord, rows: LogRow[], fields: FieldMap, retried = 0): Promise<void> {
     if (rows.length === 0) return;
     await this.ensurePartitionsFor(source.table_name, rows);
     // Most batches bring no new field: mergeSchema then returns at once, without locking the
@@ -48,14 +50,23 @@ export class LogWriter {
         this.rowWriter = undefined; // e.g. the connection was lost: ask again next time
         throw err;
       });
-      await writeRows(client, source.table_name, rows, hotLeavesOf(source));
+      const hot = hotLeavesOf(source);
+      const observer = hot.length ? new FactsObserver(hot) : undefined;
+      await writeRows(client, source.table_name, rows, observer);
+      // The facts of what these rows hold commit with them (src/storage/hotLeafFacts.ts).
+      if (observer) await recordObservedFacts(client, source.table_name, observer.observed());
       return this.sources.mergeSchema(client, source.id, fields);
     }).catch(async (err) => {
-      // 42703 undefined_column: a hot leaf was removed (its column dropped) since this process
-      // last read the catalog. The batch wrote nothing; write it again with the current leaves.
-      if ((err as { code?: string }).code !== '42703' || retried) throw err;
+      // The hot leaves changed since this process last read the catalog: 42703 undefined_column,
+      // a leaf was removed (its column dropped); UNKNOWN_LEAF_CODE, a leaf was added and this
+      // batch left its column out. The batch wrote nothing; write it again with the current
+      // leaves. A declaration adds the column a moment before it saves the leaf, so the catalog
+      // may need a second look.
+      const code = (err as { code?: string }).code;
+      if ((code !== '42703' && code !== UNKNOWN_LEAF_CODE) || retried >= CATALOG_RETRIES) throw err;
+      if (retried) await sleep(50 * retried);
       await this.sources.reload();
-      await this.write(await this.sources.get(source.id), rows, fields, true);
+      await this.write(await this.sources.get(source.id), rows, fields, retried + 1);
       return false;
     });
     if (changed) await this.reloadCatalog();
@@ -107,7 +118,11 @@ export class LogWriter {
   }
 }
 
-export type RowWriter = (client: pg.PoolClient, table: string, rows: LogRow[], hot?: readonly HotLeaf[]) => Promise<void>;
+/** `hot`: the source's hot leaves, whose column values it computes (and notes facts of) per row. */
+export type RowWriter = (client: pg.PoolClient, table: string, rows: LogRow[], hot?: FactsObserver) => Promise<void>;
+
+/** Times a batch is written again after the catalog was read anew (see write). */
+const CATALOG_RETRIES = 3;
 
 /** The hot leaves a source's rows are written with (their columns exist before the catalog lists them). */
 function hotLeavesOf(source: SourceRecord): readonly HotLeaf[] {
@@ -116,8 +131,8 @@ function hotLeavesOf(source: SourceRecord): readonly HotLeaf[] {
 
 const FIXED_COLUMNS = 'id, "timestamp", event_message, project, metadata, body';
 
-function columnList(hot: readonly HotLeaf[]): string {
-  return `(${FIXED_COLUMNS}${hot.map((l) => ', ' + quoteIdent(hotColumnName(l.path))).join('')})`;
+function columnList(hot: FactsObserver | undefined): string {
+  return `(${FIXED_COLUMNS}${(hot?.leaves ?? []).map((l) => ', ' + quoteIdent(hotColumnName(l.path))).join('')})`;
 }
 
 /**
@@ -151,7 +166,7 @@ export async function rowWriterFor(client: Pick<pg.PoolClient, 'query'>): Promis
  * cannot be sent (nor stored in text/jsonb): normalisation rejects it before this point
  * (storable.ts; test/ingest/copy.test.ts).
  */
-export async function copyRows(client: pg.PoolClient, table: string, rows: LogRow[], hot: readonly HotLeaf[] = []): Promise<void> {
+export async function copyRows(client: pg.PoolClient, table: string, rows: LogRow[], hot?: FactsObserver): Promise<void> {
   const stream = client.query(copyFrom(`COPY ${qualifiedTable(table)} ${columnList(hot)} FROM STDIN`));
   // Until Postgres answers CopyInResponse the stream holds the chunks; each becomes one CopyData message.
   for (const chunk of copyChunks(rows, hot)) stream.write(chunk);
@@ -167,7 +182,7 @@ const CHUNK_BYTES = 1 << 20;
  * against one string of the batch plus Buffer.from: 1.5 ms less per 1,000 edge rows (of ~10),
  * and no multi-megabyte string (or the rope it is built from) for the garbage collector.
  */
-export function copyChunks(rows: LogRow[], hot: readonly HotLeaf[] = []): Buffer[] {
+export function copyChunks(rows: LogRow[], hot?: FactsObserver): Buffer[] {
   const chunks: Buffer[] = [];
   let buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   let used = 0;
@@ -184,7 +199,7 @@ export function copyChunks(rows: LogRow[], hot: readonly HotLeaf[] = []): Buffer
       copyJson(r.metadata) +
       '\t' +
       copyJson(r.body) +
-      (hot.length ? copyHotValues(r.metadata, hot) : '') +
+      (hot ? copyHotValues(r.metadata, hot) : '') +
       '\n';
     // A UTF-16 code unit takes at most 3 bytes of UTF-8 (a surrogate pair: 4 for two units).
     if (line.length * 3 > buffer.length - used) {
@@ -203,10 +218,10 @@ const COPY_SPECIALS = /[\\\n\r\t]/g;
 const COPY_ESCAPE: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /** The hot columns of a row (storage/hotLeaves.ts hotValue), each after a tab; `\N` where the JSON read gives something else. */
-function copyHotValues(metadata: unknown, hot: readonly HotLeaf[]): string {
+function copyHotValues(metadata: unknown, hot: FactsObserver): string {
   let out = '';
-  for (const leaf of hot) {
-    const v = hotValue(metadata, leaf);
+  for (let n = 0; n < hot.leaves.length; n++) {
+    const v = hot.value(metadata, n);
     out += '\t' + (v === null ? '\\N' : typeof v === 'string' ? copyText(v) : String(v));
   }
   return out;
@@ -238,12 +253,8 @@ export function copyJson(value: unknown): string {
  * of JSON texts is escaped twice (array literal, then JSON) and parsed twice; bench/ingest-insert.ts
  * measures the variants (BENCHMARKS.md, "Ingestion").
  */
-export async function insertRows(
-  client: Pick<pg.PoolClient, 'query'>,
-  table: string,
-  rows: LogRow[],
-  hot: readonly HotLeaf[] = [],
-): Promise<void> {
+export async function insertRows(client: Pick<pg.PoolClient, 'query'>, table: string, rows: LogRow[], hot?: FactsObserver): Promise<void> {
+  const leaves = hot?.leaves ?? [];
   const records = rows.map((r) => {
     const record: Record<string, unknown> = {
       i: r.id,
@@ -253,11 +264,11 @@ export async function insertRows(
       m: r.metadata,
       b: r.body,
     };
-    hot.forEach((leaf, n) => (record[`h${n}`] = hotValue(r.metadata, leaf)));
+    for (let n = 0; n < leaves.length; n++) record[`h${n}`] = hot!.value(r.metadata, n);
     return record;
   });
-  const hotSelect = hot.map((_, n) => `, r.h${n}`).join('');
-  const hotTypes = hot.map((l, n) => `, h${n} ${PG_HOT_TYPES[l.type]}`).join('');
+  const hotSelect = leaves.map((_, n) => `, r.h${n}`).join('');
+  const hotTypes = leaves.map((l, n) => `, h${n} ${PG_HOT_TYPES[l.type]}`).join('');
   await client.query(
     `INSERT INTO ${qualifiedTable(table)} ${columnList(hot)}
      SELECT r.i, r.t, r.e, r.p, r.m, r.b${hotSelect}

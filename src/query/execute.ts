@@ -1,8 +1,8 @@
 /**
  * Runs one translated endpoint query: the third wall of sandboxing (SECURITY.md).
  *
- *   BEGIN READ ONLY; SET LOCAL ROLE logquery_reader; SET LOCAL statement_timeout …; TimeZone UTC;
- *   jit off; standard_conforming_strings on
+ *   BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL ROLE logquery_reader;
+ *   SET LOCAL statement_timeout …; TimeZone UTC; jit off; standard_conforming_strings on
  *   <the query, as an unnamed prepared statement with its $n values, so the planner sees them>
  *   ROLLBACK
  *
@@ -10,6 +10,12 @@
  * backend itself, so a runaway query frees its connection; the ROLLBACK undoes whatever the
  * query changed in the session (`set_config(…, false)` included), so nothing of one query
  * reaches the next one on the pooled connection.
+ *
+ * REPEATABLE READ: the planner reads the facts of hot leaf columns while planning
+ * (src/sql/resolve/hot.ts, src/storage/hotLeafFacts.ts), and the executor reads the rows those
+ * facts describe. Under READ COMMITTED planning and execution take two snapshots, and a batch
+ * committed between them (with a value that makes a column inexact) would be read through a plan
+ * that reads the column alone. One snapshot for both costs nothing for one read-only statement.
  *
  * On Postgres all of it goes out as one pipelined batch with one Sync (src/db/pipelined.ts): one
  * round trip per query instead of three. Postgres skips everything after a failed statement up to
@@ -111,6 +117,8 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
   }
 }
 
+const BEGIN = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
 /**
  * The statements that open the read-only transaction of one query, each a statement of its own.
  *
@@ -123,10 +131,9 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
  * early and inject SQL (test/security/walls.test.ts).
  */
 function transactionStart(session: ReadOnlySession | undefined, useReaderRole: boolean, timeoutMs: number): string[] {
-  if (session)
-    return ['BEGIN READ ONLY', ...(session.statementTimeoutMs === timeoutMs ? [] : [`SET LOCAL statement_timeout = ${timeoutMs}`])];
+  if (session) return [BEGIN, ...(session.statementTimeoutMs === timeoutMs ? [] : [`SET LOCAL statement_timeout = ${timeoutMs}`])];
   return [
-    'BEGIN READ ONLY',
+    BEGIN,
     ...(useReaderRole ? [`SET LOCAL ROLE ${READER_ROLE}`] : []),
     `SET LOCAL statement_timeout = ${timeoutMs}`,
     "SET LOCAL TimeZone = 'UTC'",

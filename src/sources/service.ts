@@ -9,11 +9,14 @@ import { parseHotLeaves } from './hotLeafInput.js';
 import {
   addHotColumns,
   backfillPartition,
+  columnsWithoutDefault,
   dropHotColumns,
   hotColumnDefinitions,
+  setUnknownLeafDefaults,
   type HotLeaf,
   type HotLeafState,
 } from '../storage/hotLeaves.js';
+import { checkPartition, deleteFacts, resetFacts, saveBackfilledFacts, unverifyFacts } from '../storage/hotLeafFacts.js';
 import { listPartitions, partitionCounts, type PartitionCount } from '../storage/logTables.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
 import { EndpointRepository } from '../endpoints/repository.js';
@@ -124,6 +127,12 @@ export class SourceService {
         }),
       );
       await createLogTable(client, table, hotColumnDefinitions(input.hot));
+      await resetFacts(
+        client,
+        table,
+        input.hot.map((l) => l.path),
+        true,
+      );
       await ensurePartitions(client, table, Date.now() - DAY_MS, Date.now() + PARTITION_DAYS_AHEAD * DAY_MS);
       return row;
     }).catch(nameConflict(name));
@@ -244,15 +253,50 @@ export class SourceService {
     await addHotColumns(this.pool, source.table_name, added);
     const partitions = added.length ? (await listPartitions(this.pool, source.table_name)).map((p) => p.name).reverse() : [];
     const states = leaves.map((l): HotLeafState => kept(l) ?? { ...l, pending_partitions: partitions });
-    await withTransaction(this.pool, (client) => runBuilt(client, this.repository.saveHotLeavesQuery(source.id, states)));
+    const gone = removed.map((r) => r.path).filter((p) => !added.some((a) => a.path === p));
+    await withTransaction(this.pool, async (client) => {
+      await runBuilt(client, this.repository.saveHotLeavesQuery(source.id, states));
+      // New columns start not exact: their older rows are checked by the backfill (src/storage/hotLeafFacts.ts).
+      await resetFacts(
+        client,
+        source.table_name,
+        added.map((a) => a.path),
+        partitions.length === 0,
+      );
+      await deleteFacts(client, source.table_name, gone);
+    });
     // After the catalog stopped listing them: readers and writers of this process no longer name them
     // (other replicas' writers retry a batch once on the missing column, ingest/write.ts).
     await this.reload();
-    await dropHotColumns(
-      this.pool,
-      source.table_name,
-      removed.map((r) => r.path).filter((p) => !added.some((a) => a.path === p)),
-    );
+    await dropHotColumns(this.pool, source.table_name, gone);
+  }
+
+  /**
+   * Hot columns from before their facts were kept (src/storage/hotLeafFacts.ts) have no
+   * UNKNOWN_LEAF_CODE default and unchecked rows: they get the default, and every partition is
+   * listed as pending again, so the backfill checks (and fills, where needed) all their rows
+   * before queries read the columns alone. Until then queries read them as before. At start-up.
+   */
+  async adoptUncheckedHotLeaves(): Promise<void> {
+    let changed = false;
+    for (const source of [...this.byName.values()]) {
+      const unchecked = await columnsWithoutDefault(this.pool, source.table_name, source.hot_leaves ?? []);
+      if (!unchecked.length) continue;
+      await setUnknownLeafDefaults(this.pool, source.table_name, unchecked);
+      const partitions = (await listPartitions(this.pool, source.table_name)).map((p) => p.name).reverse();
+      await withTransaction(this.pool, async (client) => {
+        const [row] = await runBuilt<SourceRecord>(client, this.repository.lockQuery(source.id));
+        if (!row?.hot_leaves) return;
+        const paths = new Set(unchecked.map((l) => l.path));
+        const states = row.hot_leaves.map((l) =>
+          paths.has(l.path) ? { ...l, pending_partitions: [...new Set([...l.pending_partitions, ...partitions])] } : l,
+        );
+        await runBuilt(client, this.repository.saveHotLeavesQuery(source.id, states));
+        await unverifyFacts(client, source.table_name, [...paths]);
+      });
+      changed = true;
+    }
+    if (changed) await this.reload();
   }
 
   /**
@@ -272,16 +316,23 @@ export class SourceService {
         const leaves = fresh?.hot_leaves ?? [];
         const partition = leaves.find((l) => l.pending_partitions.length)?.pending_partitions[0];
         if (!fresh || partition === undefined) break;
-        await backfillPartition(
-          this.pool,
-          partition,
-          leaves.filter((l) => l.pending_partitions.includes(partition)),
-        );
+        const filling = leaves.filter((l) => l.pending_partitions.includes(partition));
+        await backfillPartition(this.pool, partition, filling);
+        // What the partition's rows show (values of another type, rows without the leaf): the
+        // facts that decide whether queries may read the columns alone (src/storage/hotLeafFacts.ts).
+        const facts = await checkPartition(this.pool, partition, filling);
         await withTransaction(this.pool, async (client) => {
           const [row] = await runBuilt<SourceRecord>(client, this.repository.lockQuery(source.id));
           if (!row?.hot_leaves) return;
           const states = row.hot_leaves.map((l) => ({ ...l, pending_partitions: l.pending_partitions.filter((p) => p !== partition) }));
           await runBuilt(client, this.repository.saveHotLeavesQuery(source.id, states));
+          const complete = states.filter((l) => !l.pending_partitions.length && filling.some((f) => f.path === l.path)).map((l) => l.path);
+          await saveBackfilledFacts(
+            client,
+            source.table_name,
+            facts.filter((f) => states.some((l) => l.path === f.path)),
+            complete,
+          );
         });
         done.push(partition);
       }

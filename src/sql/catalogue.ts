@@ -12,12 +12,14 @@
  */
 import { JSON_FUNCTION, TIMESTAMP_FUNCTION } from './coerce.js';
 import { FUNCTIONS } from './functions.js';
+import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../storage/hotLeafFacts.js';
 import {
   ORDER_SENSITIVE_AGGREGATE,
   PARTIAL,
   SCALAR,
   SET_RETURNING,
   TOTAL,
+  TOTAL_STRICT,
   sameFacts,
   scalar,
   type PgFunctionFacts,
@@ -33,6 +35,9 @@ const EMITTED_BY_TRANSLATOR: Readonly<Record<string, PgFunctionFacts>> = {
   round: SCALAR,
   [TIMESTAMP_FUNCTION]: SCALAR,
   [JSON_FUNCTION]: SCALAR,
+  // resolve/hot.ts: facts of hot leaf columns, constants once planned.
+  [HOT_LEAF_EXACT]: TOTAL_STRICT,
+  [HOT_LEAF_DENSE]: TOTAL_STRICT,
   // the printer of `extract` nodes; EXTRACT(SECOND / MILLISECOND / MICROSECOND …) in resolve/expressions.ts.
   extract: SCALAR,
   floor: SCALAR,

@@ -114,6 +114,14 @@ export interface Typed {
 export interface HotRead {
   readonly sql: PgExpr;
   readonly type: 'STRING' | 'INT64' | 'FLOAT64' | 'BOOL';
+  /** Whose column it is, for the facts that say where it is complete (src/storage/hotLeafFacts.ts). */
+  readonly leaf: HotLeafRef;
+}
+
+/** A hot leaf by its source's table and its full path (`metadata.request.path`). */
+export interface HotLeafRef {
+  readonly table: string;
+  readonly path: string;
 }
 export type HotReads = ReadonlyMap<string, HotRead>;
 

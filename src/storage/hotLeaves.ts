@@ -45,9 +45,21 @@ export function hotColumnName(path: string): string {
   return path;
 }
 
+/**
+ * The default of every hot column: an error (SQLSTATE UNKNOWN_LEAF_CODE). The ingest writer
+ * always lists every hot column it knows, so the default runs only for a process that does not
+ * know the leaf yet (it read the catalog before the leaf was declared); without it that row's
+ * column would be NULL where its JSON has a value, and a query reading the column alone
+ * (hotLeafFacts.ts) would miss it. The writer reads the catalog again and retries (src/ingest/write.ts).
+ */
+export const UNKNOWN_LEAF_CODE = 'LQ001';
+function unknownLeafDefault(leaf: HotLeaf): string {
+  return `logs.hot_leaf_unknown()::${PG_HOT_TYPES[leaf.type]}`;
+}
+
 /** Column definitions for CREATE TABLE (logTables.ts createLogTable). */
 export function hotColumnDefinitions(leaves: readonly HotLeaf[]): string[] {
-  return leaves.map((l) => `${quoteIdent(hotColumnName(l.path))} ${PG_HOT_TYPES[l.type]}`);
+  return leaves.map((l) => `${quoteIdent(hotColumnName(l.path))} ${PG_HOT_TYPES[l.type]} DEFAULT ${unknownLeafDefault(l)}`);
 }
 
 /** perf: split once per path, not once per row and leaf at ingest (hotValue runs for every row written). */
@@ -61,17 +73,38 @@ function keysBelowMetadata(path: string): readonly string[] {
 }
 
 /**
- * The leaf's value for the column from the stored shape (every object a one-element array), or
- * null when the JSON read would not give exactly this value: only a JSON value of the column's own
- * type is written (a string for STRING, a safe integer for INT64, …); anything else stays NULL
- * and is read from the JSON.
+ * What the translator's JSON read of a leaf finds in a row's `metadata`, navigated as Postgres
+ * does it: `metadata->0->'request'->0->'path'` (`->0` is the first element of an array, else
+ * NULL; `->'key'` a member of an object, else NULL). `json`: the leaf's JSON value, undefined
+ * where the read is NULL (no record, no key, or JSON null). `reach`: the depth of the deepest
+ * record on the way that is there (`metadata->0` is depth 0, `…->'request'->0` depth 1; -1: none),
+ * which is what the translator's UNNEST guards test (src/sql/resolve/hot.ts).
+ */
+export function jsonLeaf(metadata: unknown, leaf: HotLeaf): { json: unknown; reach: number } {
+  const keys = keysBelowMetadata(leaf.path);
+  let v: unknown = metadata;
+  for (let depth = 0; depth < keys.length; depth++) {
+    if (!Array.isArray(v) || v.length === 0) return { json: undefined, reach: depth - 1 };
+    const record: unknown = v[0];
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) return { json: undefined, reach: depth };
+    v = (record as Record<string, unknown>)[keys[depth]];
+    if (depth === keys.length - 1) return { json: v === null ? undefined : v, reach: depth };
+  }
+  return { json: undefined, reach: -1 }; // a path has at least one key below metadata (hotLeafInput.ts)
+}
+
+/**
+ * The leaf's value for the column, or null when the JSON read would not give exactly this value:
+ * only a JSON value of the column's own type is written (a string for STRING, a safe integer for
+ * INT64, …); anything else stays NULL and is read from the JSON (and the row is inexact:
+ * hotLeafFacts.ts).
  */
 export function hotValue(metadata: unknown, leaf: HotLeaf): string | number | boolean | null {
-  let v: unknown = metadata;
-  for (const key of keysBelowMetadata(leaf.path)) {
-    if (!Array.isArray(v) || v.length !== 1 || typeof v[0] !== 'object' || v[0] === null) return null;
-    v = (v[0] as Record<string, unknown>)[key];
-  }
+  return columnValue(jsonLeaf(metadata, leaf).json, leaf);
+}
+
+/** The column's value for a leaf's JSON value (undefined: none), by the rule of hotValue. */
+export function columnValue(v: unknown, leaf: HotLeaf): string | number | boolean | null {
   switch (leaf.type) {
     case 'STRING':
       return typeof v === 'string' ? v : null;
@@ -86,7 +119,7 @@ export function hotValue(metadata: unknown, leaf: HotLeaf): string | number | bo
 }
 
 /** `metadata->0->'request'->0` and the last key, for SQL that reads the leaf (backfill). */
-function jsonLeaf(path: string): { record: string; key: string } {
+function jsonLeafSql(path: string): { record: string; key: string } {
   const keys = keysBelowMetadata(path);
   let record = 'metadata->0';
   for (const k of keys.slice(0, -1)) record += `->${quoteLiteral(k)}->0`;
@@ -99,7 +132,7 @@ function quoteLiteral(s: string): string {
 
 /** The same rule as hotValue, in SQL: the value, or NULL where the JSON read is not exactly a value of the column's type. */
 export function hotValueSql(leaf: HotLeaf): string {
-  const { record, key } = jsonLeaf(leaf.path);
+  const { record, key } = jsonLeafSql(leaf.path);
   const json = `${record}->${key}`;
   const text = `${record}->>${key}`;
   switch (leaf.type) {
@@ -121,8 +154,36 @@ export function hotValueSql(leaf: HotLeaf): string {
  * than queueing every new query and insert behind a long one.
  */
 export async function addHotColumns(db: Connectable, table: string, leaves: readonly HotLeaf[], lockTimeoutMs = 2_000): Promise<void> {
-  const add = leaves.map((l) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(hotColumnName(l.path))} ${PG_HOT_TYPES[l.type]}`);
+  // The default is set in the same statement: no row can be written without the column once it
+  // exists (UNKNOWN_LEAF_CODE). A default set by ALTER COLUMN applies to new rows only: no rewrite.
+  const add = leaves.flatMap((l) => {
+    const column = quoteIdent(hotColumnName(l.path));
+    return [`ADD COLUMN IF NOT EXISTS ${column} ${PG_HOT_TYPES[l.type]}`, `ALTER COLUMN ${column} SET DEFAULT ${unknownLeafDefault(l)}`];
+  });
   await alterTable(db, table, add, lockTimeoutMs);
+}
+
+/** The leaves among `leaves` whose column on the table has no default: made before UNKNOWN_LEAF_CODE existed. */
+export async function columnsWithoutDefault(db: Queryable, table: string, leaves: readonly HotLeaf[]): Promise<HotLeaf[]> {
+  if (!leaves.length) return [];
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT a.attname AS name FROM pg_attribute a
+      WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2::text[]) AND NOT a.attisdropped AND NOT a.atthasdef`,
+    [qualifiedTable(table), leaves.map((l) => hotColumnName(l.path))],
+  );
+  const names = new Set(rows.map((r) => r.name));
+  return leaves.filter((l) => names.has(hotColumnName(l.path)));
+}
+
+/** Gives existing hot columns the UNKNOWN_LEAF_CODE default (a catalog change under a short lock, as addHotColumns). */
+export async function setUnknownLeafDefaults(
+  db: Connectable,
+  table: string,
+  leaves: readonly HotLeaf[],
+  lockTimeoutMs = 2_000,
+): Promise<void> {
+  const set = leaves.map((l) => `ALTER COLUMN ${quoteIdent(hotColumnName(l.path))} SET DEFAULT ${unknownLeafDefault(l)}`);
+  await alterTable(db, table, set, lockTimeoutMs);
 }
 
 /** Drops the columns of `paths` from a log table (as addHotColumns, a catalog change under a short lock). */

@@ -19,6 +19,7 @@ import { normaliseEvents, type LogRow } from '../../src/ingest/normalise.js';
 import { toStoredShape } from '../../src/sources/shape.js';
 import { microsToIso } from '../../src/ingest/timestamp.js';
 import { copyChunks, copyJson, copyRows, copyText, insertRows, rowWriterFor, type RowWriter } from '../../src/ingest/write.js';
+import { FactsObserver } from '../../src/storage/hotLeafFacts.js';
 import { createLogger } from '../../src/logger.js';
 import { testApp, type TestApp } from '../support/http.js';
 
@@ -168,11 +169,13 @@ describe('ingest writer: COPY on Postgres', () => {
       inserted = rowsOf('i');
     await t.context.writer.write(source, copied.slice(0, 1), {}); // partitions for this day
     await withTransaction(t.context.db.pool, async (client) => {
-      await copyRows(client, source.table_name, copied.slice(1));
-      await insertRows(client, source.table_name, inserted);
+      const hot = source.hot_leaves ?? [];
+      await copyRows(client, source.table_name, copied.slice(1), new FactsObserver(hot));
+      await insertRows(client, source.table_name, inserted, new FactsObserver(hot));
     });
     const { rows } = await t.context.db.pool.query(
-      `SELECT substr(id, 1, 1) AS via, substr(id, 2) AS rest, "timestamp", event_message, project, metadata::text, body::text
+      `SELECT substr(id, 1, 1) AS via, substr(id, 2) AS rest, "timestamp", event_message, project, metadata::text, body::text,
+              "metadata.request.path", "metadata.response.status_code"
          FROM ${TABLE} WHERE project = 'copy-vs-insert' ORDER BY rest, via`,
     );
     assert.equal(rows.length, 2 * TRICKY.length);

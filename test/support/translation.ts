@@ -34,6 +34,8 @@ export interface TranslationOptions {
   sources?: SourceLookup;
   /** false: without the rewrites for speed (the differential test compares both). */
   optimise?: boolean;
+  /** The database to run on (default: the shared test database). */
+  pool?: pg.Pool;
 }
 
 type Row = Record<string, unknown>;
@@ -73,7 +75,7 @@ export function expectTranslation(bq: string, options: TranslationOptions = {}) 
 /** Translates and runs a query; rows normalised by column type. */
 export async function runTranslation(bq: string, options: TranslationOptions = {}): Promise<{ rows: Row[]; translation: Translation }> {
   await initTranslator();
-  const { pool } = await testDatabase();
+  const pool = options.pool ?? (await testDatabase()).pool;
   const sources = options.sources ?? (await loadSources());
   const translation = translateQuery({
     query: bq,

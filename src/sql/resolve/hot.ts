@@ -1,9 +1,16 @@
 /**
  * Hot leaves in the translator: where an expression reads a leaf of single records that the
- * source keeps as a typed column (src/storage/hotLeaves.ts), it reads
- * `coalesce(column, <the JSON read>)` instead. The column is NULL or exactly the JSON read's value,
- * so the rows are the same either way (test/sql/hot-differential.test.ts); where the column is
- * filled, `metadata` is not decompressed (perf: docs/ARCHITECTURE.md, "Hot leaves").
+ * source keeps as a typed column (src/storage/hotLeaves.ts), it reads the column instead of the
+ * JSON, with identical rows (test/sql/hot-differential.test.ts):
+ *
+ *   CASE WHEN logs.hot_leaf_exact('<table>', '<path>') THEN column ELSE coalesce(column, <JSON read>) END
+ *
+ * The planner calls that IMMUTABLE function while planning and keeps one branch
+ * (migrations/1763810000000_hot-leaf-facts.js): the column alone where it is known complete
+ * (src/storage/hotLeafFacts.ts), so the plan does not name `metadata` and Postgres can answer
+ * from a covering index; otherwise the column where filled and the JSON where it is NULL (a
+ * partition not backfilled yet, a value of another type), which is always right. The guards of
+ * UNNEST fold the same way (recordGuard). perf: docs/ARCHITECTURE.md, "Hot leaves".
  *
  * The columns travel with the `metadata` value: a source's `metadata` column knows its hot
  * leaves, a record read from it (UNNEST of a single record, `m.request`) knows those below it,
@@ -15,8 +22,9 @@ import { isAggregate } from '../catalogue.js';
 import { pg, type PgExpr, type PgSelect } from '../postgres/ast.js';
 import { fromAliases } from '../postgres/narrow.js';
 import { some } from '../postgres/transform.js';
-import { typed, type BqType, type HotRead, type HotReads, type Typed } from '../types.js';
+import { typed, type BqType, type HotLeafRef, type HotRead, type HotReads, type Typed } from '../types.js';
 import { hotColumnName } from '../../storage/hotLeaves.js';
+import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../../storage/hotLeafFacts.js';
 import type { SourceTable } from '../../sources/schema.js';
 import type { Column, Resolved } from './scope.js';
 
@@ -28,7 +36,11 @@ export function sourceHot(alias: string, source: SourceTable): HotReads | undefi
   const reads = new Map<string, HotRead>();
   for (const leaf of source.hot) {
     if (leaf.path.startsWith(PREFIX))
-      reads.set(leaf.path.slice(PREFIX.length), { sql: pg.column(alias, hotColumnName(leaf.path)), type: leaf.type });
+      reads.set(leaf.path.slice(PREFIX.length), {
+        sql: pg.column(alias, hotColumnName(leaf.path)),
+        type: leaf.type,
+        leaf: { table: source.table, path: leaf.path },
+      });
   }
   return reads.size ? reads : undefined;
 }
@@ -44,6 +56,11 @@ export function hotBelow(hot: HotReads | undefined, key: string): HotReads | und
   return below;
 }
 
+/** Whether the leaf's column holds exactly the JSON read in every row (a constant once planned). */
+function exact(leaf: HotLeafRef): PgExpr {
+  return pg.func(HOT_LEAF_EXACT, [pg.literal(leaf.table), pg.literal(leaf.path)]);
+}
+
 /**
  * The leaf `key` of a record, typed `type`, whose JSON read is `text` (`r->>'key'`): through its
  * column when it has one that can give the read's value; undefined otherwise. A STRING column
@@ -53,24 +70,55 @@ export function hotBelow(hot: HotReads | undefined, key: string): HotReads | und
 export function hotLeafRead(hot: HotReads | undefined, key: string, text: PgExpr, type: BqType): Typed | undefined {
   const read = hot?.get(key);
   if (!read || type.kind !== 'scalar') return undefined;
-  if (read.type === 'STRING') return fromJsonText(pg.func('coalesce', [read.sql, text]), type);
+  if (read.type === 'STRING') {
+    const complete = fromJsonText(read.sql, type).sql;
+    return typed(
+      pg.case([{ when: exact(read.leaf), then: complete }], fromJsonText(pg.func('coalesce', [read.sql, text]), type).sql),
+      type,
+    );
+  }
   if (read.type !== type.name) return undefined;
-  return typed(pg.func('coalesce', [read.sql, fromJsonText(text, type).sql]), type);
+  return typed(pg.case([{ when: exact(read.leaf), then: read.sql }], pg.func('coalesce', [read.sql, fromJsonText(text, type).sql])), type);
 }
 
+/** Guard arms tried in turn (one per hot leaf below the record, a few at most: each is a call at plan time). */
+const MAX_GUARD_ARMS = 4;
+
 /**
- * The guard that keeps CROSS JOIN UNNEST's dropping of rows without the record `record`: with a
- * hot leaf below it, `(leaf IS NOT NULL OR record IS NOT NULL)` (a leaf is there only when its
- * record is), so a row whose column is filled never decompresses `metadata` for the guard.
+ * The guard that keeps CROSS JOIN UNNEST's dropping of rows without the record `record`. Where a
+ * hot leaf below it is dense at the record's depth (every row with the record has the column:
+ * hotLeafFacts.ts), `column IS NOT NULL`, folded by the planner; else
+ * `(column IS NOT NULL OR record IS NOT NULL)` (a leaf is there only when its record is), so a
+ * row whose column is filled never decompresses `metadata` for the guard.
  */
 export function recordGuard(record: PgExpr, hot: HotReads | undefined): PgExpr {
   const exists = pg.is(record, 'NULL', true);
   const first = hot?.values().next().value;
-  return first ? pg.or(pg.is(first.sql, 'NULL', true), exists) : exists;
+  if (!hot || !first) return exists;
+  const otherwise = pg.or(pg.is(first.sql, 'NULL', true), exists);
+  const arms = [...hot].slice(0, MAX_GUARD_ARMS).map(([path, read]) => ({
+    when: pg.func(HOT_LEAF_DENSE, [
+      pg.literal(read.leaf.table),
+      pg.literal(read.leaf.path),
+      pg.number(String(recordDepth(read.leaf, path))),
+    ]),
+    then: pg.is(read.sql, 'NULL', true),
+  }));
+  return pg.case(arms, otherwise);
+}
+
+/**
+ * The depth of the record a leaf is read below, from the leaf's full path and its path relative
+ * to the record: `metadata.request.path` below `request` ('path') is depth 1, below `metadata`
+ * ('request.path') depth 0.
+ */
+function recordDepth(leaf: HotLeafRef, relative: string): number {
+  return leaf.path.split('.').length - 1 - relative.split('.').length;
 }
 
 /** The record a guard made by recordGuard tests, or undefined for any other condition. */
 export function guardedRecord(g: PgExpr): PgExpr | undefined {
+  if (g.kind === 'case' && g.otherwise) return guardedRecord(g.otherwise);
   if (g.kind === 'andOr' && g.op === 'OR' && g.operands.length === 2) return guardedRecord(g.operands[1]);
   return g.kind === 'is' && g.test === 'NULL' && g.negated ? g.operand : undefined;
 }
@@ -80,7 +128,7 @@ export function relationValue(alias: string, column: Column): Typed {
   const sql = pg.column(alias, column.name);
   if (!column.hotColumns) return typed(sql, column.type);
   const hot = new Map<string, HotRead>();
-  for (const [path, c] of column.hotColumns) hot.set(path, { sql: pg.column(alias, c.name), type: c.type });
+  for (const [path, c] of column.hotColumns) hot.set(path, { sql: pg.column(alias, c.name), type: c.type, leaf: c.leaf });
   return typed(sql, column.type, { hot });
 }
 
@@ -106,14 +154,14 @@ export function exposeHotColumns(r: Resolved): Resolved {
   const added: PgSelect['targets'][number][] = [];
   const columns = r.columns.map(({ hot, ...c }): Column => {
     if (!hot) return c;
-    const hotColumns = new Map<string, { name: string; type: HotRead['type'] }>();
+    const hotColumns = new Map<string, { name: string; type: HotRead['type']; leaf: HotLeafRef }>();
     for (const [path, read] of hot) {
       const name = `${c.name}.${path}`;
       if (names.has(name) || Buffer.byteLength(name) > MAX_IDENTIFIER_BYTES) continue;
       if (some(read.sql, (e) => e.kind === 'column' && (e.table === undefined || !visible.has(e.table)))) continue;
       names.add(name);
       added.push({ expr: read.sql, name });
-      hotColumns.set(path, { name, type: read.type });
+      hotColumns.set(path, { name, type: read.type, leaf: read.leaf });
     }
     return hotColumns.size ? { ...c, hotColumns } : c;
   });

@@ -22,7 +22,7 @@ export interface Column {
   /** The select item's hot leaves (resolve/hot.ts): exposed as hidden columns when the query is a CTE or derived table. */
   readonly hot?: HotReads;
   /** Hidden output columns of this column's hot leaves, by relative path (set by exposeHotColumns). */
-  readonly hotColumns?: ReadonlyMap<string, { readonly name: string; readonly type: HotRead['type'] }>;
+  readonly hotColumns?: ReadonlyMap<string, { readonly name: string; readonly type: HotRead['type']; readonly leaf: HotRead['leaf'] }>;
 }
 
 /** A resolved query: its Postgres tree and its output columns. */

@@ -1,0 +1,207 @@
+/**
+ * What is known about each hot leaf's column (table `hot_leaf_facts`,
+ * migrations/1763810000000_hot-leaf-facts.js), so that a query can read the column alone where
+ * it is complete and never touch `metadata`, which is what lets Postgres answer from a covering
+ * index (docs/ARCHITECTURE.md, "Hot leaves").
+ *
+ * A leaf's column is *exact* when, in every row, it is NULL exactly where the JSON read is and
+ * otherwise holds the JSON read's value: every partition that had rows when it was declared has
+ * been backfilled and checked, and no row holds a value of another type (the column stays NULL
+ * for a string status code; the JSON read gives 500, or an error). It is *dense from depth d*
+ * when every row that has the leaf's record at depth d (`metadata->0` is 0, `…->'request'->0` is
+ * 1) has the column filled, so that the UNNEST guard `record IS NOT NULL` is `column IS NOT NULL`.
+ *
+ * Who keeps them true:
+ * - the ingest writer observes every row it writes (FactsObserver) and records what it saw in
+ *   the same transaction as the rows (recordObservedFacts), so a snapshot that sees a row sees
+ *   its facts;
+ * - the backfill checks each pending partition's older rows (checkPartition) and marks the leaf
+ *   backfilled with its last partition (saveBackfilledFacts);
+ * - a process that does not know a leaf yet cannot write rows without its column
+ *   (hotLeaves.ts UNKNOWN_LEAF_CODE);
+ * - declaring a leaf starts it afresh (resetFacts): not exact until its backfill is done.
+ *
+ * The translator asks `logs.hot_leaf_exact` / `logs.hot_leaf_dense` in the SQL it prints, and
+ * the planner answers while planning (src/sql/resolve/hot.ts).
+ */
+import type pg from 'pg';
+import { qualifiedTable, quoteIdent } from './logTables.js';
+import { columnValue, hotColumnName, jsonLeaf, type HotLeaf } from './hotLeaves.js';
+
+type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+
+/**
+ * The facts as the translator's SQL asks them (migrations/1763810000000_hot-leaf-facts.js):
+ * `logs.hot_leaf_exact(table, path)`, and `logs.hot_leaf_dense(table, path, depth)`, which is
+ * exact and dense from `depth` down. IMMUTABLE, so the planner answers them while planning.
+ */
+export const HOT_LEAF_EXACT = 'logs.hot_leaf_exact';
+export const HOT_LEAF_DENSE = 'logs.hot_leaf_dense';
+
+/** What rows showed about one leaf: a row with a value of another type; the depth guards need from. */
+export interface LeafFacts {
+  readonly path: string;
+  readonly inexact: boolean;
+  /** 0 when every row with `metadata` had the column filled; keys below metadata + 1 at most. */
+  readonly denseFrom: number;
+}
+
+/**
+ * Computes each row's hot column values for the writer and notes, on the way, what the rows show
+ * about the leaves (one JSON walk per row and leaf for both).
+ */
+export class FactsObserver {
+  private readonly inexact: boolean[];
+  private readonly denseFrom: number[];
+
+  constructor(readonly leaves: readonly HotLeaf[]) {
+    this.inexact = leaves.map(() => false);
+    this.denseFrom = leaves.map(() => 0);
+  }
+
+  /** The column value of leaf number `n` for a row's `metadata` (hotLeaves.ts hotValue). */
+  value(metadata: unknown, n: number): string | number | boolean | null {
+    const leaf = this.leaves[n];
+    const { json, reach } = jsonLeaf(metadata, leaf);
+    const value = columnValue(json, leaf);
+    if (value === null) {
+      if (json !== undefined) this.inexact[n] = true;
+      if (reach + 1 > this.denseFrom[n]) this.denseFrom[n] = reach + 1;
+    }
+    return value;
+  }
+
+  /** The leaves whose rows showed anything but "exact and dense from `metadata` down". */
+  observed(): LeafFacts[] {
+    return this.leaves
+      .map((l, n) => ({ path: l.path, inexact: this.inexact[n], denseFrom: this.denseFrom[n] }))
+      .filter((f) => f.inexact || f.denseFrom > 0);
+  }
+}
+
+/**
+ * Records what a batch's rows showed, in the transaction that writes them. Most batches show
+ * nothing new: one read without locks; only a leaf whose facts change takes the facts row's lock.
+ */
+export async function recordObservedFacts(client: Queryable, table: string, observed: readonly LeafFacts[]): Promise<void> {
+  if (!observed.length) return;
+  const { rows } = await client.query<{ path: string; inexact: boolean; dense_from: number }>(
+    'SELECT path, inexact, dense_from FROM hot_leaf_facts WHERE table_name = $1 AND path = ANY($2::text[])',
+    [table, observed.map((f) => f.path)],
+  );
+  const known = new Map(rows.map((r) => [r.path, r]));
+  const news = observed.filter((f) => {
+    const k = known.get(f.path);
+    return !k || (f.inexact && !k.inexact) || f.denseFrom > k.dense_from;
+  });
+  await mergeFacts(client, table, news);
+}
+
+/** Merges facts into the table: inexact stays once set, dense_from only rises. */
+async function mergeFacts(client: Queryable, table: string, facts: readonly LeafFacts[], backfilled?: readonly string[]): Promise<void> {
+  if (!facts.length && !backfilled?.length) return;
+  await client.query(
+    `INSERT INTO hot_leaf_facts AS f (table_name, path, inexact, dense_from)
+     SELECT $1, x.path, x.inexact, x.dense_from FROM unnest($2::text[], $3::boolean[], $4::integer[]) AS x(path, inexact, dense_from)
+     ON CONFLICT (table_name, path) DO UPDATE
+       SET inexact = f.inexact OR EXCLUDED.inexact, dense_from = greatest(f.dense_from, EXCLUDED.dense_from)`,
+    [table, facts.map((f) => f.path), facts.map((f) => f.inexact), facts.map((f) => f.denseFrom)],
+  );
+  if (backfilled?.length)
+    await client.query('UPDATE hot_leaf_facts SET backfilled = true WHERE table_name = $1 AND path = ANY($2::text[])', [table, backfilled]);
+}
+
+/**
+ * Starts the facts of newly declared leaves afresh (their columns are new): backfilled already
+ * when the table had no partition to fill. Runs in the transaction that saves the declaration,
+ * before any writer knows the leaves.
+ */
+export async function resetFacts(client: Queryable, table: string, paths: readonly string[], backfilled: boolean): Promise<void> {
+  if (!paths.length) return;
+  await client.query(
+    `INSERT INTO hot_leaf_facts (table_name, path, backfilled) SELECT $1, unnest($2::text[]), $3
+     ON CONFLICT (table_name, path) DO UPDATE SET backfilled = EXCLUDED.backfilled, inexact = false, dense_from = 0`,
+    [table, paths, backfilled],
+  );
+}
+
+/**
+ * Marks leaves as not backfilled, keeping what writers have recorded: for columns that were
+ * filled before this table existed (an install from before the facts), which the backfill then
+ * checks partition by partition.
+ */
+export async function unverifyFacts(client: Queryable, table: string, paths: readonly string[]): Promise<void> {
+  if (!paths.length) return;
+  await client.query(
+    `INSERT INTO hot_leaf_facts (table_name, path) SELECT $1, unnest($2::text[])
+     ON CONFLICT (table_name, path) DO UPDATE SET backfilled = false`,
+    [table, paths],
+  );
+}
+
+export async function deleteFacts(client: Queryable, table: string, paths: readonly string[]): Promise<void> {
+  if (paths.length) await client.query('DELETE FROM hot_leaf_facts WHERE table_name = $1 AND path = ANY($2::text[])', [table, paths]);
+}
+
+/** Facts of a table's leaves as stored (tests and the management API's view). */
+export async function readFacts(db: Queryable, table: string): Promise<Array<LeafFacts & { backfilled: boolean }>> {
+  const { rows } = await db.query<{ path: string; inexact: boolean; dense_from: number; backfilled: boolean }>(
+    'SELECT path, inexact, dense_from, backfilled FROM hot_leaf_facts WHERE table_name = $1 ORDER BY path',
+    [table],
+  );
+  return rows.map((r) => ({ path: r.path, inexact: r.inexact, denseFrom: r.dense_from, backfilled: r.backfilled }));
+}
+
+/**
+ * What a partition's rows show about `leaves` (after its backfill): one scan. The same rule as
+ * FactsObserver, in SQL: inexact where the column is NULL and the leaf is a JSON value; the
+ * depth guards need from is one past the deepest record there in rows without the column.
+ */
+export async function checkPartition(db: Queryable, partition: string, leaves: readonly HotLeaf[]): Promise<LeafFacts[]> {
+  if (!leaves.length) return [];
+  const selects = leaves.flatMap((l, n) => {
+    const column = quoteIdent(hotColumnName(l.path));
+    const { records, json } = leafReads(l.path);
+    const reach = `CASE ${records
+      .map((r, d) => `WHEN ${r} IS NOT NULL THEN ${d + 1}`)
+      .reverse()
+      .join(' ')} ELSE 0 END`;
+    return [
+      `coalesce(bool_or(${column} IS NULL AND jsonb_typeof(${json}) <> 'null'), false) AS i${n}`,
+      `coalesce(max(${reach}) FILTER (WHERE ${column} IS NULL), 0) AS d${n}`,
+    ];
+  });
+  const { rows } = await db.query<Record<string, boolean | number>>(`SELECT ${selects.join(', ')} FROM ${qualifiedTable(partition)}`);
+  const r = rows[0] ?? {};
+  return leaves.map((l, n) => ({ path: l.path, inexact: r[`i${n}`] === true, denseFrom: Number(r[`d${n}`] ?? 0) }));
+}
+
+/** The SQL of a leaf's records from `metadata->0` down, and of the leaf's JSON value. */
+function leafReads(path: string): { records: string[]; json: string } {
+  const keys = path.split('.').slice(1);
+  const records = ['metadata->0'];
+  for (const k of keys.slice(0, -1)) records.push(`${records[records.length - 1]}->${quoteLiteral(k)}->0`);
+  return { records, json: `${records[records.length - 1]}->${quoteLiteral(keys[keys.length - 1])}` };
+}
+
+function quoteLiteral(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}
+
+/**
+ * Saves what a backfilled partition showed, and marks `complete` (the leaves with no partition
+ * left to fill) backfilled; in the transaction that takes the partition off the pending lists.
+ */
+export async function saveBackfilledFacts(
+  client: Queryable,
+  table: string,
+  facts: readonly LeafFacts[],
+  complete: readonly string[],
+): Promise<void> {
+  await mergeFacts(
+    client,
+    table,
+    facts.filter((f) => f.inexact || f.denseFrom > 0),
+    complete,
+  );
+}
