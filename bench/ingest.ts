@@ -29,7 +29,10 @@ import { createContext } from '../src/context.js';
 import { normaliseEvents, type LogRow } from '../src/ingest/normalise.js';
 import { microsToIso } from '../src/ingest/timestamp.js';
 import { createLogger } from '../src/logger.js';
-import { qualifiedTable } from '../src/storage/logTables.js';
+import { qualifiedTable, quoteIdent } from '../src/storage/logTables.js';
+import { copyChunks } from '../src/ingest/write.js';
+import { hotColumnName } from '../src/storage/hotLeaves.js';
+import { FactsObserver } from '../src/storage/hotLeafFacts.js';
 import { createEmptyDatabase, dropDatabase, testConfig } from '../test/support/db.js';
 
 const { values: opts } = parseArgs({
@@ -203,22 +206,6 @@ function otlpBody(events: Record<string, any>[]): Uint8Array<ArrayBuffer> {
   return new Uint8Array(ExportLogsServiceRequest.encode(message).finish());
 }
 
-/** COPY text format of one stored row (the same columns ingest writes). */
-function copyLine(r: LogRow): string {
-  const esc = (v: string | null) =>
-    v === null ? '\\N' : v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
-  return (
-    [
-      esc(r.id),
-      microsToIso(r.micros),
-      esc(r.event_message),
-      esc(r.project),
-      esc(r.metadata === null ? null : JSON.stringify(r.metadata)),
-      esc(r.body === null ? null : JSON.stringify(r.body)),
-    ].join('\t') + '\n'
-  );
-}
-
 async function main(): Promise<void> {
   const { url, name } = await createEmptyDatabase('lq_bench');
   const ctx = await createContext(testConfig(url, { DB_POOL_SIZE: '10' }), createLogger('silent'));
@@ -239,10 +226,12 @@ async function main(): Promise<void> {
     const httpBodies = () =>
       Array.from({ length: BATCHES }, () => utf8.encode(JSON.stringify({ batch: edgeEvents(BATCH_SIZE, 'bench-http') })));
     const directBatches = () => Array.from({ length: BATCHES }, () => edgeEvents(BATCH_SIZE, 'bench-direct'));
+    const hotLeaves = source.hot_leaves ?? [];
     const copyBodies = () =>
       Array.from({ length: BATCHES }, () => {
         const batch = normaliseEvents(edgeEvents(BATCH_SIZE, 'bench-copy'), { nowMs: Date.now(), retentionDays: 30 });
-        return batch.rows.map(copyLine).join('');
+        // The writer's own COPY text, hot columns included (built before timing, like the bodies).
+        return Buffer.concat(copyChunks(batch.rows, hotLeaves.length ? new FactsObserver(hotLeaves) : undefined));
       });
     const otlpBodies = () => Array.from({ length: BATCHES }, () => otlpBody(edgeEvents(BATCH_SIZE, 'bench-otlp')));
     const sample = httpBodies();
@@ -261,11 +250,13 @@ async function main(): Promise<void> {
     };
     await post(warm);
     clients = new Worker(CLIENT_WORKER, { eval: true });
-    const copy = async (text: string) => {
+    const copy = async (text: Buffer) => {
       const client = await ctx.db.pool.connect();
       try {
         const stream = client.query(
-          copyFrom(`COPY ${qualifiedTable(source.table_name)} (id, "timestamp", event_message, project, metadata, body) FROM STDIN`),
+          copyFrom(
+            `COPY ${qualifiedTable(source.table_name)} (id, "timestamp", event_message, project, metadata, body${hotLeaves.map((l) => ', ' + quoteIdent(hotColumnName(l.path))).join('')}) FROM STDIN`,
+          ),
         );
         await pipeline(Readable.from([text]), stream);
       } finally {
