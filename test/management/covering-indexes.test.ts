@@ -103,6 +103,14 @@ describe('Covering indexes: on log tables', function () {
     t = await testApp();
   });
 
+  it('when a leaf names an index that does not exist, then 422 names the entry', async () => {
+    const res = await send('post', '/api/sources', {
+      name: `cov.bad.${suffix}`,
+      hot_leaves: [{ path: 'metadata.request.path', index: 'all' }],
+    }).expect(422);
+    assert.deepEqual([res.body.error.errors[0].reason, res.body.error.errors[0].location], ['invalidHotLeaves', 'hot_leaves[0].index']);
+  });
+
   it('when a source is created with hot leaves, then its table has the covering indexes, valid, on every partition', async () => {
     const name = `cov.new.${suffix}`;
     const leaves = [
