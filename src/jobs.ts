@@ -4,7 +4,7 @@ import type { Logger } from './logger.js';
 import type { SourceService } from './sources/service.js';
 
 export interface JobDeps {
-  sources: Pick<SourceService, 'runPartitionUpkeep' | 'reload' | 'runHotLeafBackfill'>;
+  sources: Pick<SourceService, 'runPartitionUpkeep' | 'reload' | 'runHotLeafBackfill' | 'runIndexUpkeep'>;
   writer: Pick<LogWriter, 'forgetPartitions'>;
   logger: Logger;
 }
@@ -12,7 +12,8 @@ export interface JobDeps {
 /**
  * Background upkeep: partitions ahead and retention, at start and every hour (idempotent, so
  * several replicas may run it; the DDL is guarded by IF [NOT] EXISTS), and the source catalog
- * read again every 10 s so changes made by other replicas are seen; hot leaf backfills every minute.
+ * read again every 10 s so changes made by other replicas are seen; hot leaf backfills and
+ * then index upkeep (covering indexes, src/storage/indexUpkeep.ts) every minute.
  */
 export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: number } = {}): { stop(): void } {
   const upkeep = async () => {
@@ -38,8 +39,23 @@ export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: n
       backfilling = false;
     }
   };
-  void upkeep().then(backfill);
-  const everyMinute = setInterval(() => void backfill(), 60_000);
+  // After the backfill: a partition is indexed once its backfill is done (src/storage/indexUpkeep.ts).
+  let indexing = false;
+  const indexUpkeep = async () => {
+    if (indexing) return;
+    indexing = true;
+    try {
+      const done = await ctx.sources.runIndexUpkeep();
+      if (done.length) ctx.logger.info({ done }, 'index upkeep');
+    } catch (err) {
+      ctx.logger.warn({ err: (err as Error).message }, 'index upkeep failed; will retry in a minute');
+    } finally {
+      indexing = false;
+    }
+  };
+  const minutely = () => backfill().then(indexUpkeep);
+  void upkeep().then(minutely);
+  const everyMinute = setInterval(() => void minutely(), 60_000);
   everyMinute.unref();
   const hourly = cron.schedule('7 * * * *', upkeep);
   const reloadMs = options.catalogReloadMs ?? 10_000;

@@ -138,6 +138,11 @@ const COMPONENTS = {
             properties: {
               path: { type: 'string' },
               type: { type: 'string' },
+              index: {
+                type: 'string',
+                enum: ['project', 'timestamp', 'both', 'none'],
+                description: 'Which index INCLUDEs the column: (project, "timestamp"), ("timestamp"), both or none',
+              },
               backfill: { description: '"done", or {"pending_partitions": n}' },
             },
           },

@@ -35,7 +35,8 @@ export const SourceBodySchema = Type.Object(
     // hand by parseHotLeaves (src/sources/hotLeafInput.ts); docs/API.md, "Hot leaves".
     hot_leaves: Type.Optional(
       Type.Unknown({
-        description: 'Leaves of single records kept as typed columns: [{"path": "metadata.request.path", "type": "STRING"}].',
+        description:
+          'Leaves of single records kept as typed columns: [{"path": "metadata.request.path", "type": "STRING", "index": "project"}].',
       }),
     ),
     id: readOnly,

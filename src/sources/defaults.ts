@@ -33,13 +33,18 @@ export const DEFAULT_SOURCES: readonly { cte: string; name: string; project: Pro
  * queries filter and group on most (test/compat/studio/queries.json reads `response.status_code`,
  * `request.method`, `request.path` and `parsed.error_severity` far more than any other), and the
  * `request.url` that `usage.api-counts` matches the project against.
+ *
+ * `index` (src/storage/coveringIndexes.ts): the per-project dashboard counts (status codes,
+ * methods, paths of one project over a time range) read the `(project, "timestamp")` index; the
+ * usage aggregate over all projects reads `url` and `path` by time alone, so those two are in the
+ * `("timestamp")` one. `url` stays out of the project index: it is the longest of the four.
  */
 export const DEFAULT_HOT_LEAVES: Readonly<Record<string, readonly HotLeaf[]>> = {
   'cloudflare.logs.prod': [
-    { path: 'metadata.request.path', type: 'STRING' },
-    { path: 'metadata.request.url', type: 'STRING' },
-    { path: 'metadata.request.method', type: 'STRING' },
-    { path: 'metadata.response.status_code', type: 'INT64' },
+    { path: 'metadata.request.path', type: 'STRING', index: 'both' },
+    { path: 'metadata.request.url', type: 'STRING', index: 'timestamp' },
+    { path: 'metadata.request.method', type: 'STRING', index: 'project' },
+    { path: 'metadata.response.status_code', type: 'INT64', index: 'project' },
   ],
-  'postgres.logs': [{ path: 'metadata.parsed.error_severity', type: 'STRING' }],
+  'postgres.logs': [{ path: 'metadata.parsed.error_severity', type: 'STRING', index: 'project' }],
 };

@@ -1,9 +1,11 @@
 /**
  * The `hot_leaves` of a source as the management API takes them (docs/API.md, "Hot leaves"):
- * a list of `{"path": "metadata.request.path", "type": "STRING"}`, `type` optional (the leaf's
- * type in the source's schema, else STRING). 422 naming the entry for anything else.
+ * a list of `{"path": "metadata.request.path", "type": "STRING", "index": "both"}`, `type` optional
+ * (the leaf's type in the source's schema, else STRING), `index` optional (which index INCLUDEs the
+ * column, src/storage/coveringIndexes.ts; default 'project'). 422 naming the entry for anything else.
  */
 import { UnprocessableError } from '../errors.js';
+import { HOT_LEAF_INDEXES, type HotLeafIndex } from '../storage/coveringIndexes.js';
 import { HOT_LEAF_TYPES, type HotLeaf, type HotLeafType } from '../storage/hotLeaves.js';
 import type { FieldMap, FieldSchema } from './schema.js';
 
@@ -25,9 +27,9 @@ export function parseHotLeaves(value: unknown, schema: FieldMap): HotLeaf[] {
   return value.map((entry: unknown, i): HotLeaf => {
     const at = `hot_leaves[${i}]`;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) invalid(`${at} must be an object with a path.`, at);
-    const { path, type, ...rest } = entry as Record<string, unknown>;
+    const { path, type, index, ...rest } = entry as Record<string, unknown>;
     const extra = Object.keys(rest).filter((k) => k !== 'pending_partitions' && k !== 'backfill'); // read-only, sent back from a GET
-    if (extra.length) invalid(`${at} has an unknown field "${extra[0]}": a hot leaf has path and type.`, `${at}.${extra[0]}`);
+    if (extra.length) invalid(`${at} has an unknown field "${extra[0]}": a hot leaf has path, type and index.`, `${at}.${extra[0]}`);
     if (typeof path !== 'string' || !PATH_RE.test(path) || Buffer.byteLength(path) > MAX_PATH_BYTES)
       invalid(
         `${at}.path must be a leaf below metadata in dotted form, like "metadata.request.path" (at most ${MAX_PATH_BYTES} characters).`,
@@ -40,7 +42,9 @@ export function parseHotLeaves(value: unknown, schema: FieldMap): HotLeaf[] {
       invalid(`${at}.type must be one of ${HOT_LEAF_TYPES.join(', ')}.`, `${at}.type`);
     const inferred =
       known && known.type !== 'RECORD' && HOT_LEAF_TYPES.includes(known.type as HotLeafType) ? (known.type as HotLeafType) : 'STRING';
-    return { path, type: (type as HotLeafType | undefined) ?? inferred };
+    if (index !== undefined && (typeof index !== 'string' || !HOT_LEAF_INDEXES.includes(index as HotLeafIndex)))
+      invalid(`${at}.index must be one of ${HOT_LEAF_INDEXES.join(', ')}.`, `${at}.index`);
+    return { path, type: (type as HotLeafType | undefined) ?? inferred, index: (index as HotLeafIndex | undefined) ?? 'project' };
   });
 }
 

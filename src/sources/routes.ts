@@ -78,6 +78,7 @@ function presentHotLeaves(s: SourceRecord) {
   return (s.hot_leaves ?? []).map((l) => ({
     path: l.path,
     type: l.type,
+    index: l.index ?? 'project',
     backfill: l.pending_partitions.length ? { pending_partitions: l.pending_partitions.length } : 'done',
   }));
 }

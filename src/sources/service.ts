@@ -18,6 +18,8 @@ import {
 } from '../storage/hotLeaves.js';
 import { checkPartition, deleteFacts, resetFacts, saveBackfilledFacts, unverifyFacts } from '../storage/hotLeafFacts.js';
 import { listPartitions, partitionCounts, type PartitionCount } from '../storage/logTables.js';
+import { coveringIndexes } from '../storage/coveringIndexes.js';
+import { upkeepIndexes } from '../storage/indexUpkeep.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
 import { EndpointRepository } from '../endpoints/repository.js';
 import { sourceReaders } from '../endpoints/nesting.js';
@@ -126,7 +128,7 @@ export class SourceService {
           hot_leaves: JSON.stringify(input.hot.map((l): HotLeafState => ({ ...l, pending_partitions: [] }))),
         }),
       );
-      await createLogTable(client, table, hotColumnDefinitions(input.hot));
+      await createLogTable(client, table, hotColumnDefinitions(input.hot), coveringIndexes(table, input.hot));
       await resetFacts(
         client,
         table,
@@ -198,6 +200,14 @@ export class SourceService {
         if (existing.hot_leaves === null) {
           await this.applyHotLeaves(existing, hot);
           changed = true;
+        } else if (existing.hot_leaves.some((l) => l.index === undefined)) {
+          // Stored before leaves named their index: a default leaf takes the default's (src/sources/defaults.ts).
+          const index = (l: HotLeaf) => hot.find((d) => d.path === l.path && d.type === l.type)?.index ?? 'project';
+          await this.applyHotLeaves(
+            existing,
+            existing.hot_leaves.map((l) => ({ path: l.path, type: l.type, index: l.index ?? index(l) })),
+          );
+          changed = true;
         }
         continue;
       }
@@ -252,7 +262,8 @@ export class SourceService {
     );
     await addHotColumns(this.pool, source.table_name, added);
     const partitions = added.length ? (await listPartitions(this.pool, source.table_name)).map((p) => p.name).reverse() : [];
-    const states = leaves.map((l): HotLeafState => kept(l) ?? { ...l, pending_partitions: partitions });
+    // A kept leaf whose `index` changed keeps its column and backfill; only indexes change (runIndexUpkeep).
+    const states = leaves.map((l): HotLeafState => ({ ...l, pending_partitions: kept(l)?.pending_partitions ?? partitions }));
     const gone = removed.map((r) => r.path).filter((p) => !added.some((a) => a.path === p));
     await withTransaction(this.pool, async (client) => {
       await runBuilt(client, this.repository.saveHotLeavesQuery(source.id, states));
@@ -269,6 +280,11 @@ export class SourceService {
     // (other replicas' writers retry a batch once on the missing column, ingest/write.ts).
     await this.reload();
     await dropHotColumns(this.pool, source.table_name, gone);
+    // A dropped column took every index INCLUDing it along: rebuilt now rather than at the next
+    // minute's job (src/storage/indexUpkeep.ts; a plain index first if a backfill holds up the
+    // covering one). Not awaited: building on every partition can take minutes; a failure is
+    // left to that job, which retries.
+    if (removed.length) void this.upkeepIndexesOf(source.id).catch(() => undefined);
   }
 
   /**
@@ -340,6 +356,40 @@ export class SourceService {
     if (done.length) await this.reload();
     return done;
   }
+
+  /**
+   * The indexes of every source brought to its hot leaves' (src/storage/indexUpkeep.ts): covering
+   * indexes built partition by partition once a partition's backfill is done, the indexes they
+   * replace dropped once they are valid. Every source is tried; the first failure is thrown after.
+   * Returns what was done.
+   */
+  async runIndexUpkeep(): Promise<string[]> {
+    const done: string[] = [];
+    let failure: Error | undefined;
+    for (const source of [...this.byName.values()]) {
+      try {
+        done.push(...(await this.upkeepIndexesOf(source.id)));
+      } catch (err) {
+        failure ??= err as Error;
+      }
+    }
+    if (failure) throw failure;
+    return done;
+  }
+
+  /** One source's index upkeep, its leaves read fresh from its row; runs for one source follow each other in this process. */
+  private upkeepIndexesOf(sourceId: string): Promise<string[]> {
+    const run = (this.indexRuns.get(sourceId) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(async () => {
+        const row = await this.repository.find(sourceId);
+        return row ? upkeepIndexes(this.pool, row.table_name, row.hot_leaves ?? []) : [];
+      });
+    this.indexRuns.set(sourceId, run);
+    void run.finally(() => this.indexRuns.get(sourceId) === run && this.indexRuns.delete(sourceId)).catch(() => undefined);
+    return run;
+  }
+  private readonly indexRuns = new Map<string, Promise<string[]>>();
 
   /** Background upkeep: partitions ahead for every source, and retention. */
   async runPartitionUpkeep(nowMs = Date.now()): Promise<{ created: number; dropped: string[] }> {

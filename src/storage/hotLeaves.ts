@@ -31,6 +31,8 @@ export interface HotLeaf {
   /** Dotted path from the event's top level; always under `metadata` (docs/API.md, "Hot leaves"). */
   readonly path: string;
   readonly type: HotLeafType;
+  /** Which index of the log table INCLUDEs the leaf's column (src/storage/coveringIndexes.ts); absent: 'project'. */
+  readonly index?: 'project' | 'timestamp' | 'both' | 'none';
 }
 
 /** A hot leaf as the source row keeps it: with the partitions whose older rows still wait for the backfill. */
@@ -197,7 +199,8 @@ async function alterTable(db: Connectable, table: string, clauses: string[], loc
   if (clauses.length) await withLockRetries(db, lockTimeoutMs, `ALTER TABLE ${qualifiedTable(table)} ${clauses.join(', ')}`);
 }
 
-async function withLockRetries(db: Connectable, lockTimeoutMs: number, statement: string): Promise<void> {
+/** `statement` in its own transaction under a `lockTimeoutMs` lock_timeout, tried again while a lock is not available. */
+export async function withLockRetries(db: Connectable, lockTimeoutMs: number, statement: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const client = await db.connect();
     try {

@@ -1,0 +1,149 @@
+/**
+ * Brings the indexes of a log table that has rows to the definitions coveringIndexes.ts gives,
+ * without blocking ingest or queries for longer than a short lock:
+ *
+ * 1. A missing index is created `ON ONLY` the partitioned table: a catalog entry, INVALID (and
+ *    unused by the planner on the parent) until every partition has its index attached.
+ * 2. Each partition without one gets it with `CREATE INDEX CONCURRENTLY` (no lock that stops
+ *    writes; it cannot run inside a transaction, so it runs on a client of its own), then
+ *    `ALTER INDEX … ATTACH PARTITION` (short lock, retried). A partition still listed in the
+ *    `pending_partitions` of a leaf the index INCLUDEs is left for a later run: the backfill's
+ *    UPDATEs would write a new index entry for every row they fill.
+ *    A partition created (`CREATE TABLE … PARTITION OF`, logTables.ts ensurePartitions) while the
+ *    parent index is still INVALID gets its own index built and attached right away, as with a
+ *    valid one. Checked on PostgreSQL 15.20: `CREATE INDEX t_cov ON ONLY t (…)` (indisvalid f),
+ *    then `CREATE TABLE t_p2 PARTITION OF t …` lists an index `t_p2_project_ts_s_idx` on t_p2,
+ *    valid, whose pg_inherits parent is t_cov; t_cov stays INVALID until the partitions from
+ *    before it are attached too. test/management/covering-indexes.test.ts checks it.
+ * 3. Once the new index is valid, the index of the same kind it replaces is dropped. A DROP INDEX
+ *    of a partitioned index cannot be CONCURRENTLY, so it takes the table's lock for a moment,
+ *    waiting at most LOCK_TIMEOUT_MS at a time (hotLeaves.ts withLockRetries).
+ *
+ * An interrupted CONCURRENTLY build leaves an INVALID index behind; it is dropped and built again.
+ * Several replicas may run this: a session advisory lock per table lets one at a time work on it.
+ */
+import type pg from 'pg';
+import { childIndexName, coveringIndexes, includedLeaves, ownIndexKind, type CoveringIndex } from './coveringIndexes.js';
+import { withLockRetries, type HotLeafState } from './hotLeaves.js';
+import { indexColumnsSql, listPartitions, qualifiedTable, quoteIdent } from './logTables.js';
+
+const LOCK_TIMEOUT_MS = 2_000;
+
+/** Reconciles the indexes of `table` with `leaves`. Returns what it did (`created x`, `built x`, `dropped x`), empty when nothing. */
+export async function upkeepIndexes(pool: pg.Pool, table: string, leaves: readonly HotLeafState[]): Promise<string[]> {
+  const client = await pool.connect();
+  const key = `logquery.indexes.${table}`;
+  try {
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key]);
+    if (!rows[0].locked) {
+      client.release();
+      return []; // another replica (or run) is at it
+    }
+    const done = await reconcile(pool, client, table, leaves);
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+    client.release();
+    return done;
+  } catch (err) {
+    // Closing the connection releases the session lock it may hold.
+    client.release(err as Error);
+    throw err;
+  }
+}
+
+async function reconcile(pool: pg.Pool, client: pg.PoolClient, table: string, leaves: readonly HotLeafState[]): Promise<string[]> {
+  const done: string[] = [];
+  const parent = qualifiedTable(table);
+  let existing = await parentIndexes(client, table);
+  if (!existing) return done; // the source was deleted meanwhile
+  const desired = coveringIndexes(table, leaves);
+  const partitions = (await listPartitions(client, table)).map((p) => p.name);
+  for (const index of withStopgaps(table, desired, existing)) {
+    if (!existing.has(index.name)) {
+      await client.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ONLY ${parent} ${indexColumnsSql(index)}`);
+      done.push(`created ${index.name}`);
+    }
+    if (existing.get(index.name) === true) continue;
+    const pending = new Set(includedLeaves(index, leaves).flatMap((l) => l.pending_partitions));
+    const attached = await attachedPartitions(client, index.name);
+    for (const partition of partitions) {
+      if (attached.has(partition) || pending.has(partition)) continue;
+      if (await buildOnPartition(pool, client, index, partition)) done.push(`built ${index.name} on ${partition}`);
+    }
+  }
+  existing = (await parentIndexes(client, table)) ?? new Map();
+  for (const [name] of existing) {
+    const kind = ownIndexKind(table, name);
+    const replacement = desired.find((d) => d.kind === kind);
+    // Never before the replacement is valid: queries would lose their index meanwhile.
+    if (!kind || !replacement || replacement.name === name || existing.get(replacement.name) !== true) continue;
+    await withLockRetries(pool, LOCK_TIMEOUT_MS, `DROP INDEX IF EXISTS ${ident(name)}`);
+    done.push(`dropped ${name}`);
+  }
+  return done;
+}
+
+/**
+ * `desired`, each preceded by the plain index of its kind when the table has no valid index of
+ * that kind and the desired one is not valid yet. That happens when a DROP COLUMN of a hot leaf
+ * (SourceService applyHotLeaves) dropped every index INCLUDing it: the covering replacement may
+ * wait for a backfill, the plain one waits for nothing, so queries get their index back as soon as
+ * it is built; it is dropped again once the covering one is valid.
+ */
+function withStopgaps(table: string, desired: readonly CoveringIndex[], existing: ReadonlyMap<string, boolean>): CoveringIndex[] {
+  const plain = coveringIndexes(table, []);
+  return desired.flatMap((index) => {
+    const stopgap = plain.find((p) => p.kind === index.kind)!;
+    const covered = [...existing].some(([name, valid]) => valid && ownIndexKind(table, name) === index.kind);
+    return covered || stopgap.name === index.name ? [index] : [stopgap, index];
+  });
+}
+
+/** Builds `index` on one partition and attaches it to the parent's. False when the partition is gone (retention). */
+async function buildOnPartition(pool: pg.Pool, client: pg.PoolClient, index: CoveringIndex, partition: string): Promise<boolean> {
+  const child = childIndexName(partition, index.name);
+  const { rows } = await client.query<{ valid: boolean }>(`SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)`, [
+    ident(child),
+  ]);
+  // Left INVALID by a build that was interrupted: IF NOT EXISTS would keep it as it is.
+  if (rows[0] && !rows[0].valid) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${ident(child)}`);
+  try {
+    await client.query(
+      `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(child)} ON ${qualifiedTable(partition)} ${indexColumnsSql(index)}`,
+    );
+    await withLockRetries(pool, LOCK_TIMEOUT_MS, `ALTER INDEX ${ident(index.name)} ATTACH PARTITION ${ident(child)}`);
+  } catch (err) {
+    if ((err as { code?: string }).code === '42P01') return false; // undefined_table: dropped meanwhile
+    throw err;
+  }
+  return true;
+}
+
+/** The indexes on the partitioned table itself, by name, with whether each is valid; undefined when the table is gone. */
+async function parentIndexes(client: pg.PoolClient, table: string): Promise<Map<string, boolean> | undefined> {
+  const { rows } = await client.query<{ name: string | null; valid: boolean | null }>(
+    `SELECT c.relname AS name, i.indisvalid AS valid
+       FROM (SELECT to_regclass($1) AS oid) t
+       LEFT JOIN pg_index i ON i.indrelid = t.oid
+       LEFT JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE t.oid IS NOT NULL`,
+    [qualifiedTable(table)],
+  );
+  if (!rows.length) return undefined;
+  return new Map(rows.filter((r) => r.name !== null).map((r) => [r.name!, r.valid === true]));
+}
+
+/** The partitions whose index is attached to the partitioned index `name`. */
+async function attachedPartitions(client: pg.PoolClient, name: string): Promise<Set<string>> {
+  const { rows } = await client.query<{ partition: string }>(
+    `SELECT t.relname AS partition
+       FROM pg_inherits h JOIN pg_index ci ON ci.indexrelid = h.inhrelid JOIN pg_class t ON t.oid = ci.indrelid
+      WHERE h.inhparent = to_regclass($1)`,
+    [ident(name)],
+  );
+  return new Set(rows.map((r) => r.partition));
+}
+
+/** An index name qualified with the log schema, where indexes of log tables live (CREATE INDEX takes it unqualified). */
+function ident(name: string): string {
+  return qualifiedTable(name);
+}
