@@ -38,8 +38,16 @@ export function readOnlySessionOptions(statementTimeoutMs: number): string {
  * parallel_tuple_cost 0.02 (default 0.1): a scan narrowed before grouping (src/sql/postgres/narrow.ts)
  * hands every row it keeps to the leader, and at the default price the planner keeps a 7-day
  * aggregate on one core even though its workers would halve it (BENCHMARKS.md, "Hot leaves").
+ * max_parallel_workers_per_gather 1 (default 2): the leader and one worker. With a second worker
+ * three processes share the machine's two cores, and once hot columns let a 7-day aggregate run
+ * as an index-only scan the contention costs more than the worker brings (usage daily 400–650 ms
+ * with two workers, 250–320 ms with one or none; the JSON path keeps its halving with one).
  */
-export const PLANNER_SETTINGS: Readonly<Record<string, string>> = { jit: 'off', parallel_tuple_cost: '0.02' };
+export const PLANNER_SETTINGS: Readonly<Record<string, string>> = {
+  jit: 'off',
+  parallel_tuple_cost: '0.02',
+  max_parallel_workers_per_gather: '1',
+};
 
 /** PLANNER_SETTINGS as startup options (`-c name=value`), for a session or a pool. */
 export const PLANNER_OPTIONS = Object.entries(PLANNER_SETTINGS)
