@@ -10,6 +10,7 @@ import request from 'supertest';
 import { childIndexName, coveringIndexes, ownIndexKind } from '../../src/storage/coveringIndexes.js';
 import type { HotLeaf } from '../../src/storage/hotLeaves.js';
 import { ensurePartitions, listPartitions } from '../../src/storage/logTables.js';
+import { COMPACT_AFTER_MS, upkeepIndexes } from '../../src/storage/indexUpkeep.js';
 import { testApp, type TestApp } from '../support/http.js';
 
 const DAY = 86_400_000;
@@ -297,5 +298,37 @@ describe('Covering indexes: on log tables', function () {
     );
     for (const index of [`${table}_project_timestamp_idx`, `${table}_timestamp_idx`])
       assert.deepEqual(await attached(index), await partitions(table));
+  });
+
+  it('when a day is over, then its covering indexes are rebuilt full once, and the day still being written is left alone', async () => {
+    const name = `cov.compact.${suffix}`;
+    await send('post', '/api/sources', { name, hot_leaves: [{ path: 'metadata.response.status_code', type: 'INT64' }] }).expect(201);
+    await ingest(name, [event(1, DAY), event(2, 0)]).expect(200);
+    const source = await t.context.sources.get(name);
+    const [, project] = coveringIndexes(source.table_name, source.hot_leaves!);
+    const children = () =>
+      sql<{ partition: string; child: string; options: string[] | null }>(
+        `SELECT t.relname AS partition, ci.relname AS child, ci.reloptions AS options FROM pg_inherits h
+           JOIN pg_class ci ON ci.oid = h.inhrelid JOIN pg_index i ON i.indexrelid = ci.oid JOIN pg_class t ON t.oid = i.indrelid
+          WHERE h.inhparent = $1::regclass ORDER BY 1`,
+        [`logs."${project.name}"`],
+      );
+    const before = await children();
+    const today = (await listPartitions(t.context.db.pool, source.table_name)).find((p) => p.dayMs === Math.floor(Date.now() / DAY) * DAY)!;
+    // As the job runs today, past the wait after midnight: yesterday and before are over, today is not.
+    const nowMs = today.dayMs + COMPACT_AFTER_MS + 60_000;
+    const done = await upkeepIndexes(t.context.db.pool, source.table_name, source.hot_leaves!, nowMs);
+    const after = await children();
+    const full = (c: { options: string[] | null }) => c.options?.includes('fillfactor=100') === true;
+    assert.ok(after.filter((c) => c.partition < today.name).every(full), JSON.stringify(after));
+    assert.ok(!full(after.find((c) => c.partition === today.name)!), 'today is still written');
+    // Only the project index INCLUDEs the leaf; the plain timestamp index is left as it always was.
+    assert.equal(done.filter((d) => d.startsWith('compacted')).length, before.filter((c) => c.partition < today.name).length);
+    assert.deepEqual(await upkeepIndexes(t.context.db.pool, source.table_name, source.hot_leaves!, nowMs), [], 'once');
+    assert.ok((await parentIndexes(source.table_name)).every((i) => i.valid));
+    const { rows } = await t.context.db.pool.query(
+      `SELECT count(*)::int AS n FROM logs.${source.table_name} WHERE project = 'p1' AND "metadata.response.status_code" = 200`,
+    );
+    assert.equal(rows[0].n, 1);
   });
 });
