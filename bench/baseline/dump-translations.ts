@@ -20,7 +20,7 @@ await initTranslator();
 const out: Record<string, { sql: string; parameters: string[] }> = {};
 for (const s of SCENARIOS) {
   const query = s.endpoint === 'logs.all' ? LOGS_ALL_SQL : USAGE_API_COUNTS_SQL;
-  const t = translateQuery({ query, sandboxSql: s.sql, sources: (n: string) => map.get(n), maxRows: 1000 } as never);
+  const t = translateQuery({ query, sandboxSql: s.sql, sources: (n: string) => map.get(n), maxRows: 1000 });
   out[s.id] = { sql: t.sql, parameters: t.parameters };
 }
 console.log(JSON.stringify(out, null, 1));
