@@ -121,8 +121,12 @@ export class LogWriter {
 /** `hot`: the source's hot leaves, whose column values it computes (and notes facts of) per row. */
 export type RowWriter = (client: pg.PoolClient, table: string, rows: LogRow[], hot?: FactsObserver) => Promise<void>;
 
-/** Times a batch is written again after the catalog was read anew (see write). */
-const CATALOG_RETRIES = 3;
+/**
+ * Times a batch is written again after the catalog was read anew (see write): at once, then after
+ * 50, 100, 150 and 200 ms. A declaration saves the leaf a moment after it adds the column, and
+ * that moment may wait for the source row's lock.
+ */
+const CATALOG_RETRIES = 5;
 
 /** The hot leaves a source's rows are written with (their columns exist before the catalog lists them). */
 function hotLeavesOf(source: SourceRecord): readonly HotLeaf[] {

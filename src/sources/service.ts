@@ -9,7 +9,7 @@ import { parseHotLeaves } from './hotLeafInput.js';
 import {
   addHotColumns,
   backfillPartition,
-  columnsWithoutDefault,
+  uncheckedLeaves,
   dropHotColumns,
   hotColumnDefinitions,
   setUnknownLeafDefaults,
@@ -296,7 +296,8 @@ export class SourceService {
   async adoptUncheckedHotLeaves(): Promise<void> {
     let changed = false;
     for (const source of [...this.byName.values()]) {
-      const unchecked = await columnsWithoutDefault(this.pool, source.table_name, source.hot_leaves ?? []);
+      // Without the default, or without facts (a start-up that stopped between the two steps below).
+      const unchecked = await uncheckedLeaves(this.pool, source.table_name, source.hot_leaves ?? []);
       if (!unchecked.length) continue;
       await setUnknownLeafDefaults(this.pool, source.table_name, unchecked);
       const partitions = (await listPartitions(this.pool, source.table_name)).map((p) => p.name).reverse();
@@ -340,13 +341,19 @@ export class SourceService {
         await withTransaction(this.pool, async (client) => {
           const [row] = await runBuilt<SourceRecord>(client, this.repository.lockQuery(source.id));
           if (!row?.hot_leaves) return;
-          const states = row.hot_leaves.map((l) => ({ ...l, pending_partitions: l.pending_partitions.filter((p) => p !== partition) }));
+          // Only the leaves this run filled, as they were declared when it read them: a leaf
+          // declared (or retyped) meanwhile has this partition still to fill and check.
+          const filled = (l: HotLeaf) => filling.some((f) => f.path === l.path && f.type === l.type);
+          const states = row.hot_leaves.map((l) =>
+            filled(l) ? { ...l, pending_partitions: l.pending_partitions.filter((p) => p !== partition) } : l,
+          );
           await runBuilt(client, this.repository.saveHotLeavesQuery(source.id, states));
-          const complete = states.filter((l) => !l.pending_partitions.length && filling.some((f) => f.path === l.path)).map((l) => l.path);
+          const current = states.filter(filled);
+          const complete = current.filter((l) => !l.pending_partitions.length).map((l) => l.path);
           await saveBackfilledFacts(
             client,
             source.table_name,
-            facts.filter((f) => states.some((l) => l.path === f.path)),
+            facts.filter((f) => current.some((l) => l.path === f.path)),
             complete,
           );
         });

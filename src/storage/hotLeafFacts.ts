@@ -62,8 +62,8 @@ export class FactsObserver {
   /** The column value of leaf number `n` for a row's `metadata` (hotLeaves.ts hotValue). */
   value(metadata: unknown, n: number): string | number | boolean | null {
     const leaf = this.leaves[n];
-    const { json, reach } = jsonLeaf(metadata, leaf);
-    const value = columnValue(json, leaf);
+    const { json, reach, single } = jsonLeaf(metadata, leaf);
+    const value = single ? columnValue(json, leaf) : null;
     if (value === null) {
       if (json !== undefined) this.inexact[n] = true;
       if (reach + 1 > this.denseFrom[n]) this.denseFrom[n] = reach + 1;
@@ -171,7 +171,13 @@ export async function checkPartition(db: Queryable, partition: string, leaves: r
       `coalesce(max(${reach}) FILTER (WHERE ${column} IS NULL), 0) AS d${n}`,
     ];
   });
-  const { rows } = await db.query<Record<string, boolean | number>>(`SELECT ${selects.join(', ')} FROM ${qualifiedTable(partition)}`);
+  let rows: Record<string, boolean | number>[];
+  try {
+    ({ rows } = await db.query<Record<string, boolean | number>>(`SELECT ${selects.join(', ')} FROM ${qualifiedTable(partition)}`));
+  } catch (err) {
+    if ((err as { code?: string }).code === '42P01') return []; // undefined_table: dropped by retention, nothing left to check
+    throw err;
+  }
   const r = rows[0] ?? {};
   return leaves.map((l, n) => ({ path: l.path, inexact: r[`i${n}`] === true, denseFrom: Number(r[`d${n}`] ?? 0) }));
 }

@@ -80,19 +80,24 @@ function keysBelowMetadata(path: string): readonly string[] {
  * NULL; `->'key'` a member of an object, else NULL). `json`: the leaf's JSON value, undefined
  * where the read is NULL (no record, no key, or JSON null). `reach`: the depth of the deepest
  * record on the way that is there (`metadata->0` is depth 0, `…->'request'->0` depth 1; -1: none),
- * which is what the translator's UNNEST guards test (src/sql/resolve/hot.ts).
+ * which is what the translator's UNNEST guards test (src/sql/resolve/hot.ts). `single`: every
+ * array on the way has exactly one element, the only case where the column may hold the leaf (an
+ * UNNEST that really joins the elements reads each element's own leaf, not the first one's).
  */
-export function jsonLeaf(metadata: unknown, leaf: HotLeaf): { json: unknown; reach: number } {
+export function jsonLeaf(metadata: unknown, leaf: HotLeaf): { json: unknown; reach: number; single: boolean } {
   const keys = keysBelowMetadata(leaf.path);
   let v: unknown = metadata;
+  let single = true;
   for (let depth = 0; depth < keys.length; depth++) {
-    if (!Array.isArray(v) || v.length === 0) return { json: undefined, reach: depth - 1 };
+    if (!Array.isArray(v) || v.length === 0) return { json: undefined, reach: depth - 1, single };
+    if (v.length !== 1) single = false;
     const record: unknown = v[0];
-    if (typeof record !== 'object' || record === null || Array.isArray(record)) return { json: undefined, reach: depth };
+    if (typeof record !== 'object' || record === null || Array.isArray(record) || !Object.hasOwn(record, keys[depth]))
+      return { json: undefined, reach: depth, single };
     v = (record as Record<string, unknown>)[keys[depth]];
-    if (depth === keys.length - 1) return { json: v === null ? undefined : v, reach: depth };
+    if (depth === keys.length - 1) return { json: v === null ? undefined : v, reach: depth, single };
   }
-  return { json: undefined, reach: -1 }; // a path has at least one key below metadata (hotLeafInput.ts)
+  return { json: undefined, reach: -1, single }; // a path has at least one key below metadata (hotLeafInput.ts)
 }
 
 /**
@@ -102,7 +107,8 @@ export function jsonLeaf(metadata: unknown, leaf: HotLeaf): { json: unknown; rea
  * hotLeafFacts.ts).
  */
 export function hotValue(metadata: unknown, leaf: HotLeaf): string | number | boolean | null {
-  return columnValue(jsonLeaf(metadata, leaf).json, leaf);
+  const { json, single } = jsonLeaf(metadata, leaf);
+  return single ? columnValue(json, leaf) : null;
 }
 
 /** The column's value for a leaf's JSON value (undefined: none), by the rule of hotValue. */
@@ -120,12 +126,19 @@ export function columnValue(v: unknown, leaf: HotLeaf): string | number | boolea
   }
 }
 
-/** `metadata->0->'request'->0` and the last key, for SQL that reads the leaf (backfill). */
-function jsonLeafSql(path: string): { record: string; key: string } {
+/**
+ * `metadata->0->'request'->0` and the last key, for SQL that reads the leaf (backfill), and the
+ * arrays on the way (`metadata`, `metadata->0->'request'`), which must have one element each.
+ */
+function jsonLeafSql(path: string): { record: string; key: string; arrays: string[] } {
   const keys = keysBelowMetadata(path);
+  const arrays = ['metadata'];
   let record = 'metadata->0';
-  for (const k of keys.slice(0, -1)) record += `->${quoteLiteral(k)}->0`;
-  return { record, key: quoteLiteral(keys[keys.length - 1]) };
+  for (const k of keys.slice(0, -1)) {
+    arrays.push(`${record}->${quoteLiteral(k)}`);
+    record += `->${quoteLiteral(k)}->0`;
+  }
+  return { record, key: quoteLiteral(keys[keys.length - 1]), arrays };
 }
 
 function quoteLiteral(s: string): string {
@@ -134,7 +147,12 @@ function quoteLiteral(s: string): string {
 
 /** The same rule as hotValue, in SQL: the value, or NULL where the JSON read is not exactly a value of the column's type. */
 export function hotValueSql(leaf: HotLeaf): string {
-  const { record, key } = jsonLeafSql(leaf.path);
+  const { record, key, arrays } = jsonLeafSql(leaf.path);
+  // No second element anywhere on the way (jsonLeaf's `single`); a non-array has none either.
+  return `CASE WHEN ${arrays.map((a) => `${a}->1 IS NULL`).join(' AND ')} THEN ${valueSql(leaf, record, key)} END`;
+}
+
+function valueSql(leaf: HotLeaf, record: string, key: string): string {
   const json = `${record}->${key}`;
   const text = `${record}->>${key}`;
   switch (leaf.type) {
@@ -165,13 +183,17 @@ export async function addHotColumns(db: Connectable, table: string, leaves: read
   await alterTable(db, table, add, lockTimeoutMs);
 }
 
-/** The leaves among `leaves` whose column on the table has no default: made before UNKNOWN_LEAF_CODE existed. */
-export async function columnsWithoutDefault(db: Queryable, table: string, leaves: readonly HotLeaf[]): Promise<HotLeaf[]> {
+/**
+ * The leaves among `leaves` from before their facts were kept (hotLeafFacts.ts): a column
+ * without the UNKNOWN_LEAF_CODE default, or a leaf without a facts row.
+ */
+export async function uncheckedLeaves(db: Queryable, table: string, leaves: readonly HotLeaf[]): Promise<HotLeaf[]> {
   if (!leaves.length) return [];
   const { rows } = await db.query<{ name: string }>(
     `SELECT a.attname AS name FROM pg_attribute a
-      WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2::text[]) AND NOT a.attisdropped AND NOT a.atthasdef`,
-    [qualifiedTable(table), leaves.map((l) => hotColumnName(l.path))],
+      WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2::text[]) AND NOT a.attisdropped
+        AND (NOT a.atthasdef OR NOT EXISTS (SELECT 1 FROM hot_leaf_facts f WHERE f.table_name = $3 AND f.path = a.attname))`,
+    [qualifiedTable(table), leaves.map((l) => hotColumnName(l.path)), table],
   );
   const names = new Set(rows.map((r) => r.name));
   return leaves.filter((l) => names.has(hotColumnName(l.path)));

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { initTranslator, translateQuery } from '../../src/sql/index.js';
 import { normaliseEvents } from '../../src/ingest/normalise.js';
 import { readFacts } from '../../src/storage/hotLeafFacts.js';
+import { dayStart, partitionName } from '../../src/storage/logTables.js';
 import type { SourceRecord } from '../../src/sources/repository.js';
 import type { AppContext } from '../../src/context.js';
 import { testContext } from '../support/db.js';
@@ -149,5 +150,64 @@ describe('hot leaf facts: the column is read alone only where it holds every row
     await ctx.sources.runHotLeafBackfill();
     assert.equal(await exact(source, STATUS), true);
     assert.deepEqual(await counts(source), { translated: 2, json: 2 });
+  });
+
+  it('when a leaf is declared while the backfill fills another, then the new leaf keeps that partition to fill and check', async () => {
+    const source = await newSource();
+    await write(source, [event(503, DAY_MS), event(200, 0)]);
+    await ctx.sources.setHotLeaves(source.name, [{ path: STATUS, type: 'INT64' }]);
+    // The backfill reads the pending partitions, then fills one; the path leaf is declared in between.
+    const today = partitionName(source.table_name, dayStart(Date.now()));
+    const repository = (ctx.sources as unknown as { repository: { find: (id: string) => Promise<SourceRecord | undefined> } }).repository;
+    const find = repository.find.bind(repository);
+    let declared = false;
+    repository.find = async (id) => {
+      const found = await find(id);
+      // When the backfill is about to fill today's partition, which holds a row.
+      if (
+        !declared &&
+        found?.id === source.id &&
+        found.hot_leaves?.find((l) => l.pending_partitions.length)?.pending_partitions[0] === today
+      ) {
+        declared = true;
+        await ctx.sources.setHotLeaves(source.name, [{ path: STATUS, type: 'INT64' }, { path: PATH }]);
+      }
+      return found;
+    };
+    try {
+      await ctx.sources.runHotLeafBackfill();
+    } finally {
+      repository.find = find;
+    }
+    assert.ok(declared);
+    const { rows } = await ctx.db.pool.query(`SELECT count("${PATH}")::int AS filled, count(*)::int AS n FROM logs.${source.table_name}`);
+    if (rows[0].filled < rows[0].n) assert.equal(await exact(source, PATH), false, 'unfilled rows: the column must not be read alone');
+    await ctx.sources.runHotLeafBackfill();
+    assert.equal(await exact(source, PATH), true);
+    const sql = `select count(*) as n from \`${source.name}\` t cross join unnest(t.metadata) as m cross join unnest(m.request) as r where r.path = '/rest/v1/x'`;
+    const translated = await ctx.db.pool.query(translateQuery({ query: sql, sources: ctx.sources.lookup }).sql);
+    assert.equal(Number(translated.rows[0].n), 2);
+  });
+
+  it('when a partition waiting for the backfill is dropped by retention, then the backfill goes on without it', async () => {
+    const source = await newSource();
+    await write(source, [event(503, 2 * DAY_MS), event(200, 0)]);
+    await ctx.sources.setHotLeaves(source.name, [{ path: STATUS, type: 'INT64' }]);
+    const pending = (await ctx.sources.get(source.name)).hot_leaves![0].pending_partitions;
+    await ctx.db.pool.query(`DROP TABLE logs.${pending[pending.length - 1]}`);
+    await ctx.sources.runHotLeafBackfill();
+    assert.deepEqual((await ctx.sources.get(source.name)).hot_leaves![0].pending_partitions, []);
+    assert.equal(await exact(source, STATUS), true);
+  });
+
+  it('when a record array has more than one element, then the column stays NULL and the leaf is read from the JSON', async () => {
+    const source = await newSource([{ path: STATUS, type: 'INT64' }]);
+    await write(source, [event(200)]);
+    await write(source, [{ event_message: 'two responses', metadata: { response: [{ status_code: 500 }, { status_code: 502 }] } }], false);
+    const { rows } = await ctx.db.pool.query(
+      `SELECT "${STATUS}" AS s FROM logs.${source.table_name} WHERE event_message = 'two responses'`,
+    );
+    assert.deepEqual(rows, [{ s: null }]);
+    assert.equal(await exact(source, STATUS), false);
   });
 });
