@@ -37,18 +37,28 @@ export const up = (pgm) => {
       dense_from integer NOT NULL DEFAULT 0,
       PRIMARY KEY (table_name, path)
     )`);
+  // PL/pgSQL, not SQL: it keeps the plan of its query for the session (a SQL function plans its
+  // body at every call), and without a SET clause (which saves and restores settings at every
+  // call): a query planned with eight of these calls spent 0.36 ms on them against 0.06. Being
+  // SECURITY DEFINER without a pinned search_path, it names its table with its schema and its
+  // operators as OPERATOR(pg_catalog.…), so nothing a caller creates can stand in for them.
   pgm.sql(`
     DO $do$ BEGIN
       EXECUTE format($f$
         CREATE OR REPLACE FUNCTION logs.hot_leaf_exact(tbl text, leaf text) RETURNS boolean
-          LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-          AS $b$ SELECT coalesce((SELECT f.backfilled AND NOT f.inexact FROM %1$I.hot_leaf_facts f
-                                   WHERE f.table_name = tbl AND f.path = leaf), false) $b$$f$, current_schema());
+          LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER
+          AS $b$ BEGIN
+            RETURN coalesce((SELECT f.backfilled AND NOT f.inexact FROM %1$I.hot_leaf_facts f
+                              WHERE f.table_name OPERATOR(pg_catalog.=) tbl AND f.path OPERATOR(pg_catalog.=) leaf), false);
+          END $b$$f$, current_schema());
       EXECUTE format($f$
         CREATE OR REPLACE FUNCTION logs.hot_leaf_dense(tbl text, leaf text, depth integer) RETURNS boolean
-          LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-          AS $b$ SELECT coalesce((SELECT f.backfilled AND NOT f.inexact AND depth >= f.dense_from FROM %1$I.hot_leaf_facts f
-                                   WHERE f.table_name = tbl AND f.path = leaf), false) $b$$f$, current_schema());
+          LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SECURITY DEFINER
+          AS $b$ BEGIN
+            RETURN coalesce((SELECT f.backfilled AND NOT f.inexact AND depth OPERATOR(pg_catalog.>=) f.dense_from
+                               FROM %1$I.hot_leaf_facts f
+                              WHERE f.table_name OPERATOR(pg_catalog.=) tbl AND f.path OPERATOR(pg_catalog.=) leaf), false);
+          END $b$$f$, current_schema());
     END $do$`);
   pgm.sql(`
     CREATE OR REPLACE FUNCTION logs.hot_leaf_unknown() RETURNS text LANGUAGE plpgsql VOLATILE AS $$

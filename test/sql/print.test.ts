@@ -32,7 +32,7 @@ FROM "logs"."cloudflare_logs_prod" AS "t0"`,
   [
     'GROUP BY and ORDER BY a select alias become ordinals; truncation is in UTC',
     'select timestamp_trunc(timestamp, hour) as timestamp, count(*) as n from `postgres.logs` group by timestamp order by timestamp',
-    `SELECT date_trunc('hour', "t0"."timestamp", 'UTC') AS "timestamp", count(*) AS "n"
+    `SELECT date_bin(('1 hour')::interval, "t0"."timestamp", ('1970-01-01 00:00:00+00')::timestamptz) AS "timestamp", count(*) AS "n"
 FROM "logs"."postgres_logs" AS "t0"
 GROUP BY 1
 ORDER BY 1 ASC`,
