@@ -259,7 +259,7 @@ const cpu = (withHot: boolean) => {
   const times: number[] = [];
   for (let i = 0; i < 60; i++) {
     const start = process.cpuUsage();
-    copyChunks(batch, withHot ? new FactsObserver(edge.hot!) : undefined);
+    copyChunks(batch, withHot ? new FactsObserver(edge.hot!, edge.table) : undefined);
     const d = process.cpuUsage(start);
     times.push((d.user + d.system) / 1000);
   }
@@ -272,7 +272,7 @@ const copyMs = async (withHot: boolean) => {
   const probe = withHot ? 'public.probe_now' : 'public.probe_before';
   const columns = `(${FIXED}${withHot ? ', ' + hotColumns.join(', ') : ''})`;
   for (let i = 0; i < 15; i++) {
-    const chunks = copyChunks(batch, withHot ? new FactsObserver(edge.hot!) : undefined);
+    const chunks = copyChunks(batch, withHot ? new FactsObserver(edge.hot!, edge.table) : undefined);
     const start = performance.now();
     const stream = client.query(copyFrom(`COPY ${probe} ${columns} FROM STDIN`));
     for (const c of chunks) stream.write(c);

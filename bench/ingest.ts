@@ -230,7 +230,7 @@ async function main(): Promise<void> {
       Array.from({ length: BATCHES }, () => {
         const batch = normaliseEvents(edgeEvents(BATCH_SIZE, 'bench-copy'), { nowMs: Date.now(), retentionDays: 30 });
         // The writer's own COPY text, hot columns included (built before timing, like the bodies).
-        return Buffer.concat(copyChunks(batch.rows, hotLeaves.length ? new FactsObserver(hotLeaves) : undefined));
+        return Buffer.concat(copyChunks(batch.rows, hotLeaves.length ? new FactsObserver(hotLeaves, source.table_name) : undefined));
       });
     const otlpBodies = () => Array.from({ length: BATCHES }, () => otlpBody(edgeEvents(BATCH_SIZE, 'bench-otlp')));
     const sample = httpBodies();

@@ -51,7 +51,7 @@ export class LogWriter {
         throw err;
       });
       const hot = hotLeavesOf(source);
-      const observer = hot.length ? new FactsObserver(hot) : undefined;
+      const observer = hot.length ? new FactsObserver(hot, source.table_name) : undefined;
       await writeRows(client, source.table_name, rows, observer);
       // The facts of what these rows hold commit with them (src/storage/hotLeafFacts.ts).
       if (observer) await recordObservedFacts(client, source.table_name, observer.observed());
@@ -203,7 +203,7 @@ export function copyChunks(rows: LogRow[], hot?: FactsObserver): Buffer[] {
       copyJson(r.metadata) +
       '\t' +
       copyJson(r.body) +
-      (hot ? copyHotValues(r.metadata, hot) : '') +
+      (hot ? copyHotValues(r.metadata, hot, rowDay(r)) : '') +
       '\n';
     // A UTF-16 code unit takes at most 3 bytes of UTF-8 (a surrogate pair: 4 for two units).
     if (line.length * 3 > buffer.length - used) {
@@ -222,13 +222,18 @@ const COPY_SPECIALS = /[\\\n\r\t]/g;
 const COPY_ESCAPE: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /** The hot columns of a row (storage/hotLeaves.ts hotValue), each after a tab; `\N` where the JSON read gives something else. */
-function copyHotValues(metadata: unknown, hot: FactsObserver): string {
+function copyHotValues(metadata: unknown, hot: FactsObserver, dayMs: number): string {
   let out = '';
   for (let n = 0; n < hot.leaves.length; n++) {
-    const v = hot.value(metadata, n);
+    const v = hot.value(metadata, n, dayMs);
     out += '\t' + (v === null ? '\\N' : typeof v === 'string' ? copyText(v) : String(v));
   }
   return out;
+}
+
+/** The day (UTC ms) of a row's partition, which the facts of its hot leaves are kept by. */
+function rowDay(r: LogRow): number {
+  return dayStart(Number(r.micros / 1000n));
 }
 
 /** A text value in COPY text format: backslash, newline, carriage return and tab escaped. */
@@ -268,7 +273,8 @@ export async function insertRows(client: Pick<pg.PoolClient, 'query'>, table: st
       m: r.metadata,
       b: r.body,
     };
-    for (let n = 0; n < leaves.length; n++) record[`h${n}`] = hot!.value(r.metadata, n);
+    const day = leaves.length ? rowDay(r) : 0;
+    for (let n = 0; n < leaves.length; n++) record[`h${n}`] = hot!.value(r.metadata, n, day);
     return record;
   });
   const hotSelect = leaves.map((_, n) => `, r.h${n}`).join('');

@@ -16,7 +16,14 @@ import {
   type HotLeaf,
   type HotLeafState,
 } from '../storage/hotLeaves.js';
-import { checkPartition, deleteFacts, resetFacts, saveBackfilledFacts, unverifyFacts } from '../storage/hotLeafFacts.js';
+import {
+  checkPartition,
+  deleteFacts,
+  forgetPartitionFacts,
+  resetFacts,
+  saveBackfilledFacts,
+  unverifyFacts,
+} from '../storage/hotLeafFacts.js';
 import { listPartitions, partitionCounts, type PartitionCount } from '../storage/logTables.js';
 import { coveringIndexes } from '../storage/coveringIndexes.js';
 import { upkeepIndexes } from '../storage/indexUpkeep.js';
@@ -176,6 +183,11 @@ export class SourceService {
     await withTransaction(this.pool, async (client) => {
       await runBuilt(client, this.repository.deleteQuery(source.id));
       await dropLogTable(client, source.table_name);
+      await deleteFacts(
+        client,
+        source.table_name,
+        (source.hot_leaves ?? []).map((l) => l.path),
+      );
     });
     await this.reload();
   }
@@ -405,7 +417,9 @@ export class SourceService {
     const dropped: string[] = [];
     for (const source of this.byName.values()) {
       created += (await ensurePartitions(this.pool, source.table_name, nowMs, nowMs + PARTITION_DAYS_AHEAD * DAY_MS)).length;
-      dropped.push(...(await dropExpiredPartitions(this.pool, source.table_name, source.retention_days, nowMs)));
+      const expired = await dropExpiredPartitions(this.pool, source.table_name, source.retention_days, nowMs);
+      await forgetPartitionFacts(this.pool, source.table_name, expired);
+      dropped.push(...expired);
     }
     return { created, dropped };
   }

@@ -25,7 +25,7 @@
  * the planner answers while planning (src/sql/resolve/hot.ts).
  */
 import type pg from 'pg';
-import { qualifiedTable, quoteIdent } from './logTables.js';
+import { partitionName, qualifiedTable, quoteIdent } from './logTables.js';
 import { columnValue, hotColumnName, jsonLeaf, type HotLeaf } from './hotLeaves.js';
 
 type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
@@ -38,9 +38,10 @@ type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 export const HOT_LEAF_EXACT = 'logs.hot_leaf_exact';
 export const HOT_LEAF_DENSE = 'logs.hot_leaf_dense';
 
-/** What rows showed about one leaf: a row with a value of another type; the depth guards need from. */
+/** What rows of one partition showed about one leaf: a row with a value of another type; the depth guards need from. */
 export interface LeafFacts {
   readonly path: string;
+  readonly partition: string;
   readonly inexact: boolean;
   /** 0 when every row with `metadata` had the column filled; keys below metadata + 1 at most. */
   readonly denseFrom: number;
@@ -48,67 +49,71 @@ export interface LeafFacts {
 
 /**
  * Computes each row's hot column values for the writer and notes, on the way, what the rows show
- * about the leaves (one JSON walk per row and leaf for both).
+ * about the leaves, per partition (one JSON walk per row and leaf for both).
  */
 export class FactsObserver {
-  private readonly inexact: boolean[];
-  private readonly denseFrom: number[];
+  /** By leaf number, then by the day (ms) of the rows' partition. */
+  private readonly seen: Map<number, { inexact: boolean; denseFrom: number }>[];
 
-  constructor(readonly leaves: readonly HotLeaf[]) {
-    this.inexact = leaves.map(() => false);
-    this.denseFrom = leaves.map(() => 0);
+  constructor(
+    readonly leaves: readonly HotLeaf[],
+    private readonly table = '',
+  ) {
+    this.seen = leaves.map(() => new Map());
   }
 
-  /** The column value of leaf number `n` for a row's `metadata` (hotLeaves.ts hotValue). */
-  value(metadata: unknown, n: number): string | number | boolean | null {
+  /** The column value of leaf number `n` for a row's `metadata` (hotLeaves.ts hotValue); `dayMs`: the row's partition. */
+  value(metadata: unknown, n: number, dayMs: number): string | number | boolean | null {
     const leaf = this.leaves[n];
     const { json, reach, single } = jsonLeaf(metadata, leaf);
     const value = single ? columnValue(json, leaf) : null;
-    if (value === null) {
-      if (json !== undefined) this.inexact[n] = true;
-      if (reach + 1 > this.denseFrom[n]) this.denseFrom[n] = reach + 1;
+    if (value === null && (json !== undefined || reach >= 0)) {
+      const day = this.seen[n].get(dayMs) ?? { inexact: false, denseFrom: 0 };
+      if (json !== undefined) day.inexact = true;
+      if (reach + 1 > day.denseFrom) day.denseFrom = reach + 1;
+      this.seen[n].set(dayMs, day);
     }
     return value;
   }
 
-  /** The leaves whose rows showed anything but "exact and dense from `metadata` down". */
+  /** Per leaf and partition, what the rows showed other than "exact and dense from `metadata` down". */
   observed(): LeafFacts[] {
-    return this.leaves
-      .map((l, n) => ({ path: l.path, inexact: this.inexact[n], denseFrom: this.denseFrom[n] }))
-      .filter((f) => f.inexact || f.denseFrom > 0);
+    return this.leaves.flatMap((l, n) =>
+      [...this.seen[n]].map(([dayMs, f]) => ({ path: l.path, partition: partitionName(this.table, dayMs), ...f })),
+    );
   }
 }
 
 /**
  * Records what a batch's rows showed, in the transaction that writes them. Most batches show
- * nothing new: one read without locks; only a leaf whose facts change takes the facts row's lock.
+ * nothing new: one read without locks; only facts that change take their row's lock.
  */
 export async function recordObservedFacts(client: Queryable, table: string, observed: readonly LeafFacts[]): Promise<void> {
   if (!observed.length) return;
-  const { rows } = await client.query<{ path: string; inexact: boolean; dense_from: number }>(
-    'SELECT path, inexact, dense_from FROM hot_leaf_facts WHERE table_name = $1 AND path = ANY($2::text[])',
-    [table, observed.map((f) => f.path)],
+  const { rows } = await client.query<{ path: string; partition: string; inexact: boolean; dense_from: number }>(
+    `SELECT path, partition, inexact, dense_from FROM hot_leaf_partition_facts
+      WHERE table_name = $1 AND path = ANY($2::text[]) AND partition = ANY($3::text[])`,
+    [table, [...new Set(observed.map((f) => f.path))], [...new Set(observed.map((f) => f.partition))]],
   );
-  const known = new Map(rows.map((r) => [r.path, r]));
+  const known = new Map(rows.map((r) => [`${r.path}\n${r.partition}`, r]));
   const news = observed.filter((f) => {
-    const k = known.get(f.path);
+    const k = known.get(`${f.path}\n${f.partition}`);
     return !k || (f.inexact && !k.inexact) || f.denseFrom > k.dense_from;
   });
   await mergeFacts(client, table, news);
 }
 
-/** Merges facts into the table: inexact stays once set, dense_from only rises. */
-async function mergeFacts(client: Queryable, table: string, facts: readonly LeafFacts[], backfilled?: readonly string[]): Promise<void> {
-  if (!facts.length && !backfilled?.length) return;
+/** Merges facts of partitions into the table: inexact stays once set, dense_from only rises. */
+async function mergeFacts(client: Queryable, table: string, facts: readonly LeafFacts[]): Promise<void> {
+  if (!facts.length) return;
   await client.query(
-    `INSERT INTO hot_leaf_facts AS f (table_name, path, inexact, dense_from)
-     SELECT $1, x.path, x.inexact, x.dense_from FROM unnest($2::text[], $3::boolean[], $4::integer[]) AS x(path, inexact, dense_from)
-     ON CONFLICT (table_name, path) DO UPDATE
+    `INSERT INTO hot_leaf_partition_facts AS f (table_name, path, partition, inexact, dense_from)
+     SELECT $1, x.path, x.partition, x.inexact, x.dense_from
+       FROM unnest($2::text[], $3::text[], $4::boolean[], $5::integer[]) AS x(path, partition, inexact, dense_from)
+     ON CONFLICT (table_name, path, partition) DO UPDATE
        SET inexact = f.inexact OR EXCLUDED.inexact, dense_from = greatest(f.dense_from, EXCLUDED.dense_from)`,
-    [table, facts.map((f) => f.path), facts.map((f) => f.inexact), facts.map((f) => f.denseFrom)],
+    [table, facts.map((f) => f.path), facts.map((f) => f.partition), facts.map((f) => f.inexact), facts.map((f) => f.denseFrom)],
   );
-  if (backfilled?.length)
-    await client.query('UPDATE hot_leaf_facts SET backfilled = true WHERE table_name = $1 AND path = ANY($2::text[])', [table, backfilled]);
 }
 
 /**
@@ -118,17 +123,18 @@ async function mergeFacts(client: Queryable, table: string, facts: readonly Leaf
  */
 export async function resetFacts(client: Queryable, table: string, paths: readonly string[], backfilled: boolean): Promise<void> {
   if (!paths.length) return;
+  await client.query('DELETE FROM hot_leaf_partition_facts WHERE table_name = $1 AND path = ANY($2::text[])', [table, paths]);
   await client.query(
     `INSERT INTO hot_leaf_facts (table_name, path, backfilled) SELECT $1, unnest($2::text[]), $3
-     ON CONFLICT (table_name, path) DO UPDATE SET backfilled = EXCLUDED.backfilled, inexact = false, dense_from = 0`,
+     ON CONFLICT (table_name, path) DO UPDATE SET backfilled = EXCLUDED.backfilled`,
     [table, paths, backfilled],
   );
 }
 
 /**
  * Marks leaves as not backfilled, keeping what writers have recorded: for columns that were
- * filled before this table existed (an install from before the facts), which the backfill then
- * checks partition by partition.
+ * filled before their facts were kept (an install from before), which the backfill then checks
+ * partition by partition.
  */
 export async function unverifyFacts(client: Queryable, table: string, paths: readonly string[]): Promise<void> {
   if (!paths.length) return;
@@ -140,13 +146,27 @@ export async function unverifyFacts(client: Queryable, table: string, paths: rea
 }
 
 export async function deleteFacts(client: Queryable, table: string, paths: readonly string[]): Promise<void> {
-  if (paths.length) await client.query('DELETE FROM hot_leaf_facts WHERE table_name = $1 AND path = ANY($2::text[])', [table, paths]);
+  if (!paths.length) return;
+  await client.query('DELETE FROM hot_leaf_partition_facts WHERE table_name = $1 AND path = ANY($2::text[])', [table, paths]);
+  await client.query('DELETE FROM hot_leaf_facts WHERE table_name = $1 AND path = ANY($2::text[])', [table, paths]);
 }
 
-/** Facts of a table's leaves as stored (tests and the management API's view). */
-export async function readFacts(db: Queryable, table: string): Promise<Array<LeafFacts & { backfilled: boolean }>> {
+/** Forgets the facts of partitions dropped by retention (queries already ignore them: the functions read existing partitions only). */
+export async function forgetPartitionFacts(db: Queryable, table: string, partitions: readonly string[]): Promise<void> {
+  if (partitions.length)
+    await db.query('DELETE FROM hot_leaf_partition_facts WHERE table_name = $1 AND partition = ANY($2::text[])', [table, partitions]);
+}
+
+/** A table's leaves as stored, with what their partitions show taken together (tests and the management API's view). */
+export async function readFacts(
+  db: Queryable,
+  table: string,
+): Promise<Array<{ path: string; backfilled: boolean; inexact: boolean; denseFrom: number }>> {
   const { rows } = await db.query<{ path: string; inexact: boolean; dense_from: number; backfilled: boolean }>(
-    'SELECT path, inexact, dense_from, backfilled FROM hot_leaf_facts WHERE table_name = $1 ORDER BY path',
+    `SELECT f.path, f.backfilled, coalesce(bool_or(p.inexact), false) AS inexact, coalesce(max(p.dense_from), 0)::int AS dense_from
+       FROM hot_leaf_facts f LEFT JOIN hot_leaf_partition_facts p ON p.table_name = f.table_name AND p.path = f.path
+        AND to_regclass(format('logs.%I', p.partition)) IS NOT NULL
+      WHERE f.table_name = $1 GROUP BY f.path, f.backfilled ORDER BY f.path`,
     [table],
   );
   return rows.map((r) => ({ path: r.path, inexact: r.inexact, denseFrom: r.dense_from, backfilled: r.backfilled }));
@@ -179,7 +199,7 @@ export async function checkPartition(db: Queryable, partition: string, leaves: r
     throw err;
   }
   const r = rows[0] ?? {};
-  return leaves.map((l, n) => ({ path: l.path, inexact: r[`i${n}`] === true, denseFrom: Number(r[`d${n}`] ?? 0) }));
+  return leaves.map((l, n) => ({ path: l.path, partition, inexact: r[`i${n}`] === true, denseFrom: Number(r[`d${n}`] ?? 0) }));
 }
 
 /** The SQL of a leaf's records from `metadata->0` down, and of the leaf's JSON value. */
@@ -208,6 +228,7 @@ export async function saveBackfilledFacts(
     client,
     table,
     facts.filter((f) => f.inexact || f.denseFrom > 0),
-    complete,
   );
+  if (complete.length)
+    await client.query('UPDATE hot_leaf_facts SET backfilled = true WHERE table_name = $1 AND path = ANY($2::text[])', [table, complete]);
 }

@@ -170,8 +170,8 @@ describe('ingest writer: COPY on Postgres', () => {
     await t.context.writer.write(source, copied.slice(0, 1), {}); // partitions for this day
     await withTransaction(t.context.db.pool, async (client) => {
       const hot = source.hot_leaves ?? [];
-      await copyRows(client, source.table_name, copied.slice(1), new FactsObserver(hot));
-      await insertRows(client, source.table_name, inserted, new FactsObserver(hot));
+      await copyRows(client, source.table_name, copied.slice(1), new FactsObserver(hot, source.table_name));
+      await insertRows(client, source.table_name, inserted, new FactsObserver(hot, source.table_name));
     });
     const { rows } = await t.context.db.pool.query(
       `SELECT substr(id, 1, 1) AS via, substr(id, 2) AS rest, "timestamp", event_message, project, metadata::text, body::text,

@@ -210,4 +210,18 @@ describe('hot leaf facts: the column is read alone only where it holds every row
     assert.deepEqual(rows, [{ s: null }]);
     assert.equal(await exact(source, STATUS), false);
   });
+
+  it('when retention drops the day that held a value of another type, then the leaf is read alone again', async () => {
+    const source = await newSource([{ path: STATUS, type: 'INT64' }]);
+    await write(source, [event(200, 0)]);
+    await write(source, [event('500', 3 * DAY_MS)], false);
+    assert.equal(await exact(source, STATUS), false);
+    await ctx.sources.update(source.name, { retention_days: 2 });
+    await ctx.sources.runPartitionUpkeep();
+    assert.equal(await exact(source, STATUS), true, 'the odd row is gone with its day');
+    const { rows } = await ctx.db.pool.query('SELECT count(*)::int AS n FROM hot_leaf_partition_facts WHERE table_name = $1', [
+      source.table_name,
+    ]);
+    assert.equal(rows[0].n, 0, 'its facts are forgotten');
+  });
 });
