@@ -59,7 +59,7 @@ export class FactsObserver {
     readonly leaves: readonly HotLeaf[],
     private readonly table = '',
   ) {
-    this.seen = leaves.map(() => new Map());
+    this.seen = leaves.map(() => new Map<number, { inexact: boolean; denseFrom: number }>());
   }
 
   /** The column value of leaf number `n` for a row's `metadata` (hotLeaves.ts hotValue); `dayMs`: the row's partition. */
