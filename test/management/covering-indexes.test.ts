@@ -6,12 +6,11 @@
  * index-only scan.
  */
 import assert from 'node:assert/strict';
-import request from 'supertest';
 import { childIndexName, coveringIndexes, ownIndexKind } from '../../src/storage/coveringIndexes.js';
 import type { HotLeaf } from '../../src/storage/hotLeaves.js';
 import { ensurePartitions, listPartitions } from '../../src/storage/logTables.js';
 import { COMPACT_AFTER_MS, upkeepIndexes } from '../../src/storage/indexUpkeep.js';
-import { testApp, type TestApp } from '../support/http.js';
+import { asAdmin, testApp, type TestApp } from '../support/http.js';
 
 const DAY = 86_400_000;
 
@@ -67,13 +66,7 @@ describe('Covering indexes: on log tables', function () {
   this.timeout(120_000);
   let t: TestApp;
   const suffix = Date.now().toString(36);
-  const send = (method: 'post' | 'patch', path: string, body: object) =>
-    request(t.app)[method](path).set('X-API-KEY', t.keys.admin).send(body);
-  const ingest = (name: string, events: object[]) =>
-    request(t.app)
-      .post(`/api/logs?source_name=${encodeURIComponent(name)}`)
-      .set('X-API-KEY', t.keys.admin)
-      .send(events);
+  const { send, ingest } = asAdmin(() => t);
   const event = (i: number, ageMs: number) => ({
     event_message: `e${i}`,
     project: `p${i % 3}`,

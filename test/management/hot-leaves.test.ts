@@ -4,21 +4,16 @@
  * read by queries with the same rows before, during and after the backfill.
  */
 import assert from 'node:assert/strict';
-import request from 'supertest';
 import { initTranslator, translateQuery } from '../../src/sql/index.js';
-import { testApp, type TestApp } from '../support/http.js';
+import { asAdmin, testApp, type TestApp } from '../support/http.js';
 
 describe('Management: hot leaves of a source', function () {
   this.timeout(120_000);
   let t: TestApp;
   const name = `hot.src.${Date.now().toString(36)}`;
-  const send = (method: 'post' | 'patch' | 'put', path: string, body: object) =>
-    request(t.app)[method](path).set('X-API-KEY', t.keys.admin).send(body);
-  const ingest = (events: object[]) =>
-    request(t.app)
-      .post(`/api/logs?source_name=${encodeURIComponent(name)}`)
-      .set('X-API-KEY', t.keys.admin)
-      .send(events);
+  const admin = asAdmin(() => t);
+  const send = admin.send;
+  const ingest = (events: object[]) => admin.ingest(name, events);
   const event = (i: number, ageMs: number) => ({
     event_message: `e${i}`,
     timestamp: new Date(Date.now() - ageMs).toISOString(),

@@ -69,3 +69,16 @@ export function withKey(app: Express, key: string) {
     delete: (path: string) => request(app).delete(path).set('X-API-KEY', key),
   };
 }
+
+/** Management calls and ingest with the admin key of a test app (`t()`: the app, once made in a before hook). */
+export function asAdmin(t: () => TestApp) {
+  return {
+    send: (method: 'post' | 'patch' | 'put', path: string, body: object) =>
+      request(t().app)[method](path).set('X-API-KEY', t().keys.admin).send(body),
+    ingest: (source: string, events: object[]) =>
+      request(t().app)
+        .post(`/api/logs?source_name=${encodeURIComponent(source)}`)
+        .set('X-API-KEY', t().keys.admin)
+        .send(events),
+  };
+}
