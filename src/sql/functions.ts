@@ -597,7 +597,9 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   current_timestamp: def(0, 0, NOW, () => fn('now', [], TIMESTAMP)),
   current_datetime: def(0, 0, NOW, () => typed(pg.atUtc(pg.func('now', [])), scalar('DATETIME'))),
   current_date: def(0, 0, NOW, () => typed(pg.cast(pg.atUtc(pg.func('now', [])), 'date'), scalar('DATE'))),
-  timestamp_trunc: def(2, 3, { ...DATE_TRUNC, date_bin: TOTAL }, (s) => typed(truncTimestamp(asTimestamp(s.arg(0)), truncPart(s, 1)), TIMESTAMP)),
+  timestamp_trunc: def(2, 3, { ...DATE_TRUNC, date_bin: TOTAL }, (s) =>
+    typed(truncTimestamp(asTimestamp(s.arg(0)), truncPart(s, 1)), TIMESTAMP),
+  ),
   datetime_trunc: def(2, 2, DATE_TRUNC, (s) =>
     typed(pg.func('date_trunc', [pg.literal(truncPart(s, 1)), s.arg(0).sql]), scalar('DATETIME')),
   ),
