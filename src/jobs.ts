@@ -26,33 +26,9 @@ export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: n
     }
   };
   // Hot leaves declared on a source with data: their columns filled partition by partition.
-  let backfilling = false;
-  const backfill = async () => {
-    if (backfilling) return;
-    backfilling = true;
-    try {
-      const filled = await ctx.sources.runHotLeafBackfill();
-      if (filled.length) ctx.logger.info({ partitions: filled }, 'hot leaf backfill');
-    } catch (err) {
-      ctx.logger.warn({ err: (err as Error).message }, 'hot leaf backfill failed; will retry in a minute');
-    } finally {
-      backfilling = false;
-    }
-  };
+  const backfill = minuteJob(ctx.logger, 'hot leaf backfill', 'partitions', () => ctx.sources.runHotLeafBackfill());
   // After the backfill: a partition is indexed once its backfill is done (src/storage/indexUpkeep.ts).
-  let indexing = false;
-  const indexUpkeep = async () => {
-    if (indexing) return;
-    indexing = true;
-    try {
-      const done = await ctx.sources.runIndexUpkeep();
-      if (done.length) ctx.logger.info({ done }, 'index upkeep');
-    } catch (err) {
-      ctx.logger.warn({ err: (err as Error).message }, 'index upkeep failed; will retry in a minute');
-    } finally {
-      indexing = false;
-    }
-  };
+  const indexUpkeep = minuteJob(ctx.logger, 'index upkeep', 'done', () => ctx.sources.runIndexUpkeep());
   const minutely = () => backfill().then(indexUpkeep);
   void upkeep().then(minutely);
   const everyMinute = setInterval(() => void minutely(), 60_000);
@@ -71,5 +47,25 @@ export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: n
       clearInterval(catalog);
       clearInterval(everyMinute);
     },
+  };
+}
+
+/**
+ * A job run every minute that never overlaps itself (a run may take longer than a minute): what
+ * it did is logged under `field` when anything, a failure is logged and the next minute retries.
+ */
+function minuteJob(logger: JobDeps['logger'], name: string, field: string, run: () => Promise<string[]>): () => Promise<void> {
+  let running = false;
+  return async () => {
+    if (running) return;
+    running = true;
+    try {
+      const done = await run();
+      if (done.length) logger.info({ [field]: done }, name);
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, `${name} failed; will retry in a minute`);
+    } finally {
+      running = false;
+    }
   };
 }

@@ -32,7 +32,7 @@
 import type pg from 'pg';
 import { childIndexName, coveringIndexes, includedLeaves, ownIndexKind, type CoveringIndex } from './coveringIndexes.js';
 import { withLockRetries, type HotLeafState } from './hotLeaves.js';
-import { indexColumnsSql, listPartitions, qualifiedTable, quoteIdent } from './logTables.js';
+import { indexColumnsSql, listPartitions, qualifiedTable, quoteIdent, type PartitionInfo } from './logTables.js';
 
 const LOCK_TIMEOUT_MS = 2_000;
 const DAY_MS = 86_400_000;
@@ -72,7 +72,8 @@ async function reconcile(
   let existing = await parentIndexes(client, table);
   if (!existing) return done; // the source was deleted meanwhile
   const desired = coveringIndexes(table, leaves);
-  const partitions = (await listPartitions(client, table)).map((p) => p.name);
+  const days = await listPartitions(client, table);
+  const partitions = days.map((p) => p.name);
   for (const index of withStopgaps(table, desired, existing)) {
     if (!existing.has(index.name)) {
       await client.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ONLY ${parent} ${indexColumnsSql(index)}`);
@@ -80,7 +81,7 @@ async function reconcile(
     }
     if (existing.get(index.name) === true) continue;
     const pending = new Set(includedLeaves(index, leaves).flatMap((l) => l.pending_partitions));
-    const attached = await attachedPartitions(client, index.name);
+    const attached = await attachedChildren(client, index.name);
     for (const partition of partitions) {
       if (attached.has(partition) || pending.has(partition)) continue;
       if (await buildOnPartition(pool, client, index, partition)) done.push(`built ${index.name} on ${partition}`);
@@ -95,7 +96,7 @@ async function reconcile(
     await withLockRetries(pool, LOCK_TIMEOUT_MS, `DROP INDEX IF EXISTS ${ident(name)}`);
     done.push(`dropped ${name}`);
   }
-  done.push(...(await compactFinishedDays(pool, client, table, desired, nowMs)));
+  done.push(...(await compactFinishedDays(pool, client, days, desired, nowMs)));
   return done;
 }
 
@@ -103,24 +104,16 @@ async function reconcile(
 async function compactFinishedDays(
   pool: pg.Pool,
   client: pg.PoolClient,
-  table: string,
+  days: readonly PartitionInfo[],
   desired: readonly CoveringIndex[],
   nowMs: number,
 ): Promise<string[]> {
   const done: string[] = [];
-  const finished = new Set(
-    (await listPartitions(client, table)).filter((p) => p.dayMs + DAY_MS + COMPACT_AFTER_MS <= nowMs).map((p) => p.name),
-  );
+  const finished = new Set(days.filter((p) => p.dayMs + DAY_MS + COMPACT_AFTER_MS <= nowMs).map((p) => p.name));
   if (!finished.size) return done;
   for (const index of desired) {
     if (!index.include.length) continue; // the plain indexes are left as they always were
-    const { rows } = await client.query<{ partition: string; child: string; full: boolean }>(
-      `SELECT t.relname AS partition, ci.relname AS child, coalesce('fillfactor=100' = ANY (ci.reloptions), false) AS full
-         FROM pg_inherits h JOIN pg_class ci ON ci.oid = h.inhrelid JOIN pg_index i ON i.indexrelid = ci.oid
-         JOIN pg_class t ON t.oid = i.indrelid
-        WHERE h.inhparent = to_regclass($1)`,
-      [ident(index.name)],
-    );
+    const rows = [...(await attachedChildren(client, index.name))].map(([partition, c]) => ({ partition, ...c }));
     for (const { partition, child, full } of rows) {
       if (full || !finished.has(partition)) continue;
       try {
@@ -186,15 +179,16 @@ async function parentIndexes(client: pg.PoolClient, table: string): Promise<Map<
   return new Map(rows.filter((r) => r.name !== null).map((r) => [r.name!, r.valid === true]));
 }
 
-/** The partitions whose index is attached to the partitioned index `name`. */
-async function attachedPartitions(client: pg.PoolClient, name: string): Promise<Set<string>> {
-  const { rows } = await client.query<{ partition: string }>(
-    `SELECT t.relname AS partition
-       FROM pg_inherits h JOIN pg_index ci ON ci.indexrelid = h.inhrelid JOIN pg_class t ON t.oid = ci.indrelid
+/** The partitions whose index is attached to the partitioned index `name`, with that index and whether it was rebuilt full (step 4). */
+async function attachedChildren(client: pg.PoolClient, name: string): Promise<Map<string, { child: string; full: boolean }>> {
+  const { rows } = await client.query<{ partition: string; child: string; full: boolean }>(
+    `SELECT t.relname AS partition, ci.relname AS child, coalesce('fillfactor=100' = ANY (ci.reloptions), false) AS full
+       FROM pg_inherits h JOIN pg_class ci ON ci.oid = h.inhrelid JOIN pg_index i ON i.indexrelid = ci.oid
+       JOIN pg_class t ON t.oid = i.indrelid
       WHERE h.inhparent = to_regclass($1)`,
     [ident(name)],
   );
-  return new Set(rows.map((r) => r.partition));
+  return new Map(rows.map((r) => [r.partition, { child: r.child, full: r.full }]));
 }
 
 /** An index name qualified with the log schema, where indexes of log tables live (CREATE INDEX takes it unqualified). */
