@@ -273,7 +273,7 @@ export class SourceService {
       removed.map((r) => r.path).filter((p) => added.some((a) => a.path === p)),
     );
     await addHotColumns(this.pool, source.table_name, added);
-    const partitions = added.length ? (await listPartitions(this.pool, source.table_name)).map((p) => p.name).reverse() : [];
+    const partitions = added.length ? await this.newestPartitionsFirst(source.table_name) : [];
     // A kept leaf whose `index` changed keeps its column and backfill; only indexes change (runIndexUpkeep).
     const states = leaves.map((l): HotLeafState => ({ ...l, pending_partitions: kept(l)?.pending_partitions ?? partitions }));
     const gone = removed.map((r) => r.path).filter((p) => !added.some((a) => a.path === p));
@@ -299,6 +299,11 @@ export class SourceService {
     if (removed.length) void this.upkeepIndexesOf(source.id).catch(() => undefined);
   }
 
+  /** A table's partitions in the order the backfill takes them: newest first (the dashboard reads recent days most). */
+  private async newestPartitionsFirst(table: string): Promise<string[]> {
+    return (await listPartitions(this.pool, table)).map((p) => p.name).reverse();
+  }
+
   /**
    * Hot columns from before their facts were kept (src/storage/hotLeafFacts.ts) have no
    * UNKNOWN_LEAF_CODE default and unchecked rows: they get the default, and every partition is
@@ -312,7 +317,7 @@ export class SourceService {
       const unchecked = await uncheckedLeaves(this.pool, source.table_name, source.hot_leaves ?? []);
       if (!unchecked.length) continue;
       await setUnknownLeafDefaults(this.pool, source.table_name, unchecked);
-      const partitions = (await listPartitions(this.pool, source.table_name)).map((p) => p.name).reverse();
+      const partitions = await this.newestPartitionsFirst(source.table_name);
       await withTransaction(this.pool, async (client) => {
         const [row] = await runBuilt<SourceRecord>(client, this.repository.lockQuery(source.id));
         if (!row?.hot_leaves) return;

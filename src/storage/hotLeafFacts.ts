@@ -26,7 +26,7 @@
  */
 import type pg from 'pg';
 import { partitionName, qualifiedTable, quoteIdent } from './logTables.js';
-import { columnValue, hotColumnName, jsonLeaf, type HotLeaf } from './hotLeaves.js';
+import { hotColumnName, jsonLeaf, jsonLeafSql, readValue, type HotLeaf } from './hotLeaves.js';
 
 type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 
@@ -57,7 +57,7 @@ export class FactsObserver {
 
   constructor(
     readonly leaves: readonly HotLeaf[],
-    private readonly table = '',
+    private readonly table: string,
   ) {
     this.seen = leaves.map(() => new Map<number, { inexact: boolean; denseFrom: number }>());
   }
@@ -65,8 +65,9 @@ export class FactsObserver {
   /** The column value of leaf number `n` for a row's `metadata` (hotLeaves.ts hotValue); `dayMs`: the row's partition. */
   value(metadata: unknown, n: number, dayMs: number): string | number | boolean | null {
     const leaf = this.leaves[n];
-    const { json, reach, single } = jsonLeaf(metadata, leaf);
-    const value = single ? columnValue(json, leaf) : null;
+    const read = jsonLeaf(metadata, leaf);
+    const { json, reach } = read;
+    const value = readValue(read, leaf);
     if (value === null && (json !== undefined || reach >= 0)) {
       const day = this.seen[n].get(dayMs) ?? { inexact: false, denseFrom: 0 };
       if (json !== undefined) day.inexact = true;
@@ -157,7 +158,7 @@ export async function forgetPartitionFacts(db: Queryable, table: string, partiti
     await db.query('DELETE FROM hot_leaf_partition_facts WHERE table_name = $1 AND partition = ANY($2::text[])', [table, partitions]);
 }
 
-/** A table's leaves as stored, with what their partitions show taken together (tests and the management API's view). */
+/** A table's leaves as stored, with what their existing partitions show taken together (for tests and operators). */
 export async function readFacts(
   db: Queryable,
   table: string,
@@ -181,7 +182,8 @@ export async function checkPartition(db: Queryable, partition: string, leaves: r
   if (!leaves.length) return [];
   const selects = leaves.flatMap((l, n) => {
     const column = quoteIdent(hotColumnName(l.path));
-    const { records, json } = leafReads(l.path);
+    const { records, record, key } = jsonLeafSql(l.path);
+    const json = `${record}->${key}`;
     const reach = `CASE ${records
       .map((r, d) => `WHEN ${r} IS NOT NULL THEN ${d + 1}`)
       .reverse()
@@ -200,18 +202,6 @@ export async function checkPartition(db: Queryable, partition: string, leaves: r
   }
   const r = rows[0] ?? {};
   return leaves.map((l, n) => ({ path: l.path, partition, inexact: r[`i${n}`] === true, denseFrom: Number(r[`d${n}`] ?? 0) }));
-}
-
-/** The SQL of a leaf's records from `metadata->0` down, and of the leaf's JSON value. */
-function leafReads(path: string): { records: string[]; json: string } {
-  const keys = path.split('.').slice(1);
-  const records = ['metadata->0'];
-  for (const k of keys.slice(0, -1)) records.push(`${records[records.length - 1]}->${quoteLiteral(k)}->0`);
-  return { records, json: `${records[records.length - 1]}->${quoteLiteral(keys[keys.length - 1])}` };
-}
-
-function quoteLiteral(s: string): string {
-  return `'${s.replace(/'/g, "''")}'`;
 }
 
 /**

@@ -107,12 +107,16 @@ export function jsonLeaf(metadata: unknown, leaf: HotLeaf): { json: unknown; rea
  * hotLeafFacts.ts).
  */
 export function hotValue(metadata: unknown, leaf: HotLeaf): string | number | boolean | null {
-  const { json, single } = jsonLeaf(metadata, leaf);
-  return single ? columnValue(json, leaf) : null;
+  return readValue(jsonLeaf(metadata, leaf), leaf);
+}
+
+/** hotValue from a read jsonLeaf already made (the writer's FactsObserver also needs the read). */
+export function readValue(read: { json: unknown; single: boolean }, leaf: HotLeaf): string | number | boolean | null {
+  return read.single ? columnValue(read.json, leaf) : null;
 }
 
 /** The column's value for a leaf's JSON value (undefined: none), by the rule of hotValue. */
-export function columnValue(v: unknown, leaf: HotLeaf): string | number | boolean | null {
+function columnValue(v: unknown, leaf: HotLeaf): string | number | boolean | null {
   switch (leaf.type) {
     case 'STRING':
       return typeof v === 'string' ? v : null;
@@ -127,18 +131,20 @@ export function columnValue(v: unknown, leaf: HotLeaf): string | number | boolea
 }
 
 /**
- * `metadata->0->'request'->0` and the last key, for SQL that reads the leaf (backfill), and the
- * arrays on the way (`metadata`, `metadata->0->'request'`), which must have one element each.
+ * A leaf's JSON read in SQL (backfill and its check, hotLeafFacts.ts): the records from
+ * `metadata->0` down (`metadata->0`, `metadata->0->'request'->0`), the last key, and the arrays on
+ * the way (`metadata`, `metadata->0->'request'`), which must have one element each.
  */
-function jsonLeafSql(path: string): { record: string; key: string; arrays: string[] } {
+export function jsonLeafSql(path: string): { records: string[]; record: string; key: string; arrays: string[] } {
   const keys = keysBelowMetadata(path);
   const arrays = ['metadata'];
-  let record = 'metadata->0';
+  const records = ['metadata->0'];
   for (const k of keys.slice(0, -1)) {
+    const record = records[records.length - 1];
     arrays.push(`${record}->${quoteLiteral(k)}`);
-    record += `->${quoteLiteral(k)}->0`;
+    records.push(`${record}->${quoteLiteral(k)}->0`);
   }
-  return { record, key: quoteLiteral(keys[keys.length - 1]), arrays };
+  return { records, record: records[records.length - 1], key: quoteLiteral(keys[keys.length - 1]), arrays };
 }
 
 function quoteLiteral(s: string): string {
