@@ -2,6 +2,8 @@
  * Configuration, parsed and validated once at start-up. Nothing else reads process.env.
  * A bad value fails start with one line that names the variable and what to change.
  */
+import { availableParallelism } from 'node:os';
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -35,13 +37,15 @@ export interface Config {
   readonly rateLimitPerSecond: number;
   /** Requests a quiet key may send at once. */
   readonly rateLimitBurst: number;
-  /** Uncached queries of one key running at once (0: no limit). */
+  /** Uncached queries running at once over all keys (and all processes sharing REDIS_URL): the database's slots. */
+  readonly querySlots: number;
+  /** Queries one key may have waiting for a slot (per process) before 429. */
+  readonly queryQueueLimit: number;
+  /** A hard cap on the uncached queries of one key running at once, queued above it (0: none, the key's fair share). */
   readonly maxConcurrentQueries: number;
-  /** How long a query over maxConcurrentQueries waits for a slot before 429. */
-  readonly querySlotWaitMs: number;
-  /** Milliseconds of database query time one key's budget gains per second (0: no budget). */
+  /** A hard budget: milliseconds of database query time one key gains per second (0: none). */
   readonly queryTimePerSecondMs: number;
-  /** Milliseconds of query time a key's budget holds at most (0: no budget). */
+  /** A hard budget: milliseconds of query time a key holds at most (0: none). */
   readonly queryTimeBurstMs: number;
   readonly logLevel: string;
   /** How long a stop (SIGTERM/SIGINT) may take before the process exits 1 anyway. */
@@ -65,6 +69,7 @@ export function loadConfig(env: Env = process.env): Config {
     .map((u) => u.trim())
     .filter(Boolean);
   for (const u of databaseReadUrls) requireUrl('DATABASE_READ_URLS', u, ['postgres:', 'postgresql:']);
+  const dbPoolSize = integer(env, 'DB_POOL_SIZE', 10, 1, 200);
   if (databaseReadUrls.length && databaseUrl === undefined)
     throw new ConfigError(
       'DATABASE_READ_URLS needs DATABASE_URL: replicas are standbys of a Postgres primary, not of the embedded database',
@@ -80,7 +85,7 @@ export function loadConfig(env: Env = process.env): Config {
     replicaCheckIntervalMs: integer(env, 'REPLICA_CHECK_INTERVAL_MS', 1000, 50, 600_000),
     redisUrl,
     queryTimeoutMs: integer(env, 'QUERY_TIMEOUT_MS', 15000, 100, 3_600_000),
-    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
+    dbPoolSize,
     dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 120_000),
     bootstrapKeys: bootstrapKeys(env),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
@@ -89,13 +94,25 @@ export function loadConfig(env: Env = process.env): Config {
     warmingScale: number(env, 'WARMING_SCALE', 1, 0.0001, 1000),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000_000),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 0, 1_000_000_000),
-    maxConcurrentQueries: integer(env, 'MAX_CONCURRENT_QUERIES', 4, 0, 1_000_000),
-    querySlotWaitMs: integer(env, 'QUERY_SLOT_WAIT_MS', 1000, 0, 600_000),
-    queryTimePerSecondMs: integer(env, 'QUERY_TIME_PER_SECOND_MS', 1000, 0, 1_000_000_000),
-    queryTimeBurstMs: integer(env, 'QUERY_TIME_BURST_MS', 10_000, 0, 1_000_000_000),
+    querySlots: integer(env, 'QUERY_SLOTS', defaultQuerySlots(dbPoolSize), 1, 10_000),
+    queryQueueLimit: integer(env, 'QUERY_QUEUE_LIMIT', 64, 1, 1_000_000),
+    maxConcurrentQueries: integer(env, 'MAX_CONCURRENT_QUERIES', 0, 0, 1_000_000),
+    queryTimePerSecondMs: integer(env, 'QUERY_TIME_PER_SECOND_MS', 0, 0, 1_000_000_000),
+    queryTimeBurstMs: integer(env, 'QUERY_TIME_BURST_MS', 0, 0, 1_000_000_000),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
   };
+}
+
+/**
+ * QUERY_SLOTS unless set: what the pool and the cores can run without thrashing. Each running
+ * query takes a core (and a parallel worker one more): twice the cores keeps them busy while
+ * some queries wait on I/O, and the pool keeps connections for ingest and management. The
+ * database's own cores are not visible from here; the stack of docker-compose.yml runs both on
+ * one machine, and an operator with a bigger database host sets QUERY_SLOTS.
+ */
+function defaultQuerySlots(dbPoolSize: number): number {
+  return Math.max(1, Math.min(dbPoolSize, 2 * availableParallelism()));
 }
 
 function bootstrapKeys(env: Env): Config['bootstrapKeys'] {

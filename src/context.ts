@@ -16,7 +16,7 @@ import { ApiKeyRepository } from './auth/keys.js';
 import { Authenticator } from './auth/authenticate.js';
 import { LogWriter } from './ingest/write.js';
 import { defaultSourceSchema } from './ingest/defaultSchemas.js';
-import { createMetrics, type Metrics } from './metrics.js';
+import { createMetrics, registerSchedulerGauges, type Metrics } from './metrics.js';
 import { PROJECT_ROOT } from './paths.js';
 import { ensureSeededEndpoints } from './seed.js';
 import type { ResultCache } from './cache/types.js';
@@ -117,6 +117,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     opened.push({ name: 'cache', close: () => cache.close() });
     const limiter = KeyLimiter.open(config, logger);
     opened.push({ name: 'rate limits', close: () => limiter.close() });
+    registerSchedulerGauges(metrics.registry, () => limiter.load);
 
     return {
       config,

@@ -76,8 +76,15 @@ export class UnprocessableError extends AppError {
 }
 
 export class QueryTimeoutError extends AppError {
-  constructor(timeoutMs: number) {
-    super(504, 'DEADLINE_EXCEEDED', `The query ran longer than the time limit of ${timeoutMs} ms and was cancelled.`);
+  /** `queued`: the time limit passed while the query waited for a database slot (src/rateLimit/scheduler.ts). */
+  constructor(timeoutMs: number, queued?: 'waited for a database slot') {
+    super(
+      504,
+      'DEADLINE_EXCEEDED',
+      queued
+        ? `The query waited for a database slot longer than its time limit of ${timeoutMs} ms; the database is busy with other keys' queries.`
+        : `The query ran longer than the time limit of ${timeoutMs} ms and was cancelled.`,
+    );
   }
 }
 

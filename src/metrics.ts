@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** All Prometheus metrics of one service instance, on its own registry (tests run several). */
 export function createMetrics() {
@@ -53,3 +53,23 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** The fair scheduler's load in this process (src/rateLimit/scheduler.ts), read at each scrape. */
+export function registerSchedulerGauges(registry: Registry, load: () => { waiting: number; busy: number }): void {
+  new Gauge({
+    name: 'logquery_queries_waiting',
+    help: 'Uncached queries of this process waiting for a database slot',
+    registers: [registry],
+    collect() {
+      this.set(load().waiting);
+    },
+  });
+  new Gauge({
+    name: 'logquery_query_slots_busy',
+    help: 'Database slots held by queries of this process (QUERY_SLOTS in all)',
+    registers: [registry],
+    collect() {
+      this.set(load().busy);
+    },
+  });
+}

@@ -13,6 +13,7 @@ import { BadRequestError, NotFoundError, parameterError, UnprocessableError, typ
 import type { CacheOutcome, CacheRequest, ResultCache, WarmSpec } from '../cache/types.js';
 import { executeReadOnly } from '../query/execute.js';
 import type { KeyLimiter, LimitedKey } from '../rateLimit/index.js';
+import type { Grant } from '../rateLimit/scheduler.js';
 import type { ReplicaRouter } from '../db/replicas.js';
 import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
@@ -64,7 +65,7 @@ export interface QueryServiceDeps {
   knex: Knex;
   /** Where endpoint queries run: a healthy read replica, else the primary (the reader pool when there is one). */
   reads: Pick<ReplicaRouter, 'run'>;
-  /** Concurrent uncached queries per API key (src/rateLimit/). */
+  /** The fair scheduler of uncached queries and the keys' hard caps (src/rateLimit/). */
   limiter: Pick<KeyLimiter, 'query'>;
   sources: Pick<SourceService, 'catalogVersion' | 'lookup'>;
   cache: Pick<ResultCache, 'fetch' | 'startWarming'>;
@@ -191,7 +192,7 @@ export class EndpointQueryService {
   private async compute(endpoint: EndpointRecord, spec: WarmSpec, key?: LimitedKey): Promise<string> {
     const { translation, values } = await this.prepare(endpoint, spec);
     const run = await this.deps.limiter
-      .query(key, () => this.execute(translation.sql, values))
+      .query(key, (grant) => this.execute(translation.sql, values, grant))
       .then(
         (r) => (this.deps.metrics.queryRuns.inc({ outcome: 'ok' }), r),
         (err) => (this.deps.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
@@ -207,12 +208,14 @@ export class EndpointQueryService {
     return { translation, values: translation.parameters.map((name) => spec.params[name] ?? null) };
   }
 
-  private execute(sql: string, values: Array<string | null>) {
+  /** `grant`: the scheduler's slot (src/rateLimit/scheduler.ts): what is left of the time limit, and whether to run without parallel workers. */
+  private execute(sql: string, values: Array<string | null>, grant?: Grant) {
     // The embedded PGlite is not known to take a pipelined batch: it gets the transaction in three round trips.
     // On a read replica when one is healthy (src/db/replicas.ts), else on the primary.
     return this.deps.reads.run((target) =>
       executeReadOnly(target.pool, sql, values, {
-        timeoutMs: this.deps.queryTimeoutMs,
+        timeoutMs: grant?.remainingMs ?? this.deps.queryTimeoutMs,
+        serial: grant?.serial ?? false,
         useReaderRole: target.useReaderRole,
         pipelined: !this.deps.embedded,
       }),

@@ -49,6 +49,11 @@ export interface ExecuteOptions {
    * three round trips, for servers that are not known to take a pipelined batch (the embedded PGlite).
    */
   pipelined?: boolean;
+  /**
+   * Plan without parallel workers: the fair scheduler's answer for a key above its share while
+   * another key wants the database (src/rateLimit/scheduler.ts). Workers take cores too.
+   */
+  serial?: boolean;
 }
 
 /**
@@ -76,6 +81,7 @@ export async function executeReadOnly(pool: pg.Pool, sql: string, values: unknow
   const ignore = () => undefined;
   try {
     const start = transactionStart(options.useReaderRole ? undefined : readOnlySessionOf(pool), options.useReaderRole, timeoutMs);
+    if (options.serial) start.push('SET LOCAL max_parallel_workers_per_gather = 0');
     client.on('error', ignore);
     bytes = watchReceivedBytes(client, limit);
     if (options.pipelined === false) {

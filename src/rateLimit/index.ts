@@ -1,17 +1,18 @@
 /**
  * Limits per API key (docs/API.md, "Rate limits"): the request rate, checked by a step of the
  * request pipeline (rateLimitStep) so cache hits count too; and, around the database query only
- * (EndpointQueryService), so a cache hit is never held or charged, the query-time budget and the
- * uncached queries running at once.
+ * (EndpointQueryService), so a cache hit is never held or charged, the fair scheduler that shares
+ * the database's slots among the keys that want them (scheduler.ts), and the hard caps an operator
+ * sets on a key (a query-time budget, queries at once).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import type { RedisClient } from './redisClient.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import { TooManyRequestsError } from '../errors.js';
+import { QueryTimeoutError, TooManyRequestsError } from '../errors.js';
 import { limitsOf, type KeyLimitFields } from './limits.js';
-import { QuerySlots, QuerySlotsFull } from './querySlots.js';
+import { FairScheduler, QueueFull, QueueTimeout, type Grant } from './scheduler.js';
 import { QueryTimeBudget } from './queryTimeBudget.js';
 import { RequestRateLimiter } from './requestRate.js';
 
@@ -19,11 +20,16 @@ export interface LimitedKey extends Partial<KeyLimitFields> {
   id: string;
 }
 
+/** The scheduler's key for cache warming runs: one more key with its share, never refused. */
+const WARMING = '(warming)';
+/** How long a query of a key in debt of its hard query-time cap waits before its 429. */
+const BUDGET_REFUSAL_WAIT_MS = 1_000;
+
 export class KeyLimiter {
   private constructor(
     private readonly config: Config,
     private readonly rate: RequestRateLimiter,
-    private readonly slots: QuerySlots,
+    private readonly scheduler: FairScheduler,
     private readonly budget: QueryTimeBudget,
     private readonly client: RedisClient | undefined,
   ) {}
@@ -51,7 +57,12 @@ export class KeyLimiter {
     return new KeyLimiter(
       config,
       new RequestRateLimiter(client, prefix),
-      new QuerySlots(client, prefix, config.queryTimeoutMs, config.querySlotWaitMs),
+      new FairScheduler(client, prefix, {
+        slots: config.querySlots,
+        queueLimit: config.queryQueueLimit,
+        // A lease outlives the query's time limit: past it the query has been cancelled anyway.
+        leaseMs: config.queryTimeoutMs + 10_000,
+      }),
       new QueryTimeBudget(client, prefix, now),
       client,
     );
@@ -66,44 +77,65 @@ export class KeyLimiter {
   }
 
   /**
-   * Runs an uncached query of `key` within its query-time budget and its concurrent-query limit
-   * (undefined: a warming run, not limited). The budget is checked first, so a key in debt does not
-   * take a slot; the time charged is the query's own, not its wait for a slot.
+   * Runs an uncached query of `key` (undefined: a warming run) in a slot of the fair scheduler,
+   * within the query's time limit, wait included: `fn` gets what is left of it and whether to run
+   * without parallel workers. A key's explicit query-time budget is checked first, so a key in
+   * debt does not take a slot; the time charged is the query's own, not its wait.
    */
-  async query<T>(key: LimitedKey | undefined, fn: () => Promise<T>): Promise<T> {
-    if (key === undefined) return fn();
+  async query<T>(key: LimitedKey | undefined, fn: (grant: Grant) => Promise<T>): Promise<T> {
+    const timeLimitMs = this.config.queryTimeoutMs;
+    if (key === undefined) return this.schedule(WARMING, 0, timeLimitMs, fn);
     const limits = limitsOf(key, this.config);
-    let budget = await this.budget.check(key.id, limits.queryTime);
+    await this.checkBudget(key.id, limits);
+    return this.schedule(key.id, limits.concurrentQueries, timeLimitMs, (grant) =>
+      this.budget.timed(key.id, limits.queryTime, () => fn(grant)),
+    );
+  }
+
+  /** Queries waiting for a slot and queries holding one, in this process (metrics). */
+  get load(): { waiting: number; busy: number } {
+    return { waiting: this.scheduler.waiting, busy: this.scheduler.busy };
+  }
+
+  private schedule<T>(keyId: string, cap: number, timeLimitMs: number, fn: (grant: Grant) => Promise<T>): Promise<T> {
+    return this.scheduler.run(keyId, cap, timeLimitMs, fn).catch((err: unknown) => {
+      if (err instanceof QueueFull) {
+        throw new TooManyRequestsError(
+          `This API key already has ${err.limit} queries waiting for the database; retry in 1 s.`,
+          1,
+          'tooManyQueries',
+        );
+      }
+      if (err instanceof QueueTimeout) throw new QueryTimeoutError(timeLimitMs, 'waited for a database slot');
+      throw err;
+    });
+  }
+
+  /**
+   * An operator's hard cap on a key's query time (its own query_ms_* fields, or QUERY_TIME_* set
+   * for every key): 429 while the key is in debt. A short debt is waited out (up to
+   * BUDGET_REFUSAL_WAIT_MS), and a key far in debt gets its 429 only then, so an abusive client
+   * that retries at once sends a request per client per wait, not thousands of refused ones a
+   * second that take the CPU other keys need (BENCHMARKS.md, "Rate limits").
+   */
+  private async checkBudget(keyId: string, limits: ReturnType<typeof limitsOf>): Promise<void> {
+    let budget = await this.budget.check(keyId, limits.queryTime);
     if (!budget.allowed) {
-      // As a query over its slots does, it waits up to QUERY_SLOT_WAIT_MS: a short debt is waited out, and a key
-      // far in debt gets its 429 only then, so an abusive client that retries at once sends a request per
-      // client per wait, not thousands of refused ones a second that take the CPU other keys need (BENCHMARKS.md,
-      // "Rate limits").
       // A few ms past the refill: a timer may fire a little before the clock the bucket reads reaches its end.
-      const wait = Math.min(budget.retryAfterMs + 5, this.config.querySlotWaitMs);
+      const wait = Math.min(budget.retryAfterMs + 5, BUDGET_REFUSAL_WAIT_MS);
       await sleep(wait);
       budget =
         wait >= budget.retryAfterMs
-          ? await this.budget.check(key.id, limits.queryTime)
+          ? await this.budget.check(keyId, limits.queryTime)
           : { ...budget, retryAfterMs: budget.retryAfterMs - wait };
     }
-    if (!budget.allowed) {
-      const seconds = Math.max(1, Math.ceil(budget.retryAfterMs / 1000));
-      throw new TooManyRequestsError(
-        `This API key has used up its database query time; retry in ${seconds} s.`,
-        seconds,
-        'queryTimeExhausted',
-      );
-    }
-    const timed = () => this.budget.timed(key.id, limits.queryTime, fn);
-    return this.slots.run(key.id, limits.concurrentQueries, timed).catch((err: unknown) => {
-      if (!(err instanceof QuerySlotsFull)) throw err;
-      throw new TooManyRequestsError(
-        `This API key already runs ${err.limit} queries; wait for one to finish or retry in 1 s.`,
-        1,
-        'tooManyQueries',
-      );
-    });
+    if (budget.allowed) return;
+    const seconds = Math.max(1, Math.ceil(budget.retryAfterMs / 1000));
+    throw new TooManyRequestsError(
+      `This API key has used up its database query time; retry in ${seconds} s.`,
+      seconds,
+      'queryTimeExhausted',
+    );
   }
 
   /** As the cache's Redis client: a Redis that is down or hangs must not hold the stop up. */

@@ -1,9 +1,10 @@
 /**
- * Database query time per API key (QUERY_TIME_PER_SECOND_MS, QUERY_TIME_BURST_MS, docs/API.md
- * "Rate limits"): a token bucket counted in milliseconds. The concurrency limit (querySlots.ts)
- * bounds how many queries a key runs at once, not how long they run: four long scans back to back
- * keep four connections and most of two cores busy, and every other key waits behind them. The
- * budget bounds the time itself.
+ * A hard cap on database query time per API key (a key's query_ms_* fields, or
+ * QUERY_TIME_PER_SECOND_MS and QUERY_TIME_BURST_MS for every key; docs/API.md "Rate limits"): a
+ * token bucket counted in milliseconds. It is off by default: the fair scheduler (scheduler.ts)
+ * already lowers the priority of a key that used much time while others wait, and never holds a
+ * key back while nobody else does. The cap is for operators who want a key to stop at a fixed
+ * amount whatever the database has free.
  *
  * An uncached query is checked before it runs (balance ≤ 0: refused) and charged its wall
  * duration once it ends, whether it succeeded or failed. The cost is only known afterwards, so the

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKey } from '../../src/auth/keys.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
+import pg from 'pg';
 import { createEmptyDatabase, dropDatabase } from '../support/db.js';
 import { OwnRedis, freePort } from '../cache/support.js';
 import { eventually, sleep } from '../support/wait.js';
@@ -11,13 +12,15 @@ import { eventually, sleep } from '../support/wait.js';
  * balancer, with warming shortened (WARMING_SCALE=0.01: usage.api-counts is re-run every 3 s
  * instead of 300 s). Between them: a missed key is computed by one process while the others wait
  * for it (single flight), a live key is warmed once per period (not once per process), a changed
- * endpoint is answered anew by all of them, and a key's request rate is one budget for all.
+ * endpoint is answered anew by all of them, a key's request rate is one budget for all, and the
+ * database's query slots are shared fairly by all (src/rateLimit/scheduler.ts).
  */
 describe('three service processes on one Redis', function () {
   this.timeout(240_000);
   const adminKey = generateKey();
   let redis: OwnRedis;
   let database: string;
+  let databaseUrl: string;
   const children: ChildProcess[] = [];
   const ports: number[] = [];
 
@@ -36,8 +39,8 @@ describe('three service processes on one Redis', function () {
         LOG_LEVEL: 'warn',
         WARMING_TICK: '* * * * * *',
         WARMING_SCALE: '0.01',
-        // The admin key runs every slow query of these tests: no query-time budget to run out of.
-        QUERY_TIME_PER_SECOND_MS: '0',
+        // Two database slots for the three processes together (shared through Redis).
+        QUERY_SLOTS: '2',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -72,6 +75,7 @@ describe('three service processes on one Redis', function () {
     redis = await OwnRedis.start();
     const created = await createEmptyDatabase('lq_procs');
     database = created.name;
+    databaseUrl = created.url;
     ports.push(await startService(created.url)); // the first one migrates and seeds; then the others
     ports.push(...(await Promise.all([startService(created.url), startService(created.url)])));
   });
@@ -187,5 +191,54 @@ describe('three service processes on one Redis', function () {
     assert.ok(allowed >= 10 && allowed <= 10 + 2 * (seconds + 1), `${allowed} allowed in ${seconds} s: ${statuses.join(',')}`);
     const refusedBy = new Set(answers.flatMap((r, i) => (r.status === 429 ? [i % 3] : [])));
     assert.equal(refusedBy.size, 3, 'each process refuses once the shared budget is spent');
+  });
+
+  it('when one key floods one process and another key asks another, then the slots are two in all and the quiet query runs before the flood drains', async () => {
+    const newKey = async (name: string) => {
+      const created = await call(ports[0], '/api/keys', { method: 'POST', body: { name, scopes: ['query'] } });
+      assert.equal(created.status, 201);
+      return ((await created.json()) as { key: string }).key;
+    };
+    const [flooder, quiet] = [await newKey('procs-flood'), await newKey('procs-quiet')];
+    const events = Array.from({ length: 200 }, (_, i) => ({ project: 'fair', event_message: `f${i}` }));
+    assert.equal((await call(ports[0], '/api/logs?source_name=cloudflare.logs.prod', { method: 'POST', body: events })).status, 200);
+    // 800 k combinations each, a different text each (no cache, no single flight).
+    const slow = (label: string) =>
+      `/api/endpoints/query/logs.all?project=fair&sql=${encodeURIComponent(
+        `select count(*) as n from edge_logs a cross join edge_logs b cross join (select id from edge_logs limit 20) c where a.id != '${label}'`,
+      )}`;
+
+    // Samples how many of these queries the database runs at once, over all three processes.
+    const observer = new pg.Client({ connectionString: databaseUrl });
+    await observer.connect();
+    let most = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const { rows } = await observer.query<{ n: number }>(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'active' and query ilike '%cross join%' and pid <> pg_backend_pid()`,
+        );
+        most = Math.max(most, rows[0].n);
+        await sleep(5);
+      }
+    })();
+
+    let floodDone = 0;
+    const flood = Array.from({ length: 30 }, (_, i) =>
+      call(ports[0], slow(`flood-${i}`), { key: flooder }).then((r) => ((floodDone += 1), r.status)),
+    );
+    await sleep(300);
+    const before = floodDone;
+    const answer = await call(ports[1], slow('quiet'), { key: quiet });
+    const passedMeanwhile = floodDone - before;
+    const statuses = await Promise.all(flood);
+    sampling = false;
+    await sampler;
+    await observer.end();
+
+    assert.equal(answer.status, 200);
+    assert.ok(passedMeanwhile <= 4, `${passedMeanwhile} flood queries finished while the quiet key's one waited and ran`);
+    assert.deepEqual(statuses, Array(30).fill(200), 'the flooding key is slowed, not starved');
+    assert.ok(most >= 1 && most <= 2, `${most} queries at once on the database (QUERY_SLOTS 2 for the three processes)`);
   });
 });

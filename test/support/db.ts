@@ -51,7 +51,8 @@ export async function dropDatabase(name: string): Promise<void> {
 
 /** Configuration for a service instance on the test database. */
 export function testConfig(url: string, env: Record<string, string> = {}): Config {
-  // No per-key limits by default: every test file shares a few keys and runs as fast as it can.
+  // No request rate by default: every test file shares a few keys and sends as fast as it can (the fair
+  // scheduler of queries never holds a key back while no other key waits).
   // test/endpoints/rate-limits.test.ts, test/endpoints/query-time-budget.test.ts and test/hardening/processes.test.ts set their own.
   return loadConfig({
     DATABASE_URL: url,
