@@ -392,7 +392,7 @@ async function adminQuery<T extends pg.QueryResultRow>(sql: string, values: unkn
 
 /** The service configuration for a bench database (retention long enough for 40 days of data). */
 export function benchEnv(): Record<string, string> {
-  // No per-key limits: each scenario drives one key flat out (bench/ratelimit.ts measures the limits).
+  // No request rate: each scenario drives one key flat out (bench/fairness.ts measures the scheduler with the defaults).
   return {
     RETENTION_DAYS: '120',
     DB_POOL_SIZE: '10',

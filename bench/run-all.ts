@@ -29,6 +29,7 @@ import pg from 'pg';
 import { createClient } from 'redis';
 import { initTranslator, translateQuery, translateWithoutValidation, validatePostgres } from '../src/sql/index.js';
 import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
+import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
@@ -492,6 +493,10 @@ async function scalingScenario(
 interface ConcurrencyFigures {
   clients: number;
   seconds: number;
+  /** The service's pool (DB_POOL_SIZE), and so the connections `pg` gets; absent in results from before. */
+  connections?: number;
+  /** The service's database slots (QUERY_SLOTS: its default on this machine). */
+  slots?: number;
   service: ClientsFigures;
   pg: ClientsFigures;
 }
@@ -499,8 +504,9 @@ interface ConcurrencyFigures {
 /**
  * 20 clients at once, each running the uncached dashboard queries (every scenario but the 7-day
  * usage scan) in turn: through the service over HTTP, then the same translated SQL with the same
- * parameters sent with `pg` on a pool of 20 connections (what the service's queries cost the
- * database without the service around them).
+ * parameters sent with `pg` on as many connections as the service's pool (what the service's
+ * queries cost the database without the service around them; the fair scheduler runs at most
+ * QUERY_SLOTS of them at once, src/rateLimit/scheduler.ts).
  */
 async function concurrencyScenario(svc: Service, db: BenchDatabase, clients = 20, seconds = QUICK ? 3 : 15): Promise<ConcurrencyFigures> {
   const dashboard = SCENARIOS.filter((s) => s.id !== 'usage-daily');
@@ -518,14 +524,16 @@ async function concurrencyScenario(svc: Service, db: BenchDatabase, clients = 20
     });
     return res.status === 200 && res.headers.get('x-cache') === 'BYPASS';
   });
-  const pool = new pg.Pool({ connectionString: db.url, max: clients, options: `${PLANNER_OPTIONS} -c TimeZone=UTC` });
+  const connections = Number(benchEnv().DB_POOL_SIZE);
+  const slots = loadConfig({ DB_POOL_SIZE: String(connections) }).querySlots;
+  const pool = new pg.Pool({ connectionString: db.url, max: connections, options: `${PLANNER_OPTIONS} -c TimeZone=UTC` });
   try {
     const direct = await runClients(clients, seconds, async (i) => {
       const q = sqlOf[i % sqlOf.length];
       await pool.query(q.text, q.values);
       return true;
     });
-    return { clients, seconds, service, pg: direct };
+    return { clients, seconds, connections, slots, service, pg: direct };
   } finally {
     await pool.end();
   }
@@ -705,7 +713,7 @@ function renderMarkdown(r: Results): string {
       const c = r.concurrency;
       L.push('');
       L.push(
-        `${c.clients} clients at once for ${c.seconds} s, each running the uncached dashboard queries (every scenario but usage daily) in turn: through the service over HTTP ${c.service.qps.toFixed(0)} queries/s, p99 ${f1(c.service.p99)} ms (${c.service.errors} not 200 BYPASS); the same translated SQL sent with \`pg\` on ${c.clients} connections ${c.pg.qps.toFixed(0)} queries/s, p99 ${f1(c.pg.p99)} ms; service / pg throughput ${(c.service.qps / c.pg.qps).toFixed(2)}.`,
+        `${c.clients} clients at once for ${c.seconds} s, each running the uncached dashboard queries (every scenario but usage daily) in turn: through the service over HTTP ${c.service.qps.toFixed(0)} queries/s, p99 ${f1(c.service.p99)} ms (${c.service.errors} not 200 BYPASS); the same translated SQL sent with \`pg\` on ${c.connections ?? c.clients} connections${c.connections ? ` (the service's pool; its scheduler runs ${c.slots} at once)` : ''} ${c.pg.qps.toFixed(0)} queries/s, p99 ${f1(c.pg.p99)} ms; service / pg throughput ${(c.service.qps / c.pg.qps).toFixed(2)}.`,
       );
     }
     const withHttp = r.queries.filter((q) => q.httpFloorMs !== undefined);
