@@ -15,7 +15,7 @@ import { insertEvents, testConfig, testDatabase } from '../support/db.js';
 import { listenLocally } from '../support/net.js';
 
 describe('fair scheduling of uncached queries, default limits', function () {
-  this.timeout(120_000);
+  this.timeout(600_000);
   const tag = `fs${Date.now().toString(36)}`;
   let ctx: AppContext;
   let server: http.Server;
@@ -26,9 +26,16 @@ describe('fair scheduling of uncached queries, default limits', function () {
 
   before(async () => {
     const { url } = await testDatabase();
-    // The defaults, but for two slots (this machine's default is twice its cores): queueing is then certain.
+    // The defaults, but for two slots (this machine's default is twice its cores), so queueing is certain, and a
+    // time limit long enough for a backlog of 50 to drain on a loaded machine (a query waits up to its limit).
     ctx = await createContext(
-      testConfig(url, { RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_BURST: '200', MAX_CONCURRENT_QUERIES: '0', QUERY_SLOTS: '2' }),
+      testConfig(url, {
+        RATE_LIMIT_PER_SECOND: '100',
+        RATE_LIMIT_BURST: '200',
+        MAX_CONCURRENT_QUERIES: '0',
+        QUERY_SLOTS: '2',
+        QUERY_TIMEOUT_MS: '300000',
+      }),
       createLogger('silent'),
     );
     server = createHttpServer(await createApp(ctx));
