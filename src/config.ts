@@ -3,6 +3,7 @@
  * A bad value fails start with one line that names the variable and what to change.
  */
 import { availableParallelism } from 'node:os';
+import { splitDatabaseUrl } from './db/databaseUrl.js';
 
 export interface Config {
   readonly port: number;
@@ -60,7 +61,7 @@ type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = nonEmpty(env.DATABASE_URL);
-  if (databaseUrl !== undefined) requireUrl('DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']);
+  if (databaseUrl !== undefined) requireDatabaseUrl(databaseUrl);
   const redisUrl = nonEmpty(env.REDIS_URL);
   if (redisUrl !== undefined) requireUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']);
 
@@ -162,6 +163,17 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** One host, or libpq's host list (`h1:5432,h2:5433`, src/db/databaseUrl.ts): each must make a URL. */
+function requireDatabaseUrl(value: string): void {
+  let urls: readonly string[];
+  try {
+    urls = splitDatabaseUrl(value).urls;
+  } catch (err) {
+    throw new ConfigError(`DATABASE_URL: ${(err as Error).message}`);
+  }
+  for (const url of urls) requireUrl('DATABASE_URL', url, ['postgres:', 'postgresql:']);
 }
 
 function requireUrl(name: string, value: string, protocols: string[]): void {

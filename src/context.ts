@@ -24,6 +24,8 @@ import { createResultCache } from './cache/index.js';
 import { ReplicaRouter, type QueryTarget } from './db/replicas.js';
 import { supportsReaderRole } from './query/execute.js';
 import { KeyLimiter } from './rateLimit/index.js';
+import { splitDatabaseUrl } from './db/databaseUrl.js';
+import { PrimaryLocator } from './db/primary.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -70,9 +72,28 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       logger.info({ dataDir, url }, 'no DATABASE_URL: using the embedded Postgres (PGlite); psql can connect to url');
     }
 
+    const metrics = createMetrics();
+    // HA mode: DATABASE_URL lists several hosts (or asks for the read-write one); the service
+    // follows whichever is the primary (src/db/primary.ts). Its standbys serve endpoint queries
+    // unless DATABASE_READ_URLS names other replicas.
+    const hosts = splitDatabaseUrl(url);
+    let primary: PrimaryLocator | undefined;
+    if (hosts.findPrimary) {
+      const locator = new PrimaryLocator({
+        urls: hosts.urls,
+        checkTimeoutMs: Math.min(config.dbConnectTimeoutMs, 2000),
+        registry: metrics.registry,
+        logger,
+      });
+      primary = locator;
+      opened.push({ name: 'primary search', close: () => locator.close() });
+      url = await locator.start();
+      logger.info({ hosts: hosts.urls.length }, 'DATABASE_URL lists several hosts: writes follow the primary');
+    }
+
     await migrateUp(url, logger);
 
-    const db = openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger });
+    const db = openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, primary });
     opened.push({ name: 'database pools', close: () => db.close() });
     const sources = new SourceService(db, config.retentionDays);
     const keys = new ApiKeyRepository(db.knex);
@@ -94,14 +115,13 @@ export async function createContext(config: Config, logger: Logger): Promise<App
         opened.push({ name: 'reader pool', close: () => opening.end() });
       }
     }
-    const metrics = createMetrics();
-    const primary: QueryTarget = reader
+    const primaryTarget: QueryTarget = reader
       ? { name: 'primary', pool: reader, useReaderRole: false } // logged in as the reader already
       : { name: 'primary', pool: db.pool, useReaderRole: await supportsReaderRole(db.pool) };
-    if (!reader && !primary.useReaderRole)
+    if (!reader && !primaryTarget.useReaderRole)
       logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
-    const reads = new ReplicaRouter(primary, {
-      urls: config.databaseReadUrls,
+    const reads = new ReplicaRouter(primaryTarget, {
+      urls: config.databaseReadUrls.length || !primary ? config.databaseReadUrls : hosts.urls,
       primaryUrl: url,
       primaryPool: db.pool,
       maxLagMs: config.maxReplicaLagMs,
@@ -113,6 +133,8 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     });
     opened.push({ name: 'read replicas', close: () => reads.close() });
     await reads.start();
+    // A promoted standby leaves the read pool at once, not at the next replica check.
+    primary?.onChange(() => void reads.recheck());
     const cache = await createResultCache(config, metrics, logger);
     opened.push({ name: 'cache', close: () => cache.close() });
     const limiter = KeyLimiter.open(config, logger);

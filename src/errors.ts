@@ -88,7 +88,13 @@ export class QueryTimeoutError extends AppError {
   }
 }
 
+/**
+ * 503: the database is not there (stopped, unreachable, or no primary during a failover:
+ * src/db/primary.ts). `Retry-After` tells shippers and clients when to send again; nothing was
+ * stored for the request.
+ */
 export class UnavailableError extends AppError {
+  readonly retryAfterSeconds = 1;
   constructor(message = 'The database is unavailable; try again shortly.') {
     super(503, 'UNAVAILABLE', message);
   }

@@ -15,6 +15,7 @@ import { createHttpServer } from './http/server.js';
 import { ensureFirstKey, loadDemoDataOnce } from './seed.js';
 import { startBackgroundJobs } from './jobs.js';
 import { stopWithin } from './lifecycle.js';
+import { hostOf, splitDatabaseUrl } from './db/databaseUrl.js';
 
 async function main(): Promise<void> {
   let config;
@@ -109,8 +110,9 @@ function listen(config: Config, app: Parameters<typeof createHttpServer>[0]): Pr
 function describeStartError(err: unknown, databaseUrl: string | undefined): string {
   const e = err as NodeJS.ErrnoException & { code?: string };
   if (databaseUrl && ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EAI_AGAIN', '3D000', '28P01', '28000'].includes(e.code ?? '')) {
-    const safe = new URL(databaseUrl);
-    return `DATABASE_URL ${safe.hostname}:${safe.port || 5432}${safe.pathname} is unreachable (${e.code}: ${e.message.split('\n')[0]})`;
+    const { urls } = splitDatabaseUrl(databaseUrl);
+    const where = `${urls.map(hostOf).join(',')}${new URL(urls[0]).pathname}`;
+    return `DATABASE_URL ${where} is unreachable (${e.code}: ${e.message.split('\n')[0]})`;
   }
   return (e.message ?? String(err)).split('\n')[0];
 }

@@ -1,13 +1,17 @@
 import pg from 'pg';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '../logger.js';
+import { FailoverPool, type PrimaryLocator } from './primary.js';
 
 export interface Database {
   /** Raw pool for log queries and ingest (prepared statements, COPY-like bulk writes). */
   readonly pool: pg.Pool;
   /** Query builder for the service's own tables. */
   readonly knex: Knex;
+  /** A single-host URL (in HA mode, the primary found at start): credentials and database of derived pools. */
   readonly url: string;
+  /** HA mode (several hosts in DATABASE_URL, src/db/primary.ts): what finds the primary; undefined otherwise. */
+  readonly primary: PrimaryLocator | undefined;
   close(): Promise<void>;
 }
 
@@ -16,7 +20,17 @@ export interface DatabaseOptions {
   poolSize: number;
   connectTimeoutMs: number;
   logger: Logger;
+  /** HA mode: the pools follow this locator's primary (src/db/primary.ts). */
+  primary?: PrimaryLocator;
 }
+
+/**
+ * In HA mode, an ingest batch is acknowledged after its COMMIT, and the COMMIT returns once the
+ * synchronous standby has flushed the WAL to disk (`synchronous_commit = on`, with the engine's
+ * `synchronous_standby_names`): a 200 survives the loss of either node. Set on the service's
+ * sessions so a server-wide `local` or `off` cannot weaken it (docs/OPERATIONS.md).
+ */
+export const HA_SESSION_OPTIONS = '-c synchronous_commit=on';
 
 /**
  * Client-side limits on waiting for an answer (pg `query_timeout`). Postgres' own
@@ -28,12 +42,29 @@ export interface DatabaseOptions {
 export const POOL_READ_TIMEOUT_MS = 60_000;
 export const ADMIN_READ_TIMEOUT_MS = 10_000;
 
-export function openDatabase({ url, poolSize, connectTimeoutMs, logger }: DatabaseOptions): Database {
-  const pool = createPgPool({ url, poolSize, connectTimeoutMs, logger }, 'logquery');
+export function openDatabase(options: DatabaseOptions): Database {
+  const { url, poolSize, connectTimeoutMs, primary } = options;
+  const pool = onPrimary(options, (primaryUrl) =>
+    createPgPool({ ...options, url: primaryUrl }, 'logquery', primary ? HA_SESSION_OPTIONS : undefined),
+  );
+  const admin = { application_name: 'logquery-admin', query_timeout: ADMIN_READ_TIMEOUT_MS };
 
   const knex = knexFactory({
     client: 'pg',
-    connection: { connectionString: url, application_name: 'logquery-admin', query_timeout: ADMIN_READ_TIMEOUT_MS },
+    // In HA mode new connections go to the current primary (NoPrimaryError during the failover
+    // window). knex keeps these settings until expirationChecker says the primary moved; then it
+    // asks again and discards the connections made with the old ones (drains its pool).
+    connection: primary
+      ? () => {
+          const at = primary.url;
+          return {
+            connectionString: at,
+            options: HA_SESSION_OPTIONS,
+            ...admin,
+            expirationChecker: () => primary.hasPrimary && primary.url !== at,
+          };
+        }
+      : { connectionString: url, ...admin },
     pool: { min: 0, max: Math.max(2, Math.ceil(poolSize / 4)) },
     acquireConnectionTimeout: connectTimeoutMs,
   });
@@ -42,10 +73,19 @@ export function openDatabase({ url, poolSize, connectTimeoutMs, logger }: Databa
     pool,
     knex,
     url,
+    primary,
     async close() {
       await Promise.allSettled([pool.end(), knex.destroy()]);
     },
   };
+}
+
+/**
+ * The pool `make` opens on the database: on DATABASE_URL's one host, or in HA mode a FailoverPool
+ * that opens it on whichever host is the primary (src/db/primary.ts).
+ */
+export function onPrimary(db: Pick<DatabaseOptions, 'url' | 'primary'>, make: (url: string) => pg.Pool): pg.Pool {
+  return db.primary ? new FailoverPool(db.primary, make) : make(db.url);
 }
 
 /**

@@ -20,7 +20,7 @@
 import { createHmac } from 'node:crypto';
 import type pg from 'pg';
 import { READER_ROLE, readOnlySessionOptions, registerReadOnlySession } from './readOnlySession.js';
-import { createPgPool, type Database, type DatabaseOptions } from './pool.js';
+import { createPgPool, onPrimary, type Database, type DatabaseOptions } from './pool.js';
 
 export function readerUrl(serviceUrl: string): { url: string; password: string | undefined } {
   const url = new URL(serviceUrl);
@@ -34,9 +34,12 @@ export async function openReaderPool(
   db: Database,
   options: Omit<DatabaseOptions, 'url'> & { statementTimeoutMs: number },
 ): Promise<pg.Pool | { unavailable: string }> {
-  const { url, password } = readerUrl(db.url);
+  const { password } = readerUrl(db.url);
   const { statementTimeoutMs, ...poolOptions } = options;
-  const pool = createPgPool({ ...poolOptions, url }, 'logquery-reader', readOnlySessionOptions(statementTimeoutMs));
+  // In HA mode the reader's connections on the primary follow it too (src/db/primary.ts).
+  const pool = onPrimary(db, (primaryUrl) =>
+    createPgPool({ ...poolOptions, url: readerUrl(primaryUrl).url }, 'logquery-reader', readOnlySessionOptions(statementTimeoutMs)),
+  );
   registerReadOnlySession(pool, statementTimeoutMs);
   if ((await logsInAsReader(pool)) === true) return pool;
   // ALTER ROLE takes no bind parameters; the password is hex, so quoting it is safe. It may fail

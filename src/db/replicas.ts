@@ -164,6 +164,11 @@ export class ReplicaRouter {
     }
   }
 
+  /** Checks the replicas now (the primary moved: the promoted standby must stop taking reads). */
+  recheck(): Promise<void> {
+    return this.check();
+  }
+
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.checking?.catch(() => undefined);

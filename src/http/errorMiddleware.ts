@@ -45,7 +45,8 @@ export function errorMiddleware(logger: Logger, queryTimeoutMs: number): ErrorRe
       logger.error({ err, id: exchangeOf(req)?.id, method: req.method, path: req.path }, 'request failed');
     }
     if (res.headersSent) return void res.end();
-    if (appError instanceof TooManyRequestsError) res.set('Retry-After', String(appError.retryAfterSeconds));
+    if (appError instanceof TooManyRequestsError || appError instanceof UnavailableError)
+      res.set('Retry-After', String(appError.retryAfterSeconds));
     res.status(appError.httpStatus).json(appError.toBody());
   };
 }

@@ -12,6 +12,8 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withTransaction } from '../db/transaction.js';
+import { READ_ONLY_STATE } from '../db/primary.js';
+import { UnavailableError } from '../errors.js';
 import type { SourceRecord } from '../sources/repository.js';
 import type { SourceService } from '../sources/service.js';
 import type { FieldMap } from '../sources/schema.js';
@@ -37,7 +39,18 @@ export class LogWriter {
     private readonly logger?: Logger,
   ) {}
 
-  async write(source: SourceRecord, rows: LogRow[], fields: FieldMap, retried = 0): Promise<void> {
+  async write(source: SourceRecord, rows: LogRow[], fields: FieldMap): Promise<void> {
+    await this.writeBatch(source, rows, fields).catch((err: unknown) => {
+      // A node that stopped taking writes (demoted by the HA engine) refuses them as read-only:
+      // nothing was stored, the shipper must send the batch again (503, Retry-After), and the
+      // primary is looked for again (src/db/primary.ts).
+      if ((err as { code?: string }).code === READ_ONLY_STATE)
+        throw new UnavailableError('The database does not take writes right now (a failover is under way); send the batch again shortly.');
+      throw err;
+    });
+  }
+
+  private async writeBatch(source: SourceRecord, rows: LogRow[], fields: FieldMap, retried = 0): Promise<void> {
     if (rows.length === 0) return;
     await this.ensurePartitionsFor(source.table_name, rows);
     // Most batches bring no new field: mergeSchema then returns at once, without locking the
@@ -66,7 +79,7 @@ export class LogWriter {
       if ((code !== '42703' && code !== UNKNOWN_LEAF_CODE) || retried >= CATALOG_RETRIES) throw err;
       if (retried) await sleep(50 * retried);
       await this.sources.reload();
-      await this.write(await this.sources.get(source.id), rows, fields, retried + 1);
+      await this.writeBatch(await this.sources.get(source.id), rows, fields, retried + 1);
       return false;
     });
     if (changed) await this.reloadCatalog();
