@@ -5,7 +5,7 @@
  * `logs.bq_json_text` (migrations/1764200000000_bigquery-library-functions.js). Objects keep
  * jsonb's key order (shorter keys first), not the input's (docs/COMPATIBILITY.md).
  */
-import { JSON_FUNCTION, asText } from '../coerce.js';
+import { JSON_FUNCTION, asText, pgTypeOf } from '../coerce.js';
 import { SqlUnsupportedError } from '../errors.js';
 import type { CallSite, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
@@ -81,7 +81,8 @@ function toJson(v: Typed): PgExpr {
     const iso = pg.op('#>>', pg.func('to_jsonb', [pg.atUtc(v.sql)]), pg.literal('{}'));
     return pg.func('to_jsonb', [pg.op('||', iso, pg.literal('Z'))]);
   }
-  return pg.func('to_jsonb', [v.sql]);
+  // Typed, so that a literal or a NULL is not of unknown type (to_jsonb is polymorphic).
+  return pg.func('to_jsonb', [v.type.kind === 'scalar' ? pg.cast(v.sql, pgTypeOf(v.type)) : v.sql]);
 }
 
 export const JSON_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
