@@ -19,6 +19,9 @@
  *   seconds, so a DAY is 24 hours whatever the session's zone, as in BigQuery (UTC).
  * - `bq_array_reverse(anyarray)`, `bq_array_offset(anyarray, bigint)`: ARRAY_REVERSE, and
  *   `arr[OFFSET(i)]` that fails out of range as BigQuery does.
+ * - `bq_array_slice`, `bq_array_max` / `_min` / `_sum` / `_avg`, `bq_array_is_distinct`,
+ *   `bq_array_includes_all` / `_any`: the ARRAY_* functions of those names; the aggregates skip
+ *   NULL elements and answer NULL for an empty array, ARRAY_IS_DISTINCT counts NULLs as one value.
  */
 export const up = (pgm) => {
   pgm.sql(`
@@ -86,6 +89,44 @@ export const up = (pgm) => {
       LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
       AS $$ SELECT coalesce((SELECT array_agg(v ORDER BY n DESC) FROM unnest(vals) WITH ORDINALITY AS u(v, n)), vals[1:0]) $$;
 
+    CREATE OR REPLACE FUNCTION logs.bq_array_slice(vals anyarray, first bigint, last bigint) RETURNS anyarray
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT CASE WHEN f > l THEN vals[1:0] ELSE coalesce(vals[f + 1:l + 1], vals[1:0]) END
+            FROM (SELECT greatest(CASE WHEN first < 0 THEN first + cardinality(vals) ELSE first END, 0) AS f,
+                         CASE WHEN last < 0 THEN last + cardinality(vals) ELSE last END AS l) b $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_array_max(vals anyarray) RETURNS anyelement
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT max(v) FROM unnest(vals) AS v $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_array_min(vals anyarray) RETURNS anyelement
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT min(v) FROM unnest(vals) AS v $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_array_sum(vals bigint[]) RETURNS bigint
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT sum(v)::bigint FROM unnest(vals) AS v $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_array_sum(vals float8[]) RETURNS float8
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT sum(v) FROM unnest(vals) AS v $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_array_avg(vals float8[]) RETURNS float8
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT avg(v) FROM unnest(vals) AS v $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_array_is_distinct(vals anyarray) RETURNS boolean
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT count(DISTINCT v) + least(count(*) - count(v), 1) = count(*) FROM unnest(vals) AS v $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_array_includes_all(vals anyarray, search anyarray) RETURNS boolean
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT vals @> search $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_array_includes_any(vals anyarray, search anyarray) RETURNS boolean
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT vals && search $$;
+
     CREATE OR REPLACE FUNCTION logs.bq_array_offset(vals anyarray, i bigint) RETURNS anyelement
       LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
       AS $$ BEGIN
@@ -100,6 +141,15 @@ export const up = (pgm) => {
 export const down = (pgm) => {
   pgm.sql(`
     DROP FUNCTION IF EXISTS logs.bq_array_offset(anyarray, bigint);
+    DROP FUNCTION IF EXISTS logs.bq_array_includes_any(anyarray, anyarray);
+    DROP FUNCTION IF EXISTS logs.bq_array_includes_all(anyarray, anyarray);
+    DROP FUNCTION IF EXISTS logs.bq_array_is_distinct(anyarray);
+    DROP FUNCTION IF EXISTS logs.bq_array_avg(float8[]);
+    DROP FUNCTION IF EXISTS logs.bq_array_sum(float8[]);
+    DROP FUNCTION IF EXISTS logs.bq_array_sum(bigint[]);
+    DROP FUNCTION IF EXISTS logs.bq_array_min(anyarray);
+    DROP FUNCTION IF EXISTS logs.bq_array_max(anyarray);
+    DROP FUNCTION IF EXISTS logs.bq_array_slice(anyarray, bigint, bigint);
     DROP FUNCTION IF EXISTS logs.bq_array_reverse(anyarray);
     DROP FUNCTION IF EXISTS logs.bq_timestamp_array(timestamptz, timestamptz, interval);
     DROP FUNCTION IF EXISTS logs.bq_date_array(date, date, interval);

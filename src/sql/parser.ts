@@ -898,12 +898,22 @@ class Parser extends TokenCursor {
   private extract(): E.Extract {
     const start = this.next();
     this.expectOp('(');
-    const part = this.identifier('date part', true).toUpperCase();
+    let part = this.identifier('date part', true).toUpperCase();
+    // WEEK(<WEEKDAY>): weeks starting on that day.
+    if (part === 'WEEK' && this.acceptOp('(')) {
+      part = `WEEK(${this.identifier('weekday', true).toUpperCase()})`;
+      this.expectOp(')');
+    }
     this.expectWord('FROM');
     const operand = this.expr();
-    if (this.isWord(this.peek(), 'AT')) throw this.unsupported('EXTRACT … AT TIME ZONE is not supported', this.peek());
+    let zone: E.Expr | undefined;
+    if (this.acceptWord('AT')) {
+      this.expectWord('TIME');
+      this.expectWord('ZONE');
+      zone = this.expr();
+    }
     this.expectOp(')');
-    return make<E.Extract>({ kind: 'extract', pos: start.start, part, operand });
+    return make<E.Extract>({ kind: 'extract', pos: start.start, part, operand, zone });
   }
 
   private interval(): E.Interval {

@@ -122,6 +122,22 @@ const cases: [name: string, bq: string, rows: Record<string, unknown>[]][] = [
     ],
   ],
   [
+    'EXTRACT of WEEK, WEEK(MONDAY), ISOWEEK, DATE and DATETIME, and AT TIME ZONE',
+    `select extract(week from date '2017-01-01') as a, extract(week from date '2017-01-07') as b, extract(week(monday) from date '2017-01-01') as c,
+            extract(isoweek from date '2017-01-01') as d, extract(week from date '2000-01-01') as e, extract(dayofweek from date '2017-01-01') as f,
+            extract(date from timestamp "2008-12-25 05:30:00+00" at time zone "America/Los_Angeles") as g,
+            extract(hour from timestamp "2008-12-25 15:30:00+00" at time zone "Asia/Tokyo") as h,
+            extract(datetime from timestamp "2008-12-25 15:30:00+00") as i`,
+    [{ a: 1, b: 1, c: 0, d: 52, e: 0, f: 1, g: '2008-12-24', h: 0, i: '2008-12-25T15:30:00' }],
+  ],
+  [
+    'MAKE_INTERVAL and JUSTIFY_* (read back by EXTRACT)',
+    `select extract(month from make_interval(1, 6, 15)) as a, extract(day from make_interval(1, 6, 15)) as b,
+            extract(month from justify_days(interval 30 day)) as c, extract(day from justify_days(interval 29 day)) as d,
+            extract(day from justify_hours(interval 24 hour)) as e, extract(day from timestamp_add(timestamp '2008-12-25 15:30:00+00', make_interval(0, 0, 1)) ) as f`,
+    [{ a: 6, b: 15, c: 1, d: 29, e: 1, f: 26 }],
+  ],
+  [
     'NULL in, NULL out',
     `select date_add(cast(null as date), interval 1 day) as a, date_diff(cast(null as date), date '2008-12-25', day) as b,
             timestamp_trunc(cast(null as timestamp), day, 'UTC') as c, format_date('%F', cast(null as date)) as d`,

@@ -61,6 +61,26 @@ const cases: [name: string, bq: string, rows: Record<string, unknown>[]][] = [
     [{ a: true, b: false, c: null }],
   ],
   [
+    'ARRAY_SLICE with positive and negative offsets',
+    `select array_to_string(array_slice(['a', 'b', 'c', 'd', 'e'], 1, 3), '') as a, array_to_string(array_slice(['a', 'b', 'c', 'd', 'e'], -1, 3), '') as b,
+            array_to_string(array_slice(['a', 'b', 'c', 'd', 'e'], -3, -1), '') as c, array_to_string(array_slice(['a', 'b', 'c', 'd', 'e'], 1, -3), '') as d,
+            array_to_string(array_slice(['a', 'b', 'c', 'd', 'e'], 10, 12), '') as e`,
+    [{ a: 'bcd', b: '', c: 'cde', d: 'bc', e: '' }],
+  ],
+  [
+    'ARRAY_MAX / ARRAY_MIN / ARRAY_SUM / ARRAY_AVG skip NULLs',
+    `select array_max([8, 37, null, 55, 4]) as a, array_min([8, 37, null, 4, 55]) as b, array_sum([1, 2, 3, 4, 5, null]) as c,
+            array_avg([0, 2, null, 4, 4, 5]) as d, array_sum([1.5, 2.5]) as e, array_max(array<int64>[]) as f`,
+    [{ a: 55, b: 4, c: 15, d: 3, e: 4, f: null }],
+  ],
+  [
+    'ARRAY_IS_DISTINCT, ARRAY_INCLUDES_ALL, ARRAY_INCLUDES_ANY',
+    `select array_is_distinct([1, 2, 3]) as a, array_is_distinct([1, 1, 1]) as b, array_is_distinct([1, 2, null]) as c, array_is_distinct([1, 1, null, null]) as d,
+            array_includes_all([1, 2, 3, 4, 5], [3, 4, 5]) as e, array_includes_all([1, 2, 3, 4, 5], [4, 5, 6]) as f,
+            array_includes_any([1, 2, 3], [3, 4, 5]) as g, array_includes_any([1, 2, 3], [4, 5, 6]) as h`,
+    [{ a: true, b: false, c: true, d: false, e: true, f: false, g: true, h: false }],
+  ],
+  [
     'GENERATE_ARRAY: integers, steps, floats, empty ranges',
     `select array_to_string(array(select cast(x as string) from unnest(generate_array(1, 5)) as x), ',') as a,
             array_to_string(array(select cast(x as string) from unnest(generate_array(0, 10, 3)) as x), ',') as b,

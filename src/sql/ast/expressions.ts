@@ -196,6 +196,8 @@ export interface InUnnest extends NodeBase<'inUnnest'> {
 export interface Extract extends NodeBase<'extract'> {
   readonly part: string;
   readonly operand: Expr;
+  /** `EXTRACT(part FROM ts AT TIME ZONE zone)` */
+  readonly zone?: Expr;
 }
 export interface Interval extends NodeBase<'interval'> {
   readonly value: Expr;

@@ -5,7 +5,7 @@
  * `arr[OFFSET(i)]` out of range does (`logs.bq_array_offset`,
  * migrations/1764200000000_bigquery-library-functions.js).
  */
-import { adapt, asText, unifyAll } from '../coerce.js';
+import { adapt, asNumber, asText, unifyAll } from '../coerce.js';
 import { SqlSyntaxError } from '../errors.js';
 import type { CallSite, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
@@ -36,6 +36,36 @@ const arrayOf = (element: BqType): BqType => ({ kind: 'array', element });
 /** `arr[i]` (0-based) that fails out of range. */
 export function offsetOf(array: PgExpr, zeroBased: PgExpr): PgExpr {
   return pg.func(ARRAY_OFFSET, [array, zeroBased]);
+}
+
+/** ARRAY_MAX / ARRAY_MIN: the largest / smallest non-NULL element, in the element's type. */
+function extreme(name: string): FunctionDef {
+  return def(1, 1, { [name]: TOTAL_STRICT }, (s) => {
+    const array = anArray(s, 0, false);
+    return typed(pg.func(name, [array.sql]), array.element);
+  });
+}
+
+/** ARRAY_SUM (INT64 stays INT64) / ARRAY_AVG (FLOAT64) over the non-NULL elements. */
+function numeric(name: string, average: boolean): FunctionDef {
+  return def(1, 1, { [name]: STRICT_PARTIAL }, (s) => {
+    const array = anArray(s, 0, false);
+    if (!isScalar(array.element, 'INT64', 'FLOAT64', 'NUMERIC', 'NULL'))
+      throw new SqlSyntaxError(`${s.call.name.toUpperCase()} needs an array of numbers`, s.text, s.call.args[0].pos);
+    const integer = !average && isScalar(array.element, 'INT64', 'NULL');
+    // Postgres picks the overload: bigint[] for INT64 sums, float8[] (an implicit array cast) otherwise.
+    return typed(pg.func(name, [array.sql]), integer ? INT64 : FLOAT64);
+  });
+}
+
+/** ARRAY_INCLUDES_ALL / ARRAY_INCLUDES_ANY (array, search values) of one element type. */
+function includes(name: string): FunctionDef {
+  return def(2, 2, { [name]: TOTAL_STRICT }, (s) => {
+    const [array, search] = [anArray(s, 0, false), anArray(s, 1, false)];
+    if (!isScalar(search.element, 'NULL') && !isScalar(array.element, 'NULL') && search.element !== array.element)
+      throw new SqlSyntaxError(`${s.call.name.toUpperCase()} needs arrays of one element type`, s.text, s.call.args[1].pos);
+    return typed(pg.func(name, [array.sql, search.sql]), BOOL);
+  });
 }
 
 export const ARRAY_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
@@ -78,6 +108,22 @@ export const ARRAY_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
       BOOL,
     );
   }),
+  array_slice: def(3, 3, { 'logs.bq_array_slice': TOTAL_STRICT }, (s) => {
+    const array = anArray(s, 0, false);
+    return typed(
+      pg.func('logs.bq_array_slice', [array.sql, pg.cast(asNumber(s.arg(1)), 'bigint'), pg.cast(asNumber(s.arg(2)), 'bigint')]),
+      arrayOf(array.element),
+    );
+  }),
+  array_max: extreme('logs.bq_array_max'),
+  array_min: extreme('logs.bq_array_min'),
+  array_sum: numeric('logs.bq_array_sum', false),
+  array_avg: numeric('logs.bq_array_avg', true),
+  array_is_distinct: def(1, 1, { 'logs.bq_array_is_distinct': TOTAL_STRICT }, (s) =>
+    typed(pg.func('logs.bq_array_is_distinct', [anArray(s, 0, false).sql]), BOOL),
+  ),
+  array_includes_all: includes('logs.bq_array_includes_all'),
+  array_includes_any: includes('logs.bq_array_includes_any'),
   generate_array: def(2, 3, { 'logs.bq_generate_array': STRICT_PARTIAL }, (s) => {
     const values: Typed[] = [s.arg(0), s.arg(1), s.call.args.length > 2 ? s.arg(2) : typed(pg.number('1'), INT64)];
     const float = values.some((v) => isScalar(v.type, 'FLOAT64', 'NUMERIC'));

@@ -17,6 +17,7 @@ import { def, fn } from './define.js';
 
 const DATE = scalar('DATE');
 const DATETIME = scalar('DATETIME');
+const INTERVAL = scalar('INTERVAL');
 
 /** A date part as a call names it: the Postgres unit, or a week starting on `weekday` (0 = Sunday), or an ISO year. */
 type Part =
@@ -142,7 +143,7 @@ function asDate(v: Typed): PgExpr {
   return isScalar(v.type, 'DATE') ? v.sql : pg.cast(v.sql, 'date');
 }
 
-/** The second argument as an INTERVAL (`INTERVAL 5 DAY`); anything else is a 400 naming it. */
+/** The i-th argument as an INTERVAL (`INTERVAL 5 DAY`); anything else is a 400 naming it. */
 function interval(site: CallSite, i: number): PgExpr {
   const v = site.arg(i);
   if (!isScalar(v.type, 'INTERVAL'))
@@ -275,6 +276,11 @@ function shift(op: '+' | '-', type: BqType): FunctionDef {
   });
 }
 
+/** JUSTIFY_DAYS / JUSTIFY_HOURS / JUSTIFY_INTERVAL: Postgres' functions of those names, which normalise as BigQuery's do. */
+function justify(name: string): FunctionDef {
+  return def(1, 1, { [name]: STRICT_PARTIAL }, (s) => fn(name, [interval(s, 0)], INTERVAL));
+}
+
 /** GENERATE_DATE_ARRAY / GENERATE_TIMESTAMP_ARRAY (migrations/1764200000000_bigquery-library-functions.js). */
 function generateTimes(name: string, element: BqType, fixedOnly: boolean): FunctionDef {
   return def(fixedOnly ? 3 : 2, 3, { [name]: STRICT_PARTIAL }, (s) => {
@@ -398,6 +404,26 @@ export const DATETIME_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   parse_timestamp: def(2, 3, { to_timestamp: SCALAR }, (s) => typed(pg.atZone(zoneAt(s, 2) ?? pg.literal('UTC'), parseWall(s)), TIMESTAMP)),
   parse_datetime: def(2, 2, { to_timestamp: SCALAR }, (s) => typed(parseWall(s), DATETIME)),
   parse_date: def(2, 2, { to_date: SCALAR }, (s) => fn('to_date', [asText(s.arg(1)), pg.literal(toPgFormat(s, 0))], DATE)),
+
+  // ── intervals ──
+  // MAKE_INTERVAL(year, month, day, hour, minute, second): Postgres' make_interval has weeks between months and days.
+  make_interval: def(0, 6, { make_interval: STRICT_PARTIAL }, (s) => {
+    const part = (i: number, type: 'integer' | 'float8'): PgExpr =>
+      i < s.call.args.length ? pg.cast(asNumber(s.arg(i)), type) : pg.number('0');
+    const parts = [
+      part(0, 'integer'),
+      part(1, 'integer'),
+      pg.number('0'),
+      part(2, 'integer'),
+      part(3, 'integer'),
+      part(4, 'integer'),
+      part(5, 'float8'),
+    ];
+    return fn('make_interval', parts, INTERVAL);
+  }),
+  justify_days: justify('justify_days'),
+  justify_hours: justify('justify_hours'),
+  justify_interval: justify('justify_interval'),
 
   // ── arrays of times ──
   generate_date_array: generateTimes('logs.bq_date_array', DATE, false),

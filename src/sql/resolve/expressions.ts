@@ -55,7 +55,25 @@ const EXTRACT_PARTS: Readonly<Record<string, (ts: PgExpr) => PgExpr>> = {
   // BigQuery's sub-second parts are within the second; Postgres' include the seconds.
   MILLISECOND: (ts) => pg.func('mod', [pg.func('floor', [pg.extract('milliseconds', ts)]), pg.number('1000')]),
   MICROSECOND: (ts) => pg.func('mod', [pg.func('floor', [pg.extract('microseconds', ts)]), pg.number('1000000')]),
+  ...Object.fromEntries(
+    ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'].map((day, k) => [
+      `WEEK(${day})`,
+      (ts: PgExpr) => weekNumber(ts, k),
+    ]),
+  ),
+  WEEK: (ts) => weekNumber(ts, 0),
 };
+
+/**
+ * BigQuery's WEEK / WEEK(<WEEKDAY>) number: weeks start on `weekday` (0 = Sunday), and the days
+ * before the year's first such day are week 0: floor((doy - 1 - days back to the weekday + 7) / 7).
+ */
+function weekNumber(ts: PgExpr, weekday: number): PgExpr {
+  const back = pg.func('mod', [pg.op('+', pg.op('-', pg.extract('dow', ts), pg.number(String(weekday))), pg.number('7')), pg.number('7')]);
+  return pg.func('floor', [
+    pg.op('/', pg.op('+', pg.op('-', pg.op('-', pg.extract('doy', ts), pg.number('1')), back), pg.number('7')), pg.number('7')),
+  ]);
+}
 
 type ExprResolver<K extends E.ExprKind> = (e: Extract<E.Expr, { kind: K }>, scope: Scope, ctx: Context) => Typed;
 
@@ -133,11 +151,13 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   call: (e, scope, ctx) => resolveCall(e, scope, ctx),
   extract: (e, scope, ctx) => {
     const v = resolveExpr(e.operand, scope, ctx);
-    if (e.part === 'DATE') return typed(pg.cast(pg.atUtc(v.sql), 'date'), scalar('DATE'));
+    // From a TIMESTAMP BigQuery extracts in UTC, or in the zone named; timezone() makes that independent of the session zone.
+    const zone = e.zone ? asText(resolveExpr(e.zone, scope, ctx)) : pg.literal('UTC');
+    const wall = isScalar(v.type, 'TIMESTAMP') ? pg.atZone(zone, v.sql) : v.sql;
+    if (e.part === 'DATE') return typed(pg.cast(wall, 'date'), scalar('DATE'));
+    if (e.part === 'DATETIME') return typed(pg.cast(wall, 'timestamp'), scalar('DATETIME'));
     const part = EXTRACT_PARTS[e.part];
     if (!part) throw new SqlUnsupportedError(`EXTRACT(${e.part} …) is not supported`, ctx.text, e.pos);
-    // From a TIMESTAMP BigQuery extracts in UTC; timezone() makes that independent of the session zone.
-    const wall = isScalar(v.type, 'TIMESTAMP') ? pg.atUtc(v.sql) : v.sql;
     return typed(pg.cast(part(wall), 'bigint'), INT64);
   },
   interval: (e, scope, ctx) => {
