@@ -16,7 +16,8 @@
  *   as ordered-set aggregates, which take no OVER); NULLs are ignored, as by default in BigQuery.
  * - `bq_generate_array`, `bq_date_array`, `bq_timestamp_array`: GENERATE_*_ARRAY as arrays
  *   (wall 2 allows no set-returning function in expressions). Timestamps step by a number of
- *   seconds, so a DAY is 24 hours whatever the session's zone, as in BigQuery (UTC).
+ *   seconds, so a DAY is 24 hours whatever the session's zone, as in BigQuery (UTC). At most
+ *   100,000 elements (`bq_array_size_check`).
  * - `bq_array_reverse(anyarray)`, `bq_array_offset(anyarray, bigint)`: ARRAY_REVERSE, and
  *   `arr[OFFSET(i)]` that fails out of range as BigQuery does.
  * - `bq_array_slice`, `bq_array_max` / `_min` / `_sum` / `_avg`, `bq_array_is_distinct`,
@@ -25,6 +26,15 @@
  */
 export const up = (pgm) => {
   pgm.sql(`
+    -- GENERATE_*_ARRAY: a zero step fails as in BigQuery, and so does an array of more than 100,000
+    -- elements (a query must not build arrays of any size; the translator refuses literal ones first).
+    CREATE OR REPLACE FUNCTION logs.bq_array_size_check(steps numeric, zero_step boolean) RETURNS void
+      LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+      AS $$ BEGIN
+        IF zero_step THEN RAISE EXCEPTION 'the step of a generated array cannot be 0' USING ERRCODE = '22023'; END IF;
+        IF steps >= 100000 THEN RAISE EXCEPTION 'a generated array may hold at most 100000 elements' USING ERRCODE = '54000'; END IF;
+      END $$;
+
     CREATE OR REPLACE FUNCTION logs.bq_json_text(value jsonb) RETURNS text
       LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
       AS $$ SELECT CASE jsonb_typeof(value)
@@ -67,23 +77,37 @@ export const up = (pgm) => {
       AS $$ SELECT percentile_disc(fraction) WITHIN GROUP (ORDER BY v) FROM unnest(vals) AS v $$;
 
     CREATE OR REPLACE FUNCTION logs.bq_generate_array(first bigint, last bigint, step bigint) RETURNS bigint[]
-      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-      AS $$ SELECT coalesce(array_agg(v ORDER BY n), '{}') FROM generate_series(first, last, step) WITH ORDINALITY AS g(v, n) $$;
+      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ BEGIN
+        PERFORM logs.bq_array_size_check((last::numeric - first) / nullif(step, 0), step = 0);
+        RETURN coalesce((SELECT array_agg(v ORDER BY n) FROM generate_series(first, last, step) WITH ORDINALITY AS g(v, n)), '{}');
+      END $$;
 
     CREATE OR REPLACE FUNCTION logs.bq_generate_array(first float8, last float8, step float8) RETURNS float8[]
-      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-      AS $$ SELECT coalesce(array_agg(v::float8 ORDER BY n), '{}')
-            FROM generate_series(first::numeric, last::numeric, step::numeric) WITH ORDINALITY AS g(v, n) $$;
+      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ BEGIN
+        PERFORM logs.bq_array_size_check((last::numeric - first::numeric) / nullif(step::numeric, 0), step = 0);
+        RETURN coalesce((SELECT array_agg(v::float8 ORDER BY n)
+                         FROM generate_series(first::numeric, last::numeric, step::numeric) WITH ORDINALITY AS g(v, n)), '{}');
+      END $$;
 
     CREATE OR REPLACE FUNCTION logs.bq_date_array(first date, last date, step interval) RETURNS date[]
-      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-      AS $$ SELECT coalesce(array_agg(v::date ORDER BY n), '{}')
-            FROM generate_series(first::timestamp, last::timestamp, step) WITH ORDINALITY AS g(v, n) $$;
+      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ BEGIN
+        -- A month counts as 30 days here: the check bounds the size, generate_series makes the dates.
+        PERFORM logs.bq_array_size_check((last - first)::numeric * 86400 / nullif(extract(epoch FROM step), 0), extract(epoch FROM step) = 0);
+        RETURN coalesce((SELECT array_agg(v::date ORDER BY n)
+                         FROM generate_series(first::timestamp, last::timestamp, step) WITH ORDINALITY AS g(v, n)), '{}');
+      END $$;
 
     CREATE OR REPLACE FUNCTION logs.bq_timestamp_array(first timestamptz, last timestamptz, step interval) RETURNS timestamptz[]
-      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-      AS $$ SELECT coalesce(array_agg(first + (i * extract(epoch FROM step)) * interval '1 second' ORDER BY i), '{}')
-            FROM generate_series(0, floor((extract(epoch FROM last) - extract(epoch FROM first)) / extract(epoch FROM step))::bigint) AS i $$;
+      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ DECLARE seconds numeric := extract(epoch FROM step);
+      BEGIN
+        PERFORM logs.bq_array_size_check((extract(epoch FROM last) - extract(epoch FROM first)) / nullif(seconds, 0), seconds = 0);
+        RETURN coalesce((SELECT array_agg(first + (i * seconds) * interval '1 second' ORDER BY i)
+                         FROM generate_series(0, floor((extract(epoch FROM last) - extract(epoch FROM first)) / seconds)::bigint) AS i), '{}');
+      END $$;
 
     CREATE OR REPLACE FUNCTION logs.bq_array_reverse(vals anyarray) RETURNS anyarray
       LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -162,5 +186,6 @@ export const down = (pgm) => {
     DROP FUNCTION IF EXISTS logs.bq_json_scalar_array(jsonb);
     DROP FUNCTION IF EXISTS logs.bq_json_array(jsonb);
     DROP FUNCTION IF EXISTS logs.bq_json_text(jsonb);
+    DROP FUNCTION IF EXISTS logs.bq_array_size_check(numeric, boolean);
   `);
 };

@@ -1,7 +1,6 @@
 /**
  * Aggregate, approximate, statistical, navigation and window functions, each row one of BigQuery's
- * documented examples (GoogleSQL's reference, docs/aggregate_functions.md,
- * approximate_aggregate_functions.md, statistical_aggregate_functions.md, navigation_functions.md),
+ * documented examples (GoogleSQL's reference, from which BigQuery's is generated: the google/zetasql repository, its docs folder),
  * run on Postgres and compared with the documented result. The approximate ones are computed exactly.
  */
 import { SqlSyntaxError, SqlUnsupportedError } from '../../src/sql/errors.js';

@@ -1,6 +1,6 @@
 /**
  * Date, DATETIME and TIMESTAMP functions, each row one of BigQuery's documented examples (GoogleSQL's
- * reference, docs/date_functions.md, datetime_functions.md, timestamp_functions.md), its times
+ * reference of dates, datetimes and timestamps, in the google/zetasql repository), its times
  * restated in UTC, run on Postgres and compared with the documented result.
  */
 import { SqlSyntaxError, SqlUnsupportedError } from '../../src/sql/errors.js';

@@ -1,9 +1,8 @@
 /**
- * JSON and array functions, each row one of BigQuery's documented examples (GoogleSQL's reference,
- * docs/json_functions.md and array_functions.md), run on Postgres and compared with the documented
+ * JSON and array functions, each row one of BigQuery's documented examples (GoogleSQL's reference, from which BigQuery's is generated: the google/zetasql repository, its docs folder), run on Postgres and compared with the documented
  * result. INT64 arrays come back as strings (docs/COMPATIBILITY.md).
  */
-import { SqlSyntaxError } from '../../src/sql/errors.js';
+import { SqlLimitError, SqlSyntaxError } from '../../src/sql/errors.js';
 import { expectTranslation } from '../support/translation.js';
 
 const cases: [name: string, bq: string, rows: Record<string, unknown>[]][] = [
@@ -117,6 +116,13 @@ describe('library: JSON and arrays', () => {
   it('when OFFSET is out of range, then the query fails as in BigQuery', async () => {
     await assertRejects(expectTranslation(`select [1, 2][offset(2)] as x`).toReturn([]), /out of bounds/);
     await assertRejects(expectTranslation(`select array_first(array<int64>[]) as x`).toReturn([]), /out of bounds/);
+  });
+
+  it('when a generated array would exceed 100,000 elements, then it is refused: literal bounds before running, others when run', async () => {
+    await expectTranslation(`select generate_array(1, 1000000) as x`).toFail(SqlLimitError, /GENERATE_ARRAY would make more than 100000/);
+    await expectTranslation(`select generate_date_array('0001-01-01', '9999-12-31') as x`).toFail(SqlLimitError, /more than 100000/);
+    await assertRejects(expectTranslation(`select generate_array(1, 1000000 + 0) as x`).toReturn([]), /at most 100000 elements/);
+    await assertRejects(expectTranslation(`select generate_array(1, 5, 0) as x`).toReturn([]), /step of a generated array cannot be 0/);
   });
 
   it('when an array function gets a scalar, then a 400 naming the argument', async () => {

@@ -11,7 +11,7 @@ import type { CallSite, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { PARTIAL_STRICT, SCALAR, TOTAL, TOTAL_STRICT, scalar as scalarFacts } from '../postgres/facts.js';
 import { BOOL, FLOAT64, INT64, STRING, isScalar, typed, type BqType, type Typed } from '../types.js';
-import { def } from './define.js';
+import { def, refuseHugeArray } from './define.js';
 
 /** `arr[OFFSET(i)]` that fails out of range, as in BigQuery (SAFE_OFFSET is a plain subscript). */
 export const ARRAY_OFFSET = 'logs.bq_array_offset';
@@ -125,6 +125,7 @@ export const ARRAY_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   array_includes_all: includes('logs.bq_array_includes_all'),
   array_includes_any: includes('logs.bq_array_includes_any'),
   generate_array: def(2, 3, { 'logs.bq_generate_array': STRICT_PARTIAL }, (s) => {
+    refuseHugeArray(s, 1);
     const values: Typed[] = [s.arg(0), s.arg(1), s.call.args.length > 2 ? s.arg(2) : typed(pg.number('1'), INT64)];
     const float = values.some((v) => isScalar(v.type, 'FLOAT64', 'NUMERIC'));
     const bad = values.findIndex(

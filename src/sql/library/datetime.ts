@@ -13,7 +13,7 @@ import type { CallSite, Emits, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { PARTIAL, SCALAR, TOTAL, scalar as scalarFacts } from '../postgres/facts.js';
 import { INT64, STRING, TIMESTAMP, isScalar, scalar, typed, type BqType, type Typed } from '../types.js';
-import { def, fn } from './define.js';
+import { def, fn, refuseHugeArray } from './define.js';
 
 const DATE = scalar('DATE');
 const DATETIME = scalar('DATETIME');
@@ -284,6 +284,7 @@ function justify(name: string): FunctionDef {
 /** GENERATE_DATE_ARRAY / GENERATE_TIMESTAMP_ARRAY (migrations/1764200000000_bigquery-library-functions.js). */
 function generateTimes(name: string, element: BqType, fixedOnly: boolean): FunctionDef {
   return def(fixedOnly ? 3 : 2, 3, { [name]: STRICT_PARTIAL }, (s) => {
+    refuseHugeArray(s, 86400);
     const step = s.call.args.length > 2 ? interval(s, 2) : pg.cast(pg.literal('1 day'), 'interval');
     const interval2 = s.call.args[2];
     if (
