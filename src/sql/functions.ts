@@ -6,7 +6,7 @@
  *
  * Adding a function is one entry here and a test in test/sql/functions.test.ts.
  */
-import { JSON_FUNCTION, adapt, asNumber, asText, asTimestamp, commonType, compared, unifyAll } from './coerce.js';
+import { adapt, asNumber, asText, commonType, compared, unifyAll } from './coerce.js';
 import { SqlUnsupportedError } from './errors.js';
 import type { Call } from './ast/expressions.js';
 import { pg, type PgExpr, type PgOrder } from './postgres/ast.js';
@@ -23,7 +23,13 @@ import {
   scalar as scalarFacts,
   type PgFunctionFacts,
 } from './postgres/facts.js';
-import { BOOL, FLOAT64, INT64, STRING, TIMESTAMP, isScalar, scalar, typed, type BqType, type Typed } from './types.js';
+import { BOOL, FLOAT64, INT64, STRING, isScalar, typed, type BqType, type Typed } from './types.js';
+import { AGGREGATE_WINDOW, args, def, fn, windowCount, windowed } from './library/define.js';
+import { AGGREGATE_FUNCTIONS } from './library/aggregates.js';
+import { ARRAY_FUNCTIONS } from './library/arrays.js';
+import { DATETIME_FUNCTIONS } from './library/datetime.js';
+import { JSON_FUNCTIONS } from './library/json.js';
+import { WINDOW_FUNCTIONS } from './library/windows.js';
 
 /** What a builder can ask of the call being translated. */
 export interface CallSite {
@@ -55,17 +61,17 @@ export interface FunctionDef {
   readonly emits: Emits;
   /** Aggregates may take DISTINCT / ORDER BY / LIMIT as listed; others take none. */
   readonly aggregate?: { readonly distinct?: boolean; readonly orderBy?: boolean };
+  /** Takes `IGNORE NULLS` / `RESPECT NULLS` (the builder reads `call.nulls`); others refuse them. */
+  readonly nulls?: boolean;
   /**
    * Use with `OVER (…)`: `function` (row_number, lag, …) must have it; `aggregate` may have it.
-   * `orderBy` required means the window must have ORDER BY; `frame` whether a ROWS / RANGE frame
-   * is allowed (BigQuery refuses one for numbering and lag / lead).
+   * `orderBy` required means the window must have ORDER BY, forbidden that it must not
+   * (PERCENTILE_CONT); `frame` whether a ROWS / RANGE frame is allowed (BigQuery refuses one for
+   * numbering and lag / lead).
    */
-  readonly window?: { readonly kind: 'function' | 'aggregate'; readonly orderBy?: 'required'; readonly frame: boolean };
+  readonly window?: { readonly kind: 'function' | 'aggregate'; readonly orderBy?: 'required' | 'forbidden'; readonly frame: boolean };
   build(site: CallSite): Typed;
 }
-
-const AGGREGATE_WINDOW = Object.freeze({ kind: 'aggregate', frame: true } as const);
-const windowed = (d: FunctionDef, window: FunctionDef['window']): FunctionDef => Object.freeze({ ...d, window });
 
 /** A window function of no arguments (`row_number()`, `rank()`, …). */
 function numbering(name: string, type: BqType, orderBy?: 'required'): FunctionDef {
@@ -73,18 +79,6 @@ function numbering(name: string, type: BqType, orderBy?: 'required'): FunctionDe
     def(0, 0, { [name]: WINDOW_FUNCTION }, () => fn(name, [], type)),
     { kind: 'function', orderBy, frame: false },
   );
-}
-
-/** A non-negative integer argument of a window function, as a literal or a parameter. */
-function windowCount(s: CallSite, i: number, what: string, min: number): PgExpr {
-  const n = s.integerLiteral(i);
-  if (n !== undefined) {
-    if (n < min || n > 2_147_483_647)
-      throw new SqlUnsupportedError(`${what} must be ${min === 0 ? 'non-negative' : 'positive'}`, s.text, s.call.args[i].pos);
-    return pg.number(String(n));
-  }
-  if (s.call.args[i].kind === 'param') return pg.cast(s.arg(i).sql, 'integer');
-  throw new SqlUnsupportedError(`${what} must be an integer literal or a parameter`, s.text, s.call.args[i].pos);
 }
 
 /** lag / lead: `(x[, offset[, default]])`; the default takes the value's type. */
@@ -109,187 +103,10 @@ const REGEX_META = /[\\^$.|?*+()[\]{}]/;
 /** REGEX_META as a Postgres regular expression (a bracket expression: `]` first, then the rest, the backslash escaped). */
 const PG_REGEX_META = '[]\\\\^$.|?*+()[{}]';
 
-const TRUNC_PARTS: Readonly<Record<string, string>> = {
-  MICROSECOND: 'microseconds',
-  MILLISECOND: 'milliseconds',
-  SECOND: 'second',
-  MINUTE: 'minute',
-  HOUR: 'hour',
-  DAY: 'day',
-  WEEK: 'week',
-  MONTH: 'month',
-  QUARTER: 'quarter',
-  YEAR: 'year',
-};
-
-/** strftime elements of BigQuery's FORMAT/PARSE_TIMESTAMP and their to_char / to_timestamp equivalents. */
-const FORMAT_ELEMENTS: Readonly<Record<string, string>> = {
-  Y: 'YYYY',
-  m: 'MM',
-  d: 'DD',
-  H: 'HH24',
-  M: 'MI',
-  S: 'SS',
-  F: 'YYYY-MM-DD',
-  T: 'HH24:MI:SS',
-  D: 'MM/DD/YY',
-  y: 'YY',
-  j: 'DDD',
-  b: 'Mon',
-  h: 'Mon',
-  B: 'FMMonth',
-  a: 'Dy',
-  A: 'FMDay',
-  p: 'AM',
-  I: 'HH12',
-  e: 'FMDD',
-  Z: '"UTC"',
-  '%': '%',
-  'E*S': 'SS.US',
-  E6S: 'SS.US',
-  E3S: 'SS.MS',
-  R: 'HH24:MI',
-  c: 'Dy Mon FMDD HH24:MI:SS YYYY',
-};
-
-const def = (min: number, max: number, emits: Emits, build: FunctionDef['build'], aggregate?: FunctionDef['aggregate']): FunctionDef =>
-  Object.freeze({ min, max, emits, build, aggregate });
-
 // Facts of Postgres functions that several entries emit (a name must have the same facts everywhere).
-const DATE_TRUNC: Emits = { date_trunc: TOTAL };
-const NOW: Emits = { now: SCALAR };
 const COALESCE = scalarFacts({ mayFail: false, syntax: true });
 const MIN_MAX = scalarFacts({ mayFail: true, syntax: true });
 const NULLIF = scalarFacts({ mayFail: true, syntax: true });
-
-const fn = (name: string, args: PgExpr[], type: BqType): Typed => typed(pg.func(name, args), type);
-
-function args(site: CallSite): Typed[] {
-  return site.call.args.map((_, i) => site.arg(i));
-}
-
-function truncPart(site: CallSite, i: number): string {
-  const word = site.word(i);
-  const part = TRUNC_PARTS[word];
-  if (!part) throw new SqlUnsupportedError(`unknown date part ${word}`, site.text, site.call.args[i].pos);
-  return part;
-}
-
-/**
- * Parts of fixed length in UTC (no daylight saving, no leap seconds in Postgres), truncated by
- * `date_bin(stride, ts, origin)`: whole strides from a UTC midnight, which is truncation in UTC
- * whatever the session's time zone; weeks from a Sunday, where BigQuery's weeks start (Postgres'
- * date_trunc weeks start on Monday). perf: date_bin is arithmetic on the instant, where
- * `date_trunc(part, ts, 'UTC')` converts to and from the zone for every row (an edge chart per
- * minute over 6 h: 6.4 → 4.7 ms; BENCHMARKS.md, "Hot leaves"). It fails only where the time from
- * the origin overflows 64-bit microseconds, past the year 294,000; BigQuery's TIMESTAMPs end at
- * 9999, so it is as total as date_trunc for the catalogue (postgres/facts.ts).
- */
-const BIN_STRIDES: Readonly<Record<string, { stride: string; origin: string }>> = {
-  microseconds: { stride: '1 microsecond', origin: '1970-01-01 00:00:00+00' },
-  milliseconds: { stride: '1 millisecond', origin: '1970-01-01 00:00:00+00' },
-  second: { stride: '1 second', origin: '1970-01-01 00:00:00+00' },
-  minute: { stride: '1 minute', origin: '1970-01-01 00:00:00+00' },
-  hour: { stride: '1 hour', origin: '1970-01-01 00:00:00+00' },
-  day: { stride: '1 day', origin: '1970-01-01 00:00:00+00' },
-  week: { stride: '7 days', origin: '1970-01-04 00:00:00+00' }, // a Sunday
-};
-
-/** A TIMESTAMP truncated to `part` in UTC: date_bin for fixed lengths, else `date_trunc(part, ts, 'UTC')`. */
-function truncTimestamp(ts: PgExpr, part: string): PgExpr {
-  const bin = BIN_STRIDES[part];
-  if (bin) return pg.func('date_bin', [pg.cast(pg.literal(bin.stride), 'interval'), ts, pg.cast(pg.literal(bin.origin), 'timestamptz')]);
-  return pg.func('date_trunc', [pg.literal(part), ts, pg.literal('UTC')]);
-}
-
-function toPgFormat(site: CallSite, i: number): string {
-  const format = site.stringLiteral(i);
-  if (format === undefined) throw new SqlUnsupportedError('the format must be a string literal', site.text, site.call.args[i].pos);
-  let out = '';
-  let literal = '';
-  const flush = (): void => {
-    if (literal) out += `"${literal.replace(/"/g, '\\"')}"`;
-    literal = '';
-  };
-  for (let k = 0; k < format.length; k++) {
-    if (format[k] !== '%') {
-      literal += format[k];
-      continue;
-    }
-    const element = ['E*S', 'E6S', 'E3S'].find((e) => format.startsWith(e, k + 1)) ?? format[k + 1] ?? '';
-    const mapped = FORMAT_ELEMENTS[element];
-    if (mapped === undefined)
-      throw new SqlUnsupportedError(`format element %${element} is not supported`, site.text, site.call.args[i].pos);
-    flush();
-    out += mapped === '%' ? '"%"' : mapped;
-    k += element.length;
-  }
-  flush();
-  return out;
-}
-
-/** Unix epoch units: the Postgres interval of one unit and the factor from seconds. */
-const EPOCH_UNITS = { seconds: ['1 second', 1], millis: ['1 millisecond', 1_000], micros: ['1 microsecond', 1_000_000] } as const;
-
-function unixFrom(unit: keyof typeof EPOCH_UNITS): FunctionDef {
-  return def(1, 1, { floor: SCALAR }, (s) => {
-    const epoch = pg.extract('epoch', asTimestamp(s.arg(0)));
-    // extract() returns numeric, so the product is exact; BigQuery truncates towards -infinity.
-    return typed(pg.cast(pg.func('floor', [pg.op('*', epoch, pg.number(String(EPOCH_UNITS[unit][1])))]), 'bigint'), INT64);
-  });
-}
-
-function timestampFrom(unit: keyof typeof EPOCH_UNITS): FunctionDef {
-  return def(1, 1, { to_timestamp: SCALAR }, (s) => {
-    const oneUnit = pg.cast(pg.literal(EPOCH_UNITS[unit][0]), 'interval');
-    return typed(pg.op('+', pg.func('to_timestamp', [pg.number('0')]), pg.op('*', asNumber(s.arg(0)), oneUnit)), TIMESTAMP);
-  });
-}
-
-/** `$.a.b[0]` / `$["a"]` → path elements for `#>`. */
-function jsonPath(site: CallSite, i: number): string[] {
-  if (i < site.call.args.length && site.stringLiteral(i) === undefined) {
-    throw new SqlUnsupportedError('the JSON path must be a string literal', site.text, site.call.args[i].pos);
-  }
-  const path = site.stringLiteral(i) ?? '$';
-  const elements: string[] = [];
-  const re = /\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*(\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s*'([^']*)'\s*\]|\."([^"]*)"/y;
-  if (!path.startsWith('$')) throw new SqlUnsupportedError('JSON paths start with $', site.text, site.call.args[i].pos);
-  re.lastIndex = 1;
-  while (re.lastIndex < path.length) {
-    const m = re.exec(path);
-    if (!m) throw new SqlUnsupportedError(`unsupported JSON path ${path}`, site.text, site.call.args[i].pos);
-    elements.push(m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5]);
-  }
-  return elements;
-}
-
-/** A JSON function's input: records are jsonb already; text that is not JSON reads as NULL, as in BigQuery. */
-function jsonInput(value: Typed): PgExpr {
-  return value.type.kind === 'scalar' ? pg.func(JSON_FUNCTION, [asText(value)]) : value.sql;
-}
-
-function jsonExtract(scalarOnly: boolean): FunctionDef {
-  return def(1, 2, scalarOnly ? { [JSON_FUNCTION]: SCALAR, jsonb_typeof: SCALAR } : { [JSON_FUNCTION]: SCALAR }, (s) => {
-    const doc = jsonInput(s.arg(0));
-    const elements = jsonPath(s, 1);
-    // `$` alone: the document itself; an empty ARRAY[] would have no type, the literal '{}' is read as text[].
-    const path = elements.length ? pg.array(elements.map((p) => pg.literal(p))) : pg.literal('{}');
-    return typed(scalarOnly ? scalarValue(doc, path) : pg.cast(pg.op('#>', doc, path), 'text'), STRING);
-  });
-}
-
-/** JSON_VALUE answers NULL for objects and arrays; only scalars come out, as text. */
-function scalarValue(doc: PgExpr, path: PgExpr): PgExpr {
-  const type = pg.func('jsonb_typeof', [pg.op('#>', doc, path)]);
-  return pg.case(
-    [
-      { when: pg.op('=', type, pg.literal('object')), then: pg.literal(null) },
-      { when: pg.op('=', type, pg.literal('array')), then: pg.literal(null) },
-    ],
-    pg.op('#>>', doc, path),
-  );
-}
 
 /** A Postgres function over arguments unified to one common type (coalesce, greatest, least). */
 function variadic(pgName: string, facts: PgFunctionFacts, min: number, max: number): FunctionDef {
@@ -313,7 +130,8 @@ function aggregateOf(name: string, result: (t: BqType) => BqType, cast?: (t: BqT
       1,
       { [name]: AGGREGATE },
       (s) => {
-        const v = s.arg(0);
+        // An untyped NULL (the elements of `UNNEST([])`) is summed as INT64, not as text.
+        const v = isScalar(s.arg(0).type, 'NULL') ? typed(pg.cast(s.arg(0).sql, 'bigint'), INT64) : s.arg(0);
         const call = pg.func(name, [v.sql], { distinct: s.call.distinct });
         const to = cast?.(v.type);
         return typed(to ? pg.cast(call, to) : call, result(v.type));
@@ -354,7 +172,7 @@ function logical(name: 'bool_and' | 'bool_or'): FunctionDef {
 }
 
 /** BIT_AND / BIT_OR of INT64 values; a parameter or an untyped leaf is read as one. */
-function bitwise(name: 'bit_and' | 'bit_or'): FunctionDef {
+function bitwise(name: 'bit_and' | 'bit_or' | 'bit_xor'): FunctionDef {
   return windowed(
     def(
       1,
@@ -372,6 +190,17 @@ function bitwise(name: 'bit_and' | 'bit_or'): FunctionDef {
     AGGREGATE_WINDOW,
   );
 }
+
+/** ARRAY_AGG / STRING_AGG … LIMIT n: an integer literal, as BigQuery requires. */
+function aggregateLimit(s: CallSite): number {
+  const limit = s.call.limit!;
+  const n = limit.kind === 'literal' && limit.type === 'INT64' ? Number(limit.value) : undefined;
+  if (n === undefined || !Number.isSafeInteger(n) || n > 2_147_483_647)
+    throw new SqlUnsupportedError(`${s.call.name.toUpperCase()} … LIMIT takes an integer literal`, s.text, limit.pos);
+  return n;
+}
+
+const withNulls = (d: FunctionDef): FunctionDef => Object.freeze({ ...d, nulls: true });
 
 export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   // ── strings and regular expressions ──
@@ -489,6 +318,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   logical_or: logical('bool_or'),
   bit_and: bitwise('bit_and'),
   bit_or: bitwise('bit_or'),
+  bit_xor: bitwise('bit_xor'),
   // BigQuery's ANY_VALUE skips NULLs; Postgres 15 has no any_value.
   any_value: windowed(
     def(1, 1, { array_agg: ORDER_SENSITIVE_AGGREGATE }, (s) => {
@@ -498,45 +328,55 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     }),
     AGGREGATE_WINDOW,
   ),
-  array_agg: windowed(
-    def(
-      1,
-      1,
-      { array_agg: ORDER_SENSITIVE_AGGREGATE, jsonb_agg: ORDER_SENSITIVE_AGGREGATE, to_jsonb: SCALAR },
-      (s) => {
-        const v = s.arg(0);
-        // Records and JSON arrays aggregate into jsonb, so they come back in the stored shape.
-        const json = v.type.kind !== 'scalar';
-        const type: BqType = json ? { kind: 'jsonArray', element: v.type, single: false } : { kind: 'array', element: v.type };
-        if (s.call.limit) {
-          // LIMIT n: the first n of the ordered array (a slice; Postgres aggregates take no LIMIT), back to jsonb for records.
-          const limit = s.call.limit;
-          const n = limit.kind === 'literal' && limit.type === 'INT64' ? Number(limit.value) : undefined;
-          if (n === undefined || !Number.isSafeInteger(n) || n > 2_147_483_647)
-            throw new SqlUnsupportedError('ARRAY_AGG … LIMIT takes an integer literal', s.text, s.call.limit.pos);
-          const slice = pg.slice(
-            pg.func('array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy() }),
-            pg.number('1'),
-            pg.number(String(n)),
-          );
-          return typed(json ? pg.func('to_jsonb', [slice]) : slice, type);
-        }
-        const agg = pg.func(json ? 'jsonb_agg' : 'array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy() });
-        return typed(agg, type);
-      },
-      { distinct: true, orderBy: true },
+  array_agg: withNulls(
+    windowed(
+      def(
+        1,
+        1,
+        { array_agg: ORDER_SENSITIVE_AGGREGATE, jsonb_agg: ORDER_SENSITIVE_AGGREGATE, to_jsonb: SCALAR },
+        (s) => {
+          const v = s.arg(0);
+          // Records and JSON arrays aggregate into jsonb, so they come back in the stored shape.
+          const json = v.type.kind !== 'scalar';
+          const type: BqType = json ? { kind: 'jsonArray', element: v.type, single: false } : { kind: 'array', element: v.type };
+          // IGNORE NULLS: a FILTER; the LIMIT then counts non-NULL values only, as in BigQuery.
+          const filter = s.call.nulls === 'IGNORE' ? pg.is(v.sql, 'NULL', true) : undefined;
+          if (s.call.limit) {
+            // LIMIT n: the first n of the ordered array (a slice; Postgres aggregates take no LIMIT), back to jsonb for records.
+            const slice = pg.slice(
+              pg.func('array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy(), filter }),
+              pg.number('1'),
+              pg.number(String(aggregateLimit(s))),
+            );
+            return typed(json ? pg.func('to_jsonb', [slice]) : slice, type);
+          }
+          const agg = pg.func(json ? 'jsonb_agg' : 'array_agg', [v.sql], { distinct: s.call.distinct, orderBy: s.orderBy(), filter });
+          return typed(agg, type);
+        },
+        { distinct: true, orderBy: true },
+      ),
+      AGGREGATE_WINDOW,
     ),
-    AGGREGATE_WINDOW,
   ),
   string_agg: windowed(
     def(
       1,
       2,
-      { string_agg: ORDER_SENSITIVE_AGGREGATE },
+      { string_agg: ORDER_SENSITIVE_AGGREGATE, array_to_string: TOTAL },
       (s) => {
-        if (s.call.limit) throw new SqlUnsupportedError('STRING_AGG … LIMIT is not supported', s.text, s.call.limit.pos);
         const delimiter = s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',');
-        return typed(pg.func('string_agg', [asText(s.arg(0)), delimiter], { distinct: s.call.distinct, orderBy: s.orderBy() }), STRING);
+        const text = asText(s.arg(0));
+        if (s.call.limit) {
+          // LIMIT n: the first n non-NULL values of the ordered array, joined (string_agg takes no LIMIT).
+          const values = pg.func('array_agg', [text], {
+            distinct: s.call.distinct,
+            orderBy: s.orderBy(),
+            filter: pg.is(text, 'NULL', true),
+          });
+          const slice = pg.slice(values, pg.number('1'), pg.number(String(aggregateLimit(s))));
+          return typed(pg.func('array_to_string', [slice, delimiter]), STRING);
+        }
+        return typed(pg.func('string_agg', [text, delimiter], { distinct: s.call.distinct, orderBy: s.orderBy() }), STRING);
       },
       { distinct: true, orderBy: true },
     ),
@@ -565,21 +405,6 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   ),
   lag: navigation('lag'),
   lead: navigation('lead'),
-  first_value: windowed(
-    def(1, 1, { first_value: WINDOW_FUNCTION }, (s) => fn('first_value', [s.arg(0).sql], s.arg(0).type)),
-    { kind: 'function', frame: true },
-  ),
-  last_value: windowed(
-    def(1, 1, { last_value: WINDOW_FUNCTION }, (s) => fn('last_value', [s.arg(0).sql], s.arg(0).type)),
-    { kind: 'function', frame: true },
-  ),
-  nth_value: windowed(
-    def(2, 2, { nth_value: WINDOW_FUNCTION }, (s) =>
-      fn('nth_value', [s.arg(0).sql, windowCount(s, 1, 'the position of NTH_VALUE', 1)], s.arg(0).type),
-    ),
-    { kind: 'function', frame: true },
-  ),
-
   // ── arrays ──
   // cardinality: 0 for an empty array (array_length gives NULL); a JSON value that is not an array counts as missing.
   array_length: def(1, 1, { cardinality: SCALAR, jsonb_array_length: SCALAR, jsonb_typeof: SCALAR }, (s) => {
@@ -593,66 +418,6 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     throw new SqlUnsupportedError('ARRAY_LENGTH needs an array', s.text, s.call.args[0].pos);
   }),
 
-  // ── time ──
-  current_timestamp: def(0, 0, NOW, () => fn('now', [], TIMESTAMP)),
-  current_datetime: def(0, 0, NOW, () => typed(pg.atUtc(pg.func('now', [])), scalar('DATETIME'))),
-  current_date: def(0, 0, NOW, () => typed(pg.cast(pg.atUtc(pg.func('now', [])), 'date'), scalar('DATE'))),
-  timestamp_trunc: def(2, 3, { ...DATE_TRUNC, date_bin: TOTAL }, (s) =>
-    typed(truncTimestamp(asTimestamp(s.arg(0)), truncPart(s, 1)), TIMESTAMP),
-  ),
-  datetime_trunc: def(2, 2, DATE_TRUNC, (s) =>
-    typed(pg.func('date_trunc', [pg.literal(truncPart(s, 1)), s.arg(0).sql]), scalar('DATETIME')),
-  ),
-  date_trunc: def(2, 2, DATE_TRUNC, (s) =>
-    typed(pg.cast(pg.func('date_trunc', [pg.literal(truncPart(s, 1)), s.arg(0).sql]), 'date'), scalar('DATE')),
-  ),
-  timestamp_sub: def(2, 2, {}, (s) => typed(pg.op('-', asTimestamp(s.arg(0)), s.arg(1).sql), TIMESTAMP)),
-  timestamp_add: def(2, 2, {}, (s) => typed(pg.op('+', asTimestamp(s.arg(0)), s.arg(1).sql), TIMESTAMP)),
-  timestamp_diff: def(3, 3, { trunc: SCALAR }, (s) => {
-    const part = truncPart(s, 2);
-    const seconds = { microseconds: 1e-6, milliseconds: 1e-3, second: 1, minute: 60, hour: 3600, day: 86400 }[part];
-    if (seconds === undefined) throw new SqlUnsupportedError(`TIMESTAMP_DIFF by ${s.word(2)} is not supported`, s.text, s.call.args[2].pos);
-    const diff = pg.op('-', pg.extract('epoch', asTimestamp(s.arg(0))), pg.extract('epoch', asTimestamp(s.arg(1))));
-    return typed(pg.cast(pg.func('trunc', [pg.op('/', diff, pg.number(String(seconds)))]), 'bigint'), INT64);
-  }),
-  // DATETIME(ts, 'UTC'): the wall clock in that zone, computed by timezone() and so independent of the session zone.
-  datetime: def(1, 2, {}, (s) => {
-    const v = s.arg(0);
-    if (isScalar(v.type, 'STRING') && s.call.args.length === 1) return typed(pg.cast(v.sql, 'timestamp'), scalar('DATETIME'));
-    const zone = s.call.args.length > 1 ? asText(s.arg(1)) : pg.literal('UTC');
-    return typed(pg.atZone(zone, asTimestamp(v)), scalar('DATETIME'));
-  }),
-  timestamp: def(1, 2, {}, (s) => {
-    const v = s.arg(0);
-    if (s.call.args.length === 1) return typed(asTimestamp(v), TIMESTAMP);
-    const wall = isScalar(v.type, 'STRING') ? pg.cast(v.sql, 'timestamp') : v.sql;
-    return typed(pg.atZone(asText(s.arg(1)), wall), TIMESTAMP);
-  }),
-  date: def(1, 1, {}, (s) => {
-    const v = s.arg(0);
-    return typed(isScalar(v.type, 'TIMESTAMP') ? pg.cast(pg.atUtc(v.sql), 'date') : pg.cast(v.sql, 'date'), scalar('DATE'));
-  }),
-  // to_timestamp reads the text as session-local wall clock; ::timestamp gives back that wall clock, read as UTC.
-  parse_timestamp: def(2, 2, { to_timestamp: SCALAR }, (s) =>
-    typed(pg.atUtc(pg.cast(pg.func('to_timestamp', [asText(s.arg(1)), pg.literal(toPgFormat(s, 0))]), 'timestamp')), TIMESTAMP),
-  ),
-  format_timestamp: def(2, 3, { to_char: PARTIAL }, (s) => {
-    const zone = s.call.args.length > 2 ? asText(s.arg(2)) : pg.literal('UTC');
-    return fn('to_char', [pg.atZone(zone, asTimestamp(s.arg(1))), pg.literal(toPgFormat(s, 0))], STRING);
-  }),
-  unix_seconds: unixFrom('seconds'),
-  unix_millis: unixFrom('millis'),
-  unix_micros: unixFrom('micros'),
-  timestamp_seconds: timestampFrom('seconds'),
-  timestamp_millis: timestampFrom('millis'),
-  timestamp_micros: timestampFrom('micros'),
-
-  // ── JSON ──
-  json_value: jsonExtract(true),
-  json_extract_scalar: jsonExtract(true),
-  json_query: jsonExtract(false),
-  json_extract: jsonExtract(false),
-
   // ── numbers ──
   abs: def(1, 1, { abs: SCALAR }, (s) => fn('abs', [s.arg(0).sql], s.arg(0).type)),
   round: def(1, 2, { round: SCALAR }, (s) => {
@@ -665,4 +430,10 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   ceil: def(1, 1, { ceil: SCALAR }, (s) => fn('ceil', [s.arg(0).sql], FLOAT64)),
   greatest: variadic('greatest', MIN_MAX, 1, 100),
   least: variadic('least', MIN_MAX, 1, 100),
+
+  ...DATETIME_FUNCTIONS,
+  ...JSON_FUNCTIONS,
+  ...ARRAY_FUNCTIONS,
+  ...AGGREGATE_FUNCTIONS,
+  ...WINDOW_FUNCTIONS,
 };

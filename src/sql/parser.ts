@@ -308,8 +308,11 @@ class Parser extends TokenCursor {
       this.expectOp('(');
       const expr = this.expr();
       this.expectOp(')');
-      item = make<F.UnnestRef>({ kind: 'unnest', pos: t.start, expr, alias: this.alias() });
-      if (this.isWord(this.peek(), 'WITH')) throw this.unsupported('UNNEST … WITH OFFSET is not supported', this.peek());
+      const alias = this.alias();
+      // `WITH OFFSET [AS] [name]`: the element's 0-based position, named `offset` by default.
+      const offset =
+        this.isWord(this.peek(), 'WITH') && this.isWord(this.peekAt(1), 'OFFSET') ? ((this.i += 2), this.alias() ?? 'offset') : undefined;
+      item = make<F.UnnestRef>({ kind: 'unnest', pos: t.start, expr, alias, offset });
     } else if (this.isOp(t, '(')) {
       this.next();
       if (!this.isWord(this.peek(), 'SELECT') && !this.isWord(this.peek(), 'WITH') && !this.isOp(this.peek(), '(')) {
@@ -696,6 +699,7 @@ class Parser extends TokenCursor {
     const distinct = this.acceptWord('DISTINCT');
     const orderBy: E.CallOrder[] = [];
     let limit: E.Expr | undefined;
+    let nulls: E.Call['nulls'];
     if (this.isOp(this.peek(), '*') && this.isOp(this.peekAt(1), ')')) {
       this.i++;
       star = true;
@@ -703,7 +707,8 @@ class Parser extends TokenCursor {
       do args.push(this.expr());
       while (this.acceptOp(','));
       if (this.isWord(this.peek(), 'IGNORE') || this.isWord(this.peek(), 'RESPECT')) {
-        throw this.unsupported('IGNORE / RESPECT NULLS is not supported', this.peek());
+        nulls = this.next().upper as E.Call['nulls'];
+        this.expectWord('NULLS');
       }
       if (this.acceptWords('ORDER', 'BY')) {
         do {
@@ -717,7 +722,7 @@ class Parser extends TokenCursor {
     this.expectOp(')');
     const over = this.isWord(this.peek(), 'OVER') ? this.window() : undefined;
     this.depth = saved;
-    return make<E.Call>({ kind: 'call', pos: nameToken.start, name, args, distinct, star, orderBy, limit, over });
+    return make<E.Call>({ kind: 'call', pos: nameToken.start, name, args, distinct, star, orderBy, limit, over, nulls });
   }
 
   /** `OVER (PARTITION BY … ORDER BY … [ROWS | RANGE frame])`; named windows are refused with the WINDOW clause. */
@@ -893,12 +898,22 @@ class Parser extends TokenCursor {
   private extract(): E.Extract {
     const start = this.next();
     this.expectOp('(');
-    const part = this.identifier('date part', true).toUpperCase();
+    let part = this.identifier('date part', true).toUpperCase();
+    // WEEK(<WEEKDAY>): weeks starting on that day.
+    if (part === 'WEEK' && this.acceptOp('(')) {
+      part = `WEEK(${this.identifier('weekday', true).toUpperCase()})`;
+      this.expectOp(')');
+    }
     this.expectWord('FROM');
     const operand = this.expr();
-    if (this.isWord(this.peek(), 'AT')) throw this.unsupported('EXTRACT … AT TIME ZONE is not supported', this.peek());
+    let zone: E.Expr | undefined;
+    if (this.acceptWord('AT')) {
+      this.expectWord('TIME');
+      this.expectWord('ZONE');
+      zone = this.expr();
+    }
     this.expectOp(')');
-    return make<E.Extract>({ kind: 'extract', pos: start.start, part, operand });
+    return make<E.Extract>({ kind: 'extract', pos: start.start, part, operand, zone });
   }
 
   private interval(): E.Interval {

@@ -199,7 +199,8 @@ function checkNode(kind: string, node: Json, ctes: ReadonlySet<string>, sql: str
         if (!isSetReturning(fn)) throw refuse(`function ${fn || '?'} in FROM is not allowed`, sql, at);
         visit(call?.args, ctes, sql);
       }
-      if (node.ordinality || node.is_rowsfrom) throw refuse('ROWS FROM / WITH ORDINALITY is not allowed', sql, at);
+      // WITH ORDINALITY is UNNEST … WITH OFFSET; ROWS FROM is never printed.
+      if (node.is_rowsfrom) throw refuse('ROWS FROM is not allowed', sql, at);
       return;
     }
     case 'A_Expr': {

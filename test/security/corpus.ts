@@ -779,7 +779,6 @@ export const POSTGRES_SQL: Readonly<Record<string, readonly string[]>> = {
     'SELECT * FROM generate_series(1, 1000000000)',
     "SELECT * FROM pg_ls_dir('.')",
     "SELECT * FROM ROWS FROM (jsonb_array_elements('[]'))",
-    "SELECT * FROM jsonb_array_elements('[]') WITH ORDINALITY",
     'SELECT * FROM unnest(ARRAY[1])',
     'SELECT * FROM LATERAL jsonb_array_elements(to_jsonb(pg_sleep(1)))',
     "SELECT * FROM jsonb_to_recordset('[]') AS x(a int)",

@@ -106,7 +106,7 @@ const cases: [name: string, bq: string, rows: Record<string, unknown>[], params?
   [
     'json_value / json_query',
     `select json_value('{"a": {"b": [1, "x"]}}', '$.a.b[1]') as a, json_value('{"a": {"b": 1}}', '$.a') as b, json_query('{"a": {"b": 1}}', '$.a') as c`,
-    [{ a: 'x', b: null, c: '{"b": 1}' }],
+    [{ a: 'x', b: null, c: '{"b":1}' }],
   ],
   [
     'json functions over text that is not JSON give NULL, not an error',

@@ -86,6 +86,22 @@ export const AIMED = [
   `${W} select w.id from w limit 7`,
   // unread CTEs
   `${W}, unread as (select count(*) as n from \`postgres.logs\` where project = @project) select count(*) as n from w`,
+  // the function library (src/sql/library/) under the rewrites: a narrowed aggregate of approximate
+  // aggregates, ordered and limited aggregates, a zone-aware truncation
+  `${W} select timestamp_trunc(w.timestamp, hour, 'America/New_York') as k0, approx_count_distinct(r.path) as a0, approx_top_count(s.status_code, 3) as a1,
+     string_agg(r.method, ',' order by r.method limit 3) as a2, array_agg(r.path ignore nulls order by r.path limit 2) as a3,
+     approx_top_sum(r.method, s.status_code, 2) as a4 from ${EDGE_FROM} group by 1`,
+  // navigation with IGNORE NULLS and percentiles over partitions
+  `${W} select w.id, percentile_cont(s.status_code, 0.5) over (partition by r.method) as p, percentile_disc(r.path, 0.9) over (partition by s.status_code) as q,
+     last_value(r.path ignore nulls) over (order by w.timestamp, w.id rows between 3 preceding and current row) as l
+     from w left join unnest(w.metadata) as m on true left join unnest(m.request) as r on true left join unnest(m.response) as s on true order by w.timestamp desc, w.id limit 60`,
+  // JSON, dates and arrays per row, UNNEST WITH OFFSET, and empty buckets filled by GENERATE_TIMESTAMP_ARRAY
+  `${W} select w.id, to_json_string(r) as a, format_timestamp('%F %T', w.timestamp, 'Europe/Paris') as b, date_diff(date(w.timestamp), date '2020-01-01', week(monday)) as c,
+     json_query(to_json_string(m), '$.request') as d, array_to_string(array_reverse(split(r.path, '/')), '|') as e
+     from w cross join unnest(w.metadata) as m left join unnest(m.request) as r on true order by w.timestamp desc, w.id limit 40`,
+  `${W} select b, count(w.id) as n from unnest(generate_timestamp_array((select timestamp_trunc(min(timestamp), hour) from w), (select timestamp_trunc(max(timestamp), hour) from w), interval 1 hour)) as b
+     left join w on timestamp_trunc(w.timestamp, hour) = b group by b`,
+  `${W} select part, o, count(*) as n from w cross join unnest(w.metadata) as m cross join unnest(m.request) as r cross join unnest(split(r.path, '/')) as part with offset as o group by 1, 2`,
 ];
 
 /** The demo event under `project`, its request URLs on that project's host (the usage query matches them). */

@@ -137,6 +137,8 @@ export interface Call extends NodeBase<'call'> {
   readonly star: boolean;
   readonly orderBy: readonly CallOrder[];
   readonly limit?: Expr;
+  /** `IGNORE NULLS` / `RESPECT NULLS` after the arguments; the function table says who takes it. */
+  readonly nulls?: 'IGNORE' | 'RESPECT';
   /** `OVER (…)`: the call is a window function. */
   readonly over?: WindowSpec;
 }
@@ -194,6 +196,8 @@ export interface InUnnest extends NodeBase<'inUnnest'> {
 export interface Extract extends NodeBase<'extract'> {
   readonly part: string;
   readonly operand: Expr;
+  /** `EXTRACT(part FROM ts AT TIME ZONE zone)` */
+  readonly zone?: Expr;
 }
 export interface Interval extends NodeBase<'interval'> {
   readonly value: Expr;

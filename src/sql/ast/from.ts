@@ -14,6 +14,8 @@ export interface TableRef extends NodeBase<'table'> {
 export interface UnnestRef extends NodeBase<'unnest'> {
   readonly expr: Expr;
   readonly alias?: string;
+  /** `WITH OFFSET [AS name]`: the name of the position column. */
+  readonly offset?: string;
 }
 export interface DerivedRef extends NodeBase<'derived'> {
   readonly query: Query;

@@ -195,6 +195,8 @@ export interface PgFunctionFrom {
   readonly arg: PgExpr;
   readonly alias: string;
   readonly column: string;
+  /** `WITH ORDINALITY AS alias(column, ordinality)`: the 1-based position column (UNNEST … WITH OFFSET). */
+  readonly ordinality?: string;
   /**
    * Set by the resolver when the array always held exactly one record (the source schema's
    * `single`): the expression of that record, `array->0`, and its `IS NOT NULL` guard (which may

@@ -160,7 +160,8 @@ const FROM_WRITERS: { [K in P.PgFromKind]: (node: Extract<P.PgFrom, { kind: K }>
   function: (fn) => {
     sql += 'LATERAL ' + fn.fn + '(';
     writeExpr(fn.arg);
-    sql += ') AS ' + ident(fn.alias) + '(' + ident(fn.column) + ')';
+    sql += fn.ordinality ? ') WITH ORDINALITY AS ' : ') AS ';
+    sql += ident(fn.alias) + '(' + ident(fn.column) + (fn.ordinality ? ', ' + ident(fn.ordinality) : '') + ')';
   },
   join: (j) => {
     writeFrom(j.left);

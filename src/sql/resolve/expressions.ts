@@ -3,6 +3,7 @@ import type * as E from '../ast/expressions.js';
 import { adapt, asText, castTo, compared, commonType, fromJsonText, unify, unifyAll } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { FUNCTIONS, type CallSite } from '../functions.js';
+import { offsetOf } from '../library/arrays.js';
 import { takesOver } from '../catalogue.js';
 import { pg, type PgExpr, type PgFrameBound, type PgOrder, type PgWindow } from '../postgres/ast.js';
 import { mapChildren, some } from '../postgres/transform.js';
@@ -54,7 +55,25 @@ const EXTRACT_PARTS: Readonly<Record<string, (ts: PgExpr) => PgExpr>> = {
   // BigQuery's sub-second parts are within the second; Postgres' include the seconds.
   MILLISECOND: (ts) => pg.func('mod', [pg.func('floor', [pg.extract('milliseconds', ts)]), pg.number('1000')]),
   MICROSECOND: (ts) => pg.func('mod', [pg.func('floor', [pg.extract('microseconds', ts)]), pg.number('1000000')]),
+  ...Object.fromEntries(
+    ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'].map((day, k) => [
+      `WEEK(${day})`,
+      (ts: PgExpr) => weekNumber(ts, k),
+    ]),
+  ),
+  WEEK: (ts) => weekNumber(ts, 0),
 };
+
+/**
+ * BigQuery's WEEK / WEEK(<WEEKDAY>) number: weeks start on `weekday` (0 = Sunday), and the days
+ * before the year's first such day are week 0: floor((doy - 1 - days back to the weekday + 7) / 7).
+ */
+function weekNumber(ts: PgExpr, weekday: number): PgExpr {
+  const back = pg.func('mod', [pg.op('+', pg.op('-', pg.extract('dow', ts), pg.number(String(weekday))), pg.number('7')), pg.number('7')]);
+  return pg.func('floor', [
+    pg.op('/', pg.op('+', pg.op('-', pg.op('-', pg.extract('doy', ts), pg.number('1')), back), pg.number('7')), pg.number('7')),
+  ]);
+}
 
 type ExprResolver<K extends E.ExprKind> = (e: Extract<E.Expr, { kind: K }>, scope: Scope, ctx: Context) => Typed;
 
@@ -132,11 +151,13 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   call: (e, scope, ctx) => resolveCall(e, scope, ctx),
   extract: (e, scope, ctx) => {
     const v = resolveExpr(e.operand, scope, ctx);
-    if (e.part === 'DATE') return typed(pg.cast(pg.atUtc(v.sql), 'date'), scalar('DATE'));
+    // From a TIMESTAMP BigQuery extracts in UTC, or in the zone named; timezone() makes that independent of the session zone.
+    const zone = e.zone ? asText(resolveExpr(e.zone, scope, ctx)) : pg.literal('UTC');
+    const wall = isScalar(v.type, 'TIMESTAMP') ? pg.atZone(zone, v.sql) : v.sql;
+    if (e.part === 'DATE') return typed(pg.cast(wall, 'date'), scalar('DATE'));
+    if (e.part === 'DATETIME') return typed(pg.cast(wall, 'timestamp'), scalar('DATETIME'));
     const part = EXTRACT_PARTS[e.part];
     if (!part) throw new SqlUnsupportedError(`EXTRACT(${e.part} …) is not supported`, ctx.text, e.pos);
-    // From a TIMESTAMP BigQuery extracts in UTC; timezone() makes that independent of the session zone.
-    const wall = isScalar(v.type, 'TIMESTAMP') ? pg.atUtc(v.sql) : v.sql;
     return typed(pg.cast(part(wall), 'bigint'), INT64);
   },
   interval: (e, scope, ctx) => {
@@ -176,7 +197,7 @@ function toDeclared(v: Typed, spec: E.TypeSpec, ctx: Context, pos: number): Type
   return v;
 }
 
-function resolveStruct(e: E.Struct, scope: Scope, ctx: Context): Typed {
+function resolveStruct(e: E.Struct, scope: Scope, ctx: Context, names?: readonly string[]): Typed {
   const fields: { name: string; value: Typed }[] = [];
   const seen = new Set<string>();
   for (let i = 0; i < e.fields.length; i++) {
@@ -186,7 +207,7 @@ function resolveStruct(e: E.Struct, scope: Scope, ctx: Context): Typed {
     if (declared) value = toDeclared(value, declared.type, ctx, f.expr.pos);
     // Names as BigQuery infers them: declared, then `AS`, then a path's last part; unnamed fields are _field_1, _field_2, …
     const implicit = f.expr.kind === 'path' ? f.expr.parts[f.expr.parts.length - 1] : f.expr.kind === 'field' ? f.expr.name : undefined;
-    const name = declared?.name ?? f.name ?? implicit ?? `_field_${i + 1}`;
+    const name = names?.[i] ?? declared?.name ?? f.name ?? implicit ?? `_field_${i + 1}`;
     const key = name.toLowerCase();
     if (seen.has(key))
       throw new SqlUnsupportedError(
@@ -202,7 +223,16 @@ function resolveStruct(e: E.Struct, scope: Scope, ctx: Context): Typed {
 
 /** `[a, b]`: a Postgres array of scalars, or a jsonb array of STRUCTs. */
 function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typed {
-  let items = e.items.map((item) => resolveExpr(item, scope, ctx));
+  // The elements' type is the first's: later STRUCTs take its field names by position (`[STRUCT(1 AS x), (2)]`).
+  let first: readonly string[] | undefined;
+  let items = e.items.map((item) => {
+    const v =
+      item.kind === 'struct' && first && item.fields.length === first.length
+        ? resolveStruct(item, scope, ctx, first)
+        : resolveExpr(item, scope, ctx);
+    if (!first && v.type.kind === 'record' && v.type.struct) first = v.type.struct.map((f) => f.name);
+    return v;
+  });
   if (e.element) items = items.map((v, i) => toDeclared(v, e.element!, ctx, e.items[i].pos));
   const record = items.find((v) => v.type.kind === 'record');
   if (record || e.element?.kind === 'struct') {
@@ -419,7 +449,8 @@ function resolveSubscript(e: E.Subscript, scope: Scope, ctx: Context): Typed {
   }
   const base = resolveExpr(e.base, scope, ctx);
   if (base.type.kind === 'array') {
-    // Postgres arrays are 1-based; out of range yields NULL for OFFSET as for SAFE_OFFSET.
+    // OFFSET / ORDINAL out of range fail, as in BigQuery; SAFE_ ones are a plain subscript (NULL out of range).
+    if (e.mode === 'OFFSET' || e.mode === 'ORDINAL') return typed(offsetOf(base.sql, zeroBased), base.type.element);
     return typed(pg.subscript(base.sql, pg.op('+', zeroBased, pg.number('1'))), base.type.element);
   }
   if (base.type.kind === 'jsonArray') {
@@ -447,6 +478,7 @@ function resolveCall(e: E.Call, scope: Scope, ctx: Context): Typed {
     throw new SqlUnsupportedError(`${e.name.toUpperCase()}(DISTINCT …) is not supported`, ctx.text, e.pos);
   if ((e.orderBy.length || e.limit) && !fn.aggregate?.orderBy)
     throw new SqlUnsupportedError(`${e.name.toUpperCase()}(… ORDER BY / LIMIT) is not supported`, ctx.text, e.pos);
+  if (e.nulls && !fn.nulls) throw new SqlSyntaxError(`${e.name.toUpperCase()} does not take ${e.nulls} NULLS`, ctx.text, e.pos);
   if (e.over || fn.window?.kind === 'function') return resolveWindowCall(e, fn, scope, ctx);
   const built = fn.build(new ResolvingCallSite(e, scope, ctx));
   if (fn.window && hasWindow(built.sql))
@@ -468,6 +500,8 @@ function resolveWindowCall(e: E.Call, fn: (typeof FUNCTIONS)[string], scope: Sco
   if (e.orderBy.length || e.limit) throw new SqlSyntaxError(`${name}(… ORDER BY / LIMIT) cannot be used with OVER`, ctx.text, e.pos);
   if (fn.window.orderBy === 'required' && !e.over.orderBy.length)
     throw new SqlSyntaxError(`${name} needs ORDER BY in its OVER clause`, ctx.text, e.over.pos);
+  if (fn.window.orderBy === 'forbidden' && e.over.orderBy.length)
+    throw new SqlSyntaxError(`${name} takes no ORDER BY in its OVER clause`, ctx.text, e.over.pos);
   if (!fn.window.frame && e.over.frame)
     throw new SqlSyntaxError(`${name} does not take a window frame (ROWS / RANGE)`, ctx.text, e.over.pos);
   const built = fn.build(new ResolvingCallSite(e, scope, ctx));

@@ -5,7 +5,7 @@ import type * as E from '../ast/expressions.js';
 import type * as F from '../ast/from.js';
 import { SqlNameError, SqlSandboxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { pg, type PgExpr, type PgFrom } from '../postgres/ast.js';
-import { typed } from '../types.js';
+import { INT64, typed } from '../types.js';
 import { expectBool, resolveExpr } from './expressions.js';
 import { fromJsonText } from '../coerce.js';
 import { resolveEndpointTable } from './endpoints.js';
@@ -68,7 +68,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     // columns (resolve/hot.ts), read through the row's table whether the record is joined or read
     // by path; the mark is for the pass that reads it by path instead (postgres/singleRecord.ts).
     const single =
-      record && array.type.single
+      record && array.type.single && !item.offset
         ? typed(pg.op('->', array.sql, pg.number('0')), array.type.element, array.hot && { hot: array.hot })
         : undefined;
     const value = record ? typed(column, array.type.element, single?.hot && { hot: single.hot }) : fromJsonText(column, array.type.element);
@@ -77,12 +77,20 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
       ? array.sql
       : pg.case([{ when: pg.op('=', pg.func('jsonb_typeof', [array.sql]), pg.literal('array')), then: array.sql }]);
     scope.ranges.push({ kind: 'value', names, value });
+    const ordinality = item.offset === undefined ? undefined : 'n';
+    if (item.offset !== undefined)
+      scope.ranges.push({
+        kind: 'value',
+        names: [item.offset],
+        value: typed(pg.cast(pg.op('-', pg.column(alias, 'n'), pg.number('1')), 'bigint'), INT64),
+      });
     return join(link, {
       kind: 'function',
       fn: record ? 'jsonb_array_elements' : 'jsonb_array_elements_text',
       arg,
       alias,
       column: 'value',
+      ...(ordinality && { ordinality }),
       ...(single && { single: { value: single.sql, guard: recordGuard(single.sql, single.hot) } }),
     });
   },
