@@ -9,7 +9,8 @@
  * - `bq_split`: `SPLIT('', ' ')` is `['']`, and an empty delimiter splits into characters
  *   (Postgres' string_to_array answers `{}` and the whole string).
  * - `bq_length_arg`: a length or count argument (LPAD, REPEAT, LEFT…) as Postgres' integer;
- *   negative is BigQuery's error (Postgres would answer '' or drop characters).
+ *   negative is BigQuery's error (Postgres would answer '' or drop characters);
+ *   `bq_length_or_null` is the same for their `SAFE.` forms, NULL where the other raises.
  * - `bq_instr`: positions and occurrences as BigQuery counts them, a negative position searching
  *   backwards from the end.
  * - `bq_regexp_extract_all`: every match, or its capturing group (regexp_matches returns rows).
@@ -30,6 +31,10 @@ export const up = (pgm) => {
         IF n < 0 THEN RAISE EXCEPTION 'negative length % is not allowed', n USING ERRCODE = '22023'; END IF;
         RETURN least(n, 2147483647)::integer;
       END $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_length_or_null(n bigint) RETURNS integer
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT CASE WHEN n >= 0 THEN least(n, 2147483647)::integer END $$;
 
     CREATE OR REPLACE FUNCTION logs.bq_substr(v text, p bigint) RETURNS text
       LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -180,6 +185,7 @@ export const up = (pgm) => {
 export const down = (pgm) => {
   for (const signature of [
     'bq_length_arg(bigint)',
+    'bq_length_or_null(bigint)',
     'bq_substr(text, bigint)',
     'bq_substr(text, bigint, bigint)',
     'bq_split(text, text)',

@@ -77,3 +77,12 @@ export function numberArg(s: CallSite, i: number): Typed {
 export function optional(s: CallSite, i: number, read: (s: CallSite, i: number) => PgExpr, otherwise: PgExpr): PgExpr {
   return i < s.call.args.length ? read(s, i) : otherwise;
 }
+
+/**
+ * Gives `SAFE.` to each entry of a category that cannot raise an error: every Postgres function it
+ * emits is a scalar the catalogue knows as total (postgres/facts.ts), so `SAFE.f` is `f`.
+ */
+export function safeWhereTotal(entries: Readonly<Record<string, FunctionDef>>): Readonly<Record<string, FunctionDef>> {
+  const total = (d: FunctionDef): boolean => Object.values(d.emits).every((f) => f.kind === 'scalar' && !f.mayFail);
+  return Object.fromEntries(Object.entries(entries).map(([name, d]) => [name, d.safe || !total(d) ? d : defWith(d, { safe: 'same' })]));
+}

@@ -130,6 +130,9 @@ export const MATH_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     def(1, 1, { sign: TOTAL_STRICT }, (s) => {
       const v = numberArg(s, 0);
       if (isScalar(v.type, 'INT64')) return typed(pg.cast(pg.func('sign', [pg.cast(v.sql, 'numeric')]), 'bigint'), INT64);
+      // Postgres' sign(NaN) is 0.
+      if (isScalar(v.type, 'FLOAT64'))
+        return typed(pg.case([{ when: pg.op('=', v.sql, NAN), then: NAN }], pg.func('sign', [v.sql])), v.type);
       return typed(pg.func('sign', [v.sql]), v.type);
     }),
     { safe: 'same' },
@@ -148,8 +151,10 @@ export const MATH_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     def(2, 2, {}, (s) => {
       const x = float64Arg(s, 0);
       const y = float64Arg(s, 1);
+      // NaN first: Postgres sorts NaN above every number, so NaN > 0 holds there.
       const byZero = pg.case(
         [
+          { when: pg.op('=', x, NAN), then: NAN },
           { when: pg.op('>', x, pg.number('0')), then: INF },
           { when: pg.op('<', x, pg.number('0')), then: pg.neg(INF) },
         ],
@@ -241,6 +246,9 @@ export const MATH_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   range_bucket: def(2, 2, { width_bucket: SCALAR }, (s) => {
     const point = numberArg(s, 0);
     const bounds = s.arg(1);
+    // `[]`: no boundary is ≤ any point.
+    if (bounds.type.kind === 'array' && isScalar(bounds.type.element, 'NULL'))
+      return typed(pg.case([{ when: pg.is(point.sql, 'NULL'), then: pg.literal(null) }], pg.cast(pg.number('0'), 'bigint')), INT64);
     if (bounds.type.kind !== 'array' || !isNumeric(bounds.type.element))
       throw new SqlUnsupportedError('RANGE_BUCKET takes an ARRAY of numbers as its second argument', s.text, s.call.args[1].pos);
     const same = isScalar(point.type, 'INT64') && isScalar(bounds.type.element, 'INT64');

@@ -6,12 +6,12 @@
  * RE2's, rewritten for Postgres by regex.ts.
  */
 import { SqlUnsupportedError } from '../errors.js';
-import type { CallSite, FunctionDef } from '../functions.js';
+import type { CallSite, Emits, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { PARTIAL, PARTIAL_STRICT, SCALAR, TOTAL_STRICT, scalar as scalarFacts } from '../postgres/facts.js';
 import { BOOL, INT64, STRING, isScalar, typed, type BqType, type Typed } from '../types.js';
 import { asText } from '../coerce.js';
-import { args, def, defWith, fn, int64Arg, optional, stringArg } from './define.js';
+import { args, def, defWith, fn, int64Arg, optional, safeWhereTotal, stringArg } from './define.js';
 import { RegexError, re2Replacement, re2ToPostgres } from './regex.js';
 
 const STRING_ARRAY: BqType = { kind: 'array', element: STRING };
@@ -25,7 +25,20 @@ const PG_REGEX_META = '[]\\\\^$.|?*+()[{}]';
 const INITCAP_DELIMITERS = ' \t\n\r\v\f[](){}/|\\<>!?@"^#$&~_,.:;*%+-';
 
 // Facts of the migration's functions (logs.bq_*): strict, immutable; those that raise BigQuery's errors may fail.
-const LENGTH_ARG = { 'logs.bq_length_arg': PARTIAL_STRICT };
+const LENGTH_ARG = { 'logs.bq_length_arg': PARTIAL_STRICT, 'logs.bq_length_or_null': TOTAL_STRICT };
+
+/** A length or count argument: negative is BigQuery's error, or NULL (and so the result) in the `SAFE.` form. */
+function lengthArg(s: CallSite, i: number, safe: boolean): PgExpr {
+  return pg.func(safe ? 'logs.bq_length_or_null' : 'logs.bq_length_arg', [int64Arg(s, i)]);
+}
+
+/** An entry whose only errors are negative lengths: its `SAFE.` form is the same with NULL for them. */
+function withLengths(min: number, max: number, emits: Emits, build: (s: CallSite, safe: boolean) => Typed): FunctionDef {
+  return defWith(
+    def(min, max, { ...emits, ...LENGTH_ARG }, (s) => build(s, false)),
+    { safe: (s) => build(s, true) },
+  );
+}
 
 /** A regular-expression argument: a literal is rewritten from RE2 (regex.ts); anything else goes to Postgres as it is. */
 interface Pattern {
@@ -90,13 +103,25 @@ function trimming(pgName: 'btrim' | 'ltrim' | 'rtrim'): FunctionDef {
   );
 }
 
-/** LPAD / RPAD: the pattern defaults to a space; a negative length or an empty pattern is BigQuery's error. */
+/** LPAD / RPAD: the pattern defaults to a space; a negative length is BigQuery's error. */
 function padding(pgName: 'lpad' | 'rpad'): FunctionDef {
-  return def(2, 3, { [pgName]: TOTAL_STRICT, ...LENGTH_ARG, nullif: scalarFacts({ mayFail: true, syntax: true }) }, (s) => {
-    const length = pg.func('logs.bq_length_arg', [int64Arg(s, 1)]);
+  return withLengths(2, 3, { [pgName]: TOTAL_STRICT }, (s, safe) => {
     const pattern = s.call.args.length > 2 ? stringArg(s, 2) : pg.literal(' ');
-    return fn(pgName, [stringArg(s, 0), length, pattern], STRING);
+    return fn(pgName, [stringArg(s, 0), lengthArg(s, 1, safe), pattern], STRING);
   });
+}
+
+/** SUBSTR(value, position[, length]): negative positions count from the end, 0 is 1 (logs.bq_substr). */
+const substr = withLengths(2, 3, { 'logs.bq_substr': PARTIAL_STRICT, substr: PARTIAL_STRICT }, (s, safe) => {
+  const from = pg.func('logs.bq_substr', [stringArg(s, 0), int64Arg(s, 1)]);
+  if (s.call.args.length < 3) return typed(from, STRING);
+  return fn('substr', [from, pg.number('1'), lengthArg(s, 2, safe)], STRING);
+});
+
+/** INSTR(source, search[, position[, occurrence]]): a negative position searches backwards from the end. */
+function instr(s: CallSite): Typed {
+  const at = (i: number): PgExpr => optional(s, i, int64Arg, pg.number('1'));
+  return fn('logs.bq_instr', [stringArg(s, 0), stringArg(s, 1), at(2), at(3)], INT64);
 }
 
 const strpos = def(2, 2, { strpos: TOTAL_STRICT }, (s) =>
@@ -107,7 +132,7 @@ const strpos = def(2, 2, { strpos: TOTAL_STRICT }, (s) =>
 const length = (pgName: string): FunctionDef =>
   def(1, 1, { [pgName]: TOTAL_STRICT }, (s) => typed(pg.cast(pg.func(pgName, [stringArg(s, 0)]), 'bigint'), INT64));
 
-export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
+export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = safeWhereTotal({
   regexp_contains: defWith(
     def(2, 2, { strpos: TOTAL_STRICT }, (s) => {
       const text = stringArg(s, 0);
@@ -190,32 +215,29 @@ export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   lpad: padding('lpad'),
   rpad: padding('rpad'),
   replace: def(3, 3, { replace: TOTAL_STRICT }, (s) => fn('replace', [stringArg(s, 0), stringArg(s, 1), stringArg(s, 2)], STRING)),
-  // Negative positions count from the end, 0 is 1; a negative length is an error (logs.bq_substr).
-  substr: def(2, 3, { 'logs.bq_substr': PARTIAL_STRICT }, (s) =>
-    fn('logs.bq_substr', [stringArg(s, 0), int64Arg(s, 1), ...(s.call.args.length > 2 ? [int64Arg(s, 2)] : [])], STRING),
+  substr,
+  substring: substr,
+  // LEFT / RIGHT: from the start or the end; a negative length is an error, where Postgres would drop characters.
+  left: withLengths(2, 2, { substr: PARTIAL_STRICT }, (s, safe) =>
+    fn('substr', [stringArg(s, 0), pg.number('1'), lengthArg(s, 1, safe)], STRING),
   ),
-  substring: def(2, 3, { 'logs.bq_substr': PARTIAL_STRICT }, (s) =>
-    fn('logs.bq_substr', [stringArg(s, 0), int64Arg(s, 1), ...(s.call.args.length > 2 ? [int64Arg(s, 2)] : [])], STRING),
-  ),
-  // LEFT / RIGHT: substr from the start or the end; a negative length is an error, where Postgres would drop characters.
-  left: def(2, 2, { substr: PARTIAL_STRICT, ...LENGTH_ARG }, (s) =>
-    fn('substr', [stringArg(s, 0), pg.number('1'), pg.func('logs.bq_length_arg', [int64Arg(s, 1)])], STRING),
-  ),
-  right: def(2, 2, { right: PARTIAL_STRICT, ...LENGTH_ARG }, (s) =>
-    fn('right', [stringArg(s, 0), pg.func('logs.bq_length_arg', [int64Arg(s, 1)])], STRING),
-  ),
-  repeat: def(2, 2, { repeat: TOTAL_STRICT, ...LENGTH_ARG }, (s) =>
-    fn('repeat', [stringArg(s, 0), pg.func('logs.bq_length_arg', [int64Arg(s, 1)])], STRING),
-  ),
+  right: withLengths(2, 2, { right: PARTIAL_STRICT }, (s, safe) => fn('right', [stringArg(s, 0), lengthArg(s, 1, safe)], STRING)),
+  repeat: withLengths(2, 2, { repeat: TOTAL_STRICT }, (s, safe) => fn('repeat', [stringArg(s, 0), lengthArg(s, 1, safe)], STRING)),
   reverse: def(1, 1, { reverse: TOTAL_STRICT }, (s) => fn('reverse', [stringArg(s, 0)], STRING)),
   strpos,
   // INSTR(source, search[, position[, occurrence]]): a negative position searches backwards from the end.
-  instr: def(2, 4, { 'logs.bq_instr': PARTIAL_STRICT }, (s) =>
-    fn(
-      'logs.bq_instr',
-      [stringArg(s, 0), stringArg(s, 1), optional(s, 2, int64Arg, pg.number('1')), optional(s, 3, int64Arg, pg.number('1'))],
-      INT64,
-    ),
+  instr: defWith(
+    def(2, 4, { 'logs.bq_instr': PARTIAL_STRICT }, (s) => instr(s)),
+    {
+      safe: (s) => {
+        // Position 0 and occurrences below 1 are the errors.
+        const bad = pg.or(
+          pg.op('=', optional(s, 2, int64Arg, pg.number('1')), pg.number('0')),
+          pg.op('<', optional(s, 3, int64Arg, pg.number('1')), pg.number('1')),
+        );
+        return typed(pg.case([{ when: bad, then: pg.literal(null) }], instr(s).sql), INT64);
+      },
+    },
   ),
   // SPLIT('', d) is [''], an empty delimiter splits into characters (logs.bq_split); the delimiter defaults to a comma.
   split: def(1, 2, { 'logs.bq_split': TOTAL_STRICT }, (s) =>
@@ -224,7 +246,19 @@ export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   ascii: def(1, 1, { ascii: TOTAL_STRICT }, (s) => typed(pg.cast(pg.func('ascii', [stringArg(s, 0)]), 'bigint'), INT64)),
   // The code point of the first character (Postgres' ascii() gives it for UTF-8 text); 0 for ''.
   unicode: def(1, 1, { ascii: TOTAL_STRICT }, (s) => typed(pg.cast(pg.func('ascii', [stringArg(s, 0)]), 'bigint'), INT64)),
-  chr: def(1, 1, { 'logs.bq_chr': PARTIAL_STRICT }, (s) => fn('logs.bq_chr', [int64Arg(s, 0)], STRING)),
+  chr: defWith(
+    def(1, 1, { 'logs.bq_chr': PARTIAL_STRICT }, (s) => fn('logs.bq_chr', [int64Arg(s, 0)], STRING)),
+    {
+      safe: (s) => {
+        const c = int64Arg(s, 0);
+        const valid = pg.or(
+          pg.and(pg.op('>=', c, pg.number('0')), pg.op('<=', c, pg.number('55295'))),
+          pg.and(pg.op('>=', c, pg.number('57344')), pg.op('<=', c, pg.number('1114111'))),
+        );
+        return typed(pg.case([{ when: valid, then: pg.func('logs.bq_chr', [c]) }]), STRING);
+      },
+    },
+  ),
   to_code_points: def(1, 1, { 'logs.bq_to_code_points': TOTAL_STRICT }, (s) =>
     typed(pg.func('logs.bq_to_code_points', [stringArg(s, 0)]), INT64_ARRAY),
   ),
@@ -256,8 +290,8 @@ export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     const value = isScalar(s.arg(0).type, 'STRING') ? s.arg(0).sql : asText(s.arg(0));
     return typed(pg.op('>', pg.func('strpos', [folded(value), folded(stringArg(s, 1))]), pg.number('0')), BOOL);
   }),
-  format: def(1, 100, { round: SCALAR }, (s) => formatCall(s)),
-};
+  format: def(1, 100, { round: SCALAR, replace: TOTAL_STRICT }, (s) => formatCall(s)),
+});
 
 /** NORMALIZE's form: a bare word (NFC, NFKC, …), NFC when absent. */
 function normalForm(s: CallSite): PgExpr {
@@ -307,6 +341,21 @@ function formatCall(s: CallSite): Typed {
         throw new SqlUnsupportedError(`FORMAT %${spec} takes a number`, s.text, s.call.args[i].pos);
       // numeric rounds half away from zero and keeps the scale it was rounded to: %.2f of 1.5 is 1.50.
       text = pg.cast(pg.func('round', [pg.cast(v.sql, 'numeric'), pg.number(precision ?? '6')]), 'text');
+    } else if (spec === 'T' && precision === undefined) {
+      // A literal of the value: strings quoted and escaped, NULL as NULL.
+      if (v.type.kind !== 'scalar')
+        throw new SqlUnsupportedError('FORMAT %T of a STRUCT or an ARRAY is not supported', s.text, s.call.args[i].pos);
+      const quoted = (e: PgExpr): PgExpr =>
+        pg.op(
+          '||',
+          pg.op(
+            '||',
+            pg.literal('"'),
+            pg.func('replace', [pg.func('replace', [e, pg.literal('\\'), pg.literal('\\\\')]), pg.literal('"'), pg.literal('\\"')]),
+          ),
+          pg.literal('"'),
+        );
+      text = pg.func('coalesce', [isScalar(v.type, 'STRING') ? quoted(v.sql) : asText(v), pg.literal('NULL')]);
     } else if ((spec === 's' || spec === 't') && precision === undefined) {
       if (spec === 's' && v.type.kind !== 'scalar')
         throw new SqlUnsupportedError('FORMAT %s takes a scalar; use %t', s.text, s.call.args[i].pos);
