@@ -8,7 +8,7 @@
 import { SqlUnsupportedError } from '../errors.js';
 import type { CallSite, Emits, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
-import { PARTIAL, PARTIAL_STRICT, SCALAR, TOTAL_STRICT, scalar as scalarFacts } from '../postgres/facts.js';
+import { PARTIAL, PARTIAL_STRICT, SCALAR, TOTAL_STRICT } from '../postgres/facts.js';
 import { BOOL, INT64, STRING, isScalar, typed, type BqType, type Typed } from '../types.js';
 import { asText } from '../coerce.js';
 import { args, def, defWith, fn, int64Arg, optional, safeWhereTotal, stringArg } from './define.js';
