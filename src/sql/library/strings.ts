@@ -209,6 +209,7 @@ export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = safeWhere
   char_length: length('char_length'),
   character_length: length('char_length'),
   byte_length: length('octet_length'),
+  octet_length: length('octet_length'),
   trim: trimming('btrim'),
   ltrim: trimming('ltrim'),
   rtrim: trimming('rtrim'),
