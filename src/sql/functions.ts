@@ -21,8 +21,10 @@ import {
   type PgFunctionFacts,
 } from './postgres/facts.js';
 import { CONDITIONAL_FUNCTIONS } from './library/conditional.js';
+import { CONVERSION_FUNCTIONS } from './library/conversion.js';
 import { def, fn } from './library/define.js';
 import { MATH_FUNCTIONS } from './library/math.js';
+import { NET_FUNCTIONS } from './library/net.js';
 import { STRING_FUNCTIONS } from './library/strings.js';
 import { BOOL, FLOAT64, INT64, STRING, TIMESTAMP, isScalar, scalar, typed, type BqType, type Typed } from './types.js';
 
@@ -355,6 +357,8 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   ...STRING_FUNCTIONS,
   ...MATH_FUNCTIONS,
   ...CONDITIONAL_FUNCTIONS,
+  ...CONVERSION_FUNCTIONS,
+  ...NET_FUNCTIONS,
   // ── aggregates ──
   count: windowed(
     def(

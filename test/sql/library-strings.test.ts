@@ -137,6 +137,11 @@ const examples: [name: string, bq: string, rows: Row[]][] = [
        SUBSTR('apple', 123, 5) AS f, SUBSTRING('apple', -2, 1) AS g, SUBSTR('apple', 0, 2) AS h, SUBSTR('apple', -9, 2) AS i`,
     [{ a: 'pple', b: 'pp', c: 'le', d: 'apple', e: '', f: '', g: 'l', h: 'ap', i: 'ap' }],
   ],
+  [
+    'SOUNDEX',
+    `SELECT SOUNDEX('Ashcraft') AS a, SOUNDEX('Robert') AS b, SOUNDEX('Tymczak') AS c, SOUNDEX('Pfister') AS d, SOUNDEX('') AS e, SOUNDEX('Ab') AS f`,
+    [{ a: 'A261', b: 'R163', c: 'T522', d: 'P236', e: '', f: 'A100' }],
+  ],
   ['TRANSLATE', `SELECT TRANSLATE('This is a cookie', 'sco', 'zku') AS translate`, [{ translate: 'Thiz iz a kuukie' }]],
   ['UNICODE', `SELECT UNICODE('âbcd') as A, UNICODE('â') as B, UNICODE('') as C, UNICODE(NULL) as D`, [{ A: 226, B: 226, C: 0, D: null }]],
   [

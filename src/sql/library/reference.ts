@@ -41,7 +41,6 @@ const CATEGORIES: readonly [category: string, names: string, notes: Notes][] = [
       TO_BASE64: { missing: 'BYTES values are not supported yet' },
       TO_HEX: { missing: 'BYTES values are not supported yet' },
       SAFE_CONVERT_BYTES_TO_STRING: { missing: 'BYTES values are not supported yet' },
-      SOUNDEX: { missing: 'not written yet (Postgres has it only in the fuzzystrmatch extension)' },
     },
   ],
   [
@@ -67,8 +66,6 @@ const CATEGORIES: readonly [category: string, names: string, notes: Notes][] = [
     {
       CAST: { syntax: true },
       SAFE_CAST: { syntax: true },
-      PARSE_NUMERIC: { missing: 'not written yet' },
-      PARSE_BIGNUMERIC: { missing: 'not written yet' },
     },
   ],
   [

@@ -272,6 +272,7 @@ export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = safeWhere
   initcap: def(1, 2, { 'logs.bq_initcap': TOTAL_STRICT }, (s) =>
     fn('logs.bq_initcap', [stringArg(s, 0), optional(s, 1, stringArg, pg.literal(INITCAP_DELIMITERS))], STRING),
   ),
+  soundex: def(1, 1, { 'logs.bq_soundex': TOTAL_STRICT }, (s) => fn('logs.bq_soundex', [stringArg(s, 0)], STRING)),
   translate: def(3, 3, { translate: TOTAL_STRICT }, (s) => fn('translate', [stringArg(s, 0), stringArg(s, 1), stringArg(s, 2)], STRING)),
   edit_distance: defWith(
     def(2, 3, { 'logs.bq_edit_distance': PARTIAL_STRICT }, (s) =>
