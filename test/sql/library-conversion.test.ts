@@ -11,7 +11,7 @@ describe('library: conversion and NET functions as BigQuery documents them', () 
     await expectTranslation(
       `SELECT CAST('0x123' AS INT64) AS a, CAST('-0x1F' AS INT64) AS b, CAST(s AS INT64) AS c, SAFE_CAST('0x10' AS INT64) AS d, SAFE_CAST('9223372036854775807' AS INT64) AS e
        FROM UNNEST(['0xff']) AS s`,
-    ).toReturn([{ a: 291, b: -31, c: 255, d: 16, e: 9223372036854775807 }]);
+    ).toReturn([{ a: 291, b: -31, c: 255, d: 16, e: Number('9223372036854775807') }]);
   });
 
   it('when SAFE_CAST meets text of the right shape that does not convert, then it is NULL, not an error', async () => {
