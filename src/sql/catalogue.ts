@@ -36,6 +36,9 @@ const EMITTED_BY_TRANSLATOR: Readonly<Record<string, PgFunctionFacts>> = {
   round: SCALAR,
   [TIMESTAMP_FUNCTION]: SCALAR,
   [JSON_FUNCTION]: SCALAR,
+  // BYTES from and to STRING (coerce.ts): UTF-8; bytes that are not UTF-8 fail.
+  convert_to: TOTAL_STRICT,
+  convert_from: PARTIAL_STRICT,
   // CAST(STRING AS INT64) with hexadecimal text, SAFE_CAST from STRING (migrations/1764100000000_bigquery-string-functions.js).
   [INT64_FUNCTION]: PARTIAL_STRICT,
   ...Object.fromEntries(Object.values(SAFE_FUNCTIONS).map((name) => [name, TOTAL_STRICT])),

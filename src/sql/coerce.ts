@@ -20,6 +20,7 @@ const PG_TYPES: Readonly<Record<CastType, PgTypeName>> = {
   NUMERIC: 'numeric',
   BOOL: 'boolean',
   STRING: 'text',
+  BYTES: 'bytea',
   TIMESTAMP: 'timestamptz',
   DATETIME: 'timestamp',
   DATE: 'date',
@@ -77,6 +78,7 @@ const CASTS_FROM: Partial<Record<ScalarName, readonly CastType[]>> = {
   DATETIME: ['STRING', 'DATE', 'DATETIME', 'TIMESTAMP'],
   DATE: ['STRING', 'DATE', 'DATETIME', 'TIMESTAMP'],
   INTERVAL: ['STRING'],
+  BYTES: ['BYTES', 'STRING'],
 };
 
 /** CAST / SAFE_CAST. */
@@ -162,7 +164,13 @@ function convert(value: Typed, from: ScalarName, target: CastType): PgExpr {
       // BigQuery: any non-zero integer is TRUE; Postgres casts only integer (not bigint) to boolean.
       if (from === 'INT64') return pg.op('<>', v, pg.number('0'));
       break;
+    case 'BYTES':
+      // BigQuery's STRING is UTF-8 text; its BYTES are those bytes.
+      if (from === 'STRING') return pg.func('convert_to', [v, pg.literal('UTF8')]);
+      break;
     case 'STRING':
+      // Bytes that are not UTF-8 are an error, as in BigQuery.
+      if (from === 'BYTES') return pg.func('convert_from', [v, pg.literal('UTF8')]);
       if (from === 'TIMESTAMP') {
         const text = pg.func('to_char', [pg.atUtc(v), pg.literal('YYYY-MM-DD HH24:MI:SS.US')]);
         return pg.op('||', pg.func('regexp_replace', [text, pg.literal('\\.?0+$'), pg.literal('')]), pg.literal('+00'));
@@ -211,6 +219,7 @@ const COMPARISON_GROUPS: Partial<Record<ScalarName, string>> = {
   FLOAT64: 'number',
   NUMERIC: 'number',
   STRING: 'string',
+  BYTES: 'bytes',
   BOOL: 'bool',
   TIMESTAMP: 'time',
   DATETIME: 'time',

@@ -22,6 +22,7 @@ import {
 } from './postgres/facts.js';
 import { CONDITIONAL_FUNCTIONS } from './library/conditional.js';
 import { CONVERSION_FUNCTIONS } from './library/conversion.js';
+import { HASH_FUNCTIONS } from './library/hash.js';
 import { def, fn } from './library/define.js';
 import { MATH_FUNCTIONS } from './library/math.js';
 import { NET_FUNCTIONS } from './library/net.js';
@@ -358,6 +359,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   ...MATH_FUNCTIONS,
   ...CONDITIONAL_FUNCTIONS,
   ...CONVERSION_FUNCTIONS,
+  ...HASH_FUNCTIONS,
   ...NET_FUNCTIONS,
   // ── aggregates ──
   count: windowed(

@@ -33,6 +33,7 @@ const CAST_TYPES: Readonly<Record<string, E.CastType>> = {
   BOOL: 'BOOL',
   BOOLEAN: 'BOOL',
   STRING: 'STRING',
+  BYTES: 'BYTES',
   TIMESTAMP: 'TIMESTAMP',
   DATETIME: 'DATETIME',
   DATE: 'DATE',

@@ -33,14 +33,10 @@ const CATEGORIES: readonly [category: string, names: string, notes: Notes][] = [
         outOfScope:
           'a collation specification for comparisons; Postgres collations are fixed per column and log text is compared byte-wise',
       },
-      CODE_POINTS_TO_BYTES: { missing: 'BYTES values are not supported yet' },
-      FROM_BASE32: { missing: 'BYTES values are not supported yet' },
-      FROM_BASE64: { missing: 'BYTES values are not supported yet' },
-      FROM_HEX: { missing: 'BYTES values are not supported yet' },
-      TO_BASE32: { missing: 'BYTES values are not supported yet' },
-      TO_BASE64: { missing: 'BYTES values are not supported yet' },
-      TO_HEX: { missing: 'BYTES values are not supported yet' },
-      SAFE_CONVERT_BYTES_TO_STRING: { missing: 'BYTES values are not supported yet' },
+      CODE_POINTS_TO_BYTES: { missing: 'not written yet (BYTES are supported)' },
+      FROM_BASE32: { missing: 'not written yet (BYTES are supported)' },
+      TO_BASE32: { missing: 'not written yet (BYTES are supported)' },
+      SAFE_CONVERT_BYTES_TO_STRING: { missing: 'not written yet (BYTES are supported)' },
     },
   ],
   [
@@ -73,10 +69,7 @@ const CATEGORIES: readonly [category: string, names: string, notes: Notes][] = [
     'FARM_FINGERPRINT MD5 SHA1 SHA256 SHA512',
     {
       FARM_FINGERPRINT: { missing: 'FarmHash Fingerprint64 is not written yet as a SQL function' },
-      MD5: { missing: 'returns BYTES, which are not supported yet' },
-      SHA1: { missing: 'returns BYTES, which are not supported yet; Postgres has SHA-1 only in pgcrypto' },
-      SHA256: { missing: 'returns BYTES, which are not supported yet' },
-      SHA512: { missing: 'returns BYTES, which are not supported yet' },
+      SHA1: { missing: 'Postgres has SHA-1 only in the pgcrypto extension; not written yet as a SQL function' },
     },
   ],
   [

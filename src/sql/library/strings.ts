@@ -124,6 +124,12 @@ function instr(s: CallSite): Typed {
   return fn('logs.bq_instr', [stringArg(s, 0), stringArg(s, 1), at(2), at(3)], INT64);
 }
 
+/** BYTE_LENGTH / OCTET_LENGTH: the bytes of BYTES, or of a STRING's UTF-8 text. */
+const byteLength = def(1, 1, { octet_length: TOTAL_STRICT }, (s) => {
+  const v = s.arg(0);
+  return typed(pg.cast(pg.func('octet_length', [isScalar(v.type, 'BYTES') ? v.sql : stringArg(s, 0)]), 'bigint'), INT64);
+});
+
 const strpos = def(2, 2, { strpos: TOTAL_STRICT }, (s) =>
   typed(pg.cast(pg.func('strpos', [stringArg(s, 0), stringArg(s, 1)]), 'bigint'), INT64),
 );
@@ -208,8 +214,8 @@ export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = safeWhere
   length: length('length'),
   char_length: length('char_length'),
   character_length: length('char_length'),
-  byte_length: length('octet_length'),
-  octet_length: length('octet_length'),
+  byte_length: byteLength,
+  octet_length: byteLength,
   trim: trimming('btrim'),
   ltrim: trimming('ltrim'),
   rtrim: trimming('rtrim'),
