@@ -11,6 +11,8 @@
  * - `bq_length_arg`: a length or count argument (LPAD, REPEAT, LEFT…) as Postgres' integer;
  *   negative is BigQuery's error (Postgres would answer '' or drop characters);
  *   `bq_length_or_null` is the same for their `SAFE.` forms, NULL where the other raises.
+ * - `bq_repeat`, `bq_pad` (LPAD / RPAD): results over 1 MiB characters are refused, so that one
+ *   call cannot exhaust the server's memory (sandboxed callers may write them).
  * - `bq_instr`: positions and occurrences as BigQuery counts them, a negative position searching
  *   backwards from the end.
  * - `bq_regexp_extract_all`: every match, or its capturing group (regexp_matches returns rows).
@@ -35,6 +37,25 @@ export const up = (pgm) => {
     CREATE OR REPLACE FUNCTION logs.bq_length_or_null(n bigint) RETURNS integer
       LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
       AS $$ SELECT CASE WHEN n >= 0 THEN least(n, 2147483647)::integer END $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_repeat(v text, n bigint) RETURNS text
+      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ BEGIN
+        IF length(v) * logs.bq_length_arg(n)::bigint > 1048576 THEN
+          RAISE EXCEPTION 'REPEAT: a result longer than 1048576 characters is not allowed' USING ERRCODE = '54000';
+        END IF;
+        RETURN repeat(v, n::integer);
+      END $$;
+
+    CREATE OR REPLACE FUNCTION logs.bq_pad(v text, n bigint, p text, at_start boolean) RETURNS text
+      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ BEGIN
+        IF logs.bq_length_arg(n) > 1048576 THEN
+          RAISE EXCEPTION 'LPAD / RPAD: a result longer than 1048576 characters is not allowed' USING ERRCODE = '54000';
+        END IF;
+        IF p = '' AND n > length(v) THEN RAISE EXCEPTION 'LPAD / RPAD: the pattern is empty' USING ERRCODE = '22023'; END IF;
+        RETURN CASE WHEN at_start THEN lpad(v, n::integer, p) ELSE rpad(v, n::integer, p) END;
+      END $$;
 
     CREATE OR REPLACE FUNCTION logs.bq_substr(v text, p bigint) RETURNS text
       LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -186,6 +207,8 @@ export const down = (pgm) => {
   for (const signature of [
     'bq_length_arg(bigint)',
     'bq_length_or_null(bigint)',
+    'bq_repeat(text, bigint)',
+    'bq_pad(text, bigint, text, boolean)',
     'bq_substr(text, bigint)',
     'bq_substr(text, bigint, bigint)',
     'bq_split(text, text)',

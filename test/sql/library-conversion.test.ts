@@ -1,6 +1,6 @@
 /**
  * BigQuery's conversion and NET functions against the examples of its reference (GoogleSQL's
- * docs/conversion_functions.md, net_functions.md), run on Postgres; the expected rows are the
+ * conversion_functions.md, net_functions.md), run on Postgres; the expected rows are the
  * reference's.
  */
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
  * BigQuery's hash functions and BYTES encodings against the examples of its reference (GoogleSQL's
- * docs/hash_functions.md, string_functions.md), run on Postgres. BYTES come back as base64, as
+ * hash_functions.md, string_functions.md), run on Postgres. BYTES come back as base64, as
  * BigQuery's API sends them; TO_HEX shows them as the reference prints digests.
  */
 import { expectTranslation } from '../support/translation.js';

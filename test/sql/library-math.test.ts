@@ -1,6 +1,6 @@
 /**
  * BigQuery's mathematical, conditional and bit functions against the examples of its reference
- * (GoogleSQL's docs/mathematical_functions.md, conditional_expressions.md, bit_functions.md):
+ * (GoogleSQL's mathematical_functions.md, conditional_expressions.md, bit_functions.md):
  * each query translated and run on Postgres; the expected rows are the reference's (values it
  * prints cut short are compared cut to the digits it prints).
  */

@@ -1,6 +1,6 @@
 /**
  * BigQuery's string functions against the examples of its reference (GoogleSQL's
- * docs/string_functions.md), each query translated and run on Postgres; the expected rows are the
+ * google/zetasql string_functions.md), each query translated and run on Postgres; the expected rows are the
  * reference's. Errors BigQuery raises are 400s here (SqlError), or Postgres errors where only the
  * value decides (a negative length from a column).
  */
@@ -175,6 +175,7 @@ describe('library: string functions as BigQuery documents them', () => {
     await expectTranslation(`SELECT REGEXP_CONTAINS('aa', r'(a)\\1')`).toFail(SqlUnsupportedError, /back references/);
     await expectTranslation(`SELECT REGEXP_CONTAINS('ab', r'a(?=b)')`).toFail(SqlUnsupportedError, /look-ahead/);
     await expectTranslation(`SELECT REGEXP_EXTRACT('ab', r'(a)(b)')`).toFail(SqlUnsupportedError, /at most one capturing group/);
+    await expectTranslation(`SELECT REGEXP_CONTAINS('a', '\\\\')`).toFail(SqlUnsupportedError, /invalid regular expression: .*backslash/);
   });
 
   it('when a string function gets a value of another type, then it is a 400 naming the function and the argument', async () => {
@@ -186,5 +187,11 @@ describe('library: string functions as BigQuery documents them', () => {
 
   it('when a length is negative at run time, then the query fails as BigQuery fails it', async () => {
     await assert.rejects(runTranslation(`SELECT SUBSTR('apple', 1, n) AS x FROM UNNEST([-1]) AS n`), /negative length/);
+  });
+
+  it('when REPEAT, LPAD or RPAD would build more than 1 MiB characters, then it is refused (a literal at once, a computed length when it runs)', async () => {
+    await expectTranslation(`SELECT REPEAT('ab', 600000)`).toFail(SqlUnsupportedError, /REPEAT: a result longer than 1048576 characters/);
+    await expectTranslation(`SELECT LPAD('a', 2000000)`).toFail(SqlUnsupportedError, /LPAD: a result longer/);
+    await assert.rejects(runTranslation(`SELECT REPEAT('a', n) AS x FROM UNNEST([2000000]) AS n`), /longer than 1048576/);
   });
 });

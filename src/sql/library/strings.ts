@@ -55,7 +55,7 @@ export function regexArg(s: CallSite, i: number): Pattern {
     const { pattern, groups } = re2ToPostgres(literal);
     return { sql: pg.literal(pattern), groups, literal };
   } catch (e) {
-    if (e instanceof RegexError) throw new SqlUnsupportedError(`regular expression: ${e.message}`, s.text, s.call.args[i].pos);
+    if (e instanceof RegexError) throw new SqlUnsupportedError(`invalid regular expression: ${e.message}`, s.text, s.call.args[i].pos);
     throw e;
   }
 }
@@ -103,11 +103,26 @@ function trimming(pgName: 'btrim' | 'ltrim' | 'rtrim'): FunctionDef {
   );
 }
 
-/** LPAD / RPAD: the pattern defaults to a space; a negative length is BigQuery's error. */
-function padding(pgName: 'lpad' | 'rpad'): FunctionDef {
-  return withLengths(2, 3, { [pgName]: TOTAL_STRICT }, (s, safe) => {
+/** The longest result REPEAT, LPAD and RPAD may build (logs.bq_repeat, logs.bq_pad): one call must not exhaust memory. */
+const MAX_RESULT = 1_048_576;
+
+/** A literal length over MAX_RESULT is refused here; a computed one, when the function runs. */
+function capped(s: CallSite, i: number, times = 1): void {
+  const n = s.integerLiteral(i);
+  if (n !== undefined && n * times > MAX_RESULT)
+    throw new SqlUnsupportedError(
+      `${s.call.name.toUpperCase()}: a result longer than ${MAX_RESULT} characters is not allowed`,
+      s.text,
+      s.call.args[i].pos,
+    );
+}
+
+/** LPAD / RPAD: the pattern defaults to a space; a negative length or an empty pattern is BigQuery's error. */
+function padding(leading: boolean): FunctionDef {
+  return withLengths(2, 3, { 'logs.bq_pad': PARTIAL_STRICT }, (s, safe) => {
+    capped(s, 1);
     const pattern = s.call.args.length > 2 ? stringArg(s, 2) : pg.literal(' ');
-    return fn(pgName, [stringArg(s, 0), lengthArg(s, 1, safe), pattern], STRING);
+    return fn('logs.bq_pad', [stringArg(s, 0), lengthArg(s, 1, safe), pattern, pg.literal(leading)], STRING);
   });
 }
 
@@ -219,8 +234,8 @@ export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = safeWhere
   trim: trimming('btrim'),
   ltrim: trimming('ltrim'),
   rtrim: trimming('rtrim'),
-  lpad: padding('lpad'),
-  rpad: padding('rpad'),
+  lpad: padding(true),
+  rpad: padding(false),
   replace: def(3, 3, { replace: TOTAL_STRICT }, (s) => fn('replace', [stringArg(s, 0), stringArg(s, 1), stringArg(s, 2)], STRING)),
   substr,
   substring: substr,
@@ -229,7 +244,10 @@ export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = safeWhere
     fn('substr', [stringArg(s, 0), pg.number('1'), lengthArg(s, 1, safe)], STRING),
   ),
   right: withLengths(2, 2, { right: PARTIAL_STRICT }, (s, safe) => fn('right', [stringArg(s, 0), lengthArg(s, 1, safe)], STRING)),
-  repeat: withLengths(2, 2, { repeat: TOTAL_STRICT }, (s, safe) => fn('repeat', [stringArg(s, 0), lengthArg(s, 1, safe)], STRING)),
+  repeat: withLengths(2, 2, { 'logs.bq_repeat': PARTIAL_STRICT }, (s, safe) => {
+    capped(s, 1, Math.max(s.stringLiteral(0)?.length ?? 1, 1));
+    return fn('logs.bq_repeat', [stringArg(s, 0), lengthArg(s, 1, safe)], STRING);
+  }),
   reverse: def(1, 1, { reverse: TOTAL_STRICT }, (s) => fn('reverse', [stringArg(s, 0)], STRING)),
   strpos,
   // INSTR(source, search[, position[, occurrence]]): a negative position searches backwards from the end.
