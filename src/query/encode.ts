@@ -10,6 +10,7 @@ import pg from 'pg';
 
 const OID = {
   bool: 16,
+  bytea: 17,
   int8: 20,
   int2: 21,
   int4: 23,
@@ -24,6 +25,7 @@ const OID = {
   numeric: 1700,
   jsonb: 3802,
   boolArray: 1000,
+  byteaArray: 1001,
   int2Array: 1005,
   int4Array: 1007,
   textArray: 1009,
@@ -63,6 +65,9 @@ function toNumber(text: string): number | string {
   return Number.isFinite(n) ? n : text; // NaN and Infinity have no JSON number: BigQuery sends them as strings
 }
 
+/** `\\x6869` → `aGk=`: BYTES as base64, as BigQuery's API sends them. */
+const byteaToBase64: Decode = (t) => Buffer.from(t.slice(2), 'hex').toString('base64');
+
 const parseBool: Decode = (t) => t === 't' || t === 'true';
 const parseTextArray = (pg.types.getTypeParser as (oid: number) => (t: string) => (string | null)[])(OID.textArray);
 
@@ -72,6 +77,8 @@ function arrayOf(element: Decode): Decode {
 
 const DECODERS: Record<number, Decode> = {
   [OID.bool]: parseBool,
+  [OID.bytea]: byteaToBase64,
+  [OID.byteaArray]: arrayOf(byteaToBase64),
   [OID.int2]: toNumber,
   [OID.int4]: toNumber,
   [OID.int8]: toNumber,

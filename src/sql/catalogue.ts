@@ -10,12 +10,13 @@
  *
  * Lookups are one Map read: the rewrites ask for every call node of every query.
  */
-import { JSON_FUNCTION, TIMESTAMP_FUNCTION } from './coerce.js';
+import { INT64_FUNCTION, JSON_FUNCTION, SAFE_FUNCTIONS, TIMESTAMP_FUNCTION } from './coerce.js';
 import { FUNCTIONS } from './functions.js';
 import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../storage/hotLeafFacts.js';
 import {
   ORDER_SENSITIVE_AGGREGATE,
   PARTIAL,
+  PARTIAL_STRICT,
   SCALAR,
   SET_RETURNING,
   TOTAL,
@@ -35,6 +36,12 @@ const EMITTED_BY_TRANSLATOR: Readonly<Record<string, PgFunctionFacts>> = {
   round: SCALAR,
   [TIMESTAMP_FUNCTION]: SCALAR,
   [JSON_FUNCTION]: SCALAR,
+  // BYTES from and to STRING (coerce.ts): UTF-8; bytes that are not UTF-8 fail.
+  convert_to: TOTAL_STRICT,
+  convert_from: PARTIAL_STRICT,
+  // CAST(STRING AS INT64) with hexadecimal text, SAFE_CAST from STRING (migrations/1764100000000_bigquery-string-functions.js).
+  [INT64_FUNCTION]: PARTIAL_STRICT,
+  ...Object.fromEntries(Object.values(SAFE_FUNCTIONS).map((name) => [name, TOTAL_STRICT])),
   // resolve/hot.ts: facts of hot leaf columns, constants once planned.
   [HOT_LEAF_EXACT]: TOTAL_STRICT,
   [HOT_LEAF_DENSE]: TOTAL_STRICT,

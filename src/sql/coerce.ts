@@ -20,6 +20,7 @@ const PG_TYPES: Readonly<Record<CastType, PgTypeName>> = {
   NUMERIC: 'numeric',
   BOOL: 'boolean',
   STRING: 'text',
+  BYTES: 'bytea',
   TIMESTAMP: 'timestamptz',
   DATETIME: 'timestamp',
   DATE: 'date',
@@ -27,7 +28,7 @@ const PG_TYPES: Readonly<Record<CastType, PgTypeName>> = {
 
 /** Strings that SAFE_CAST accepts before casting; anything else becomes NULL instead of an error. */
 const SAFE_PATTERNS: Partial<Record<CastType, string>> = {
-  INT64: '^\\s*[+-]?[0-9]{1,18}\\s*$',
+  INT64: '^\\s*[+-]?([0-9]{1,19}|0x[0-9a-f]{1,16})\\s*$',
   FLOAT64: '^\\s*[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*$|^\\s*[+-]?(inf|infinity|nan)\\s*$',
   NUMERIC: '^\\s*[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*$',
   BOOL: '^\\s*(true|false)\\s*$',
@@ -77,6 +78,7 @@ const CASTS_FROM: Partial<Record<ScalarName, readonly CastType[]>> = {
   DATETIME: ['STRING', 'DATE', 'DATETIME', 'TIMESTAMP'],
   DATE: ['STRING', 'DATE', 'DATETIME', 'TIMESTAMP'],
   INTERVAL: ['STRING'],
+  BYTES: ['BYTES', 'STRING'],
 };
 
 /** CAST / SAFE_CAST. */
@@ -90,11 +92,39 @@ export function castTo(value: Typed, target: CastType, safe: boolean, text: stri
   if (allowed && !allowed.includes(target)) throw new SqlSyntaxError(`invalid cast from ${from.name} to ${target}`, text, pos);
   const converted = convert(value, from.name, target);
   if (!safe || from.name !== 'STRING' || !SAFE_PATTERNS[target]) return typed(converted, to);
+  // Postgres 15 has no non-throwing cast: the text's shape is checked first (Postgres reads more
+  // shapes than BigQuery), then a function that answers NULL for what still does not convert
+  // ('2020-13-45'), where there is one.
+  const safeFunction = SAFE_FUNCTIONS[target];
+  const checked = safeFunction ? pg.func(safeFunction, [value.sql]) : converted;
   // A literal is checked here: Postgres casts an untyped literal while parsing, even in a branch never taken.
   if (value.literal !== undefined)
-    return typed(safeRegExp(target).test(value.literal) ? converted : pg.cast(pg.literal(null), PG_TYPES[target]), to);
-  // Postgres 15 has no non-throwing cast: check the text's shape first, so bad values become NULL.
-  return typed(pg.case([{ when: pg.op('~*', value.sql, pg.literal(SAFE_PATTERNS[target])), then: converted }]), to);
+    return typed(safeRegExp(target).test(value.literal) ? checked : pg.cast(pg.literal(null), PG_TYPES[target]), to);
+  return typed(pg.case([{ when: pg.op('~*', value.sql, pg.literal(SAFE_PATTERNS[target])), then: checked }]), to);
+}
+
+/**
+ * SAFE_CAST from STRING by functions of migrations/1764100000000_bigquery-string-functions.js that
+ * answer NULL where the cast raises; BOOL needs none (its pattern admits only `true` / `false`).
+ */
+export const SAFE_FUNCTIONS: Partial<Record<CastType, string>> = {
+  INT64: 'logs.bq_safe_int64',
+  FLOAT64: 'logs.bq_safe_float64',
+  NUMERIC: 'logs.bq_safe_numeric',
+  DATE: 'logs.bq_safe_date',
+  DATETIME: 'logs.bq_safe_datetime',
+  TIMESTAMP: 'logs.bq_safe_timestamp',
+};
+
+/** CAST(STRING AS INT64) with BigQuery's hexadecimal form (`'0x123'` is 291): a function of the migration. */
+export const INT64_FUNCTION = 'logs.bq_int64';
+
+/** A hexadecimal INT64 literal's value (`'-0x1F'` → -31), computed here; undefined for any other text. */
+function hexLiteral(text: string): bigint | undefined {
+  const m = /^\s*([+-]?)0x([0-9a-f]{1,16})\s*$/i.exec(text);
+  if (!m) return undefined;
+  const n = BigInt.asIntN(64, BigInt(`0x${m[2]}`));
+  return m[1] === '-' ? -n : n;
 }
 
 /** SAFE_PATTERNS compiled once per target, for literals checked at translation time. */
@@ -120,6 +150,11 @@ function convert(value: Typed, from: ScalarName, target: CastType): PgExpr {
       if (from === 'TIMESTAMP') return pg.cast(pg.atUtc(v), 'date');
       break;
     case 'INT64':
+      if (from === 'STRING') {
+        const hex = value.literal === undefined ? undefined : hexLiteral(value.literal);
+        if (hex !== undefined) return pg.cast(pg.number(String(hex)), 'bigint');
+        if (value.literal === undefined) return pg.func(INT64_FUNCTION, [v]);
+      }
       // BigQuery rounds half away from zero; Postgres' float → bigint rounds half to even. numeric rounds like BigQuery.
       if (from === 'FLOAT64' || from === 'NUMERIC') return pg.cast(pg.func('round', [pg.cast(v, 'numeric')]), 'bigint');
       // Postgres casts boolean to integer only.
@@ -129,7 +164,13 @@ function convert(value: Typed, from: ScalarName, target: CastType): PgExpr {
       // BigQuery: any non-zero integer is TRUE; Postgres casts only integer (not bigint) to boolean.
       if (from === 'INT64') return pg.op('<>', v, pg.number('0'));
       break;
+    case 'BYTES':
+      // BigQuery's STRING is UTF-8 text; its BYTES are those bytes.
+      if (from === 'STRING') return pg.func('convert_to', [v, pg.literal('UTF8')]);
+      break;
     case 'STRING':
+      // Bytes that are not UTF-8 are an error, as in BigQuery.
+      if (from === 'BYTES') return pg.func('convert_from', [v, pg.literal('UTF8')]);
       if (from === 'TIMESTAMP') {
         const text = pg.func('to_char', [pg.atUtc(v), pg.literal('YYYY-MM-DD HH24:MI:SS.US')]);
         return pg.op('||', pg.func('regexp_replace', [text, pg.literal('\\.?0+$'), pg.literal('')]), pg.literal('+00'));
@@ -178,6 +219,7 @@ const COMPARISON_GROUPS: Partial<Record<ScalarName, string>> = {
   FLOAT64: 'number',
   NUMERIC: 'number',
   STRING: 'string',
+  BYTES: 'bytes',
   BOOL: 'bool',
   TIMESTAMP: 'time',
   DATETIME: 'time',

@@ -6,30 +6,32 @@
  *
  * Adding a function is one entry here and a test in test/sql/functions.test.ts.
  */
-import { adapt, asNumber, asText, commonType, compared, unifyAll } from './coerce.js';
+import { adapt, asNumber, asText, unifyAll } from './coerce.js';
 import { SqlUnsupportedError } from './errors.js';
 import type { Call } from './ast/expressions.js';
 import { pg, type PgExpr, type PgOrder } from './postgres/ast.js';
 import {
   AGGREGATE,
   ORDER_SENSITIVE_AGGREGATE,
-  PARTIAL,
-  PARTIAL_STRICT,
   SCALAR,
   TOTAL,
-  TOTAL_STRICT,
   WINDOW_FUNCTION,
   aggregate,
-  scalar as scalarFacts,
   type PgFunctionFacts,
 } from './postgres/facts.js';
 import { BOOL, FLOAT64, INT64, STRING, isScalar, typed, type BqType, type Typed } from './types.js';
-import { AGGREGATE_WINDOW, args, def, fn, windowCount, windowed } from './library/define.js';
+import { AGGREGATE_WINDOW, def, fn, windowCount, windowed } from './library/define.js';
 import { AGGREGATE_FUNCTIONS } from './library/aggregates.js';
 import { ARRAY_FUNCTIONS } from './library/arrays.js';
 import { DATETIME_FUNCTIONS } from './library/datetime.js';
 import { JSON_FUNCTIONS } from './library/json.js';
 import { WINDOW_FUNCTIONS } from './library/windows.js';
+import { CONDITIONAL_FUNCTIONS } from './library/conditional.js';
+import { CONVERSION_FUNCTIONS } from './library/conversion.js';
+import { HASH_FUNCTIONS } from './library/hash.js';
+import { MATH_FUNCTIONS } from './library/math.js';
+import { NET_FUNCTIONS } from './library/net.js';
+import { STRING_FUNCTIONS } from './library/strings.js';
 
 /** What a builder can ask of the call being translated. */
 export interface CallSite {
@@ -71,6 +73,13 @@ export interface FunctionDef {
    */
   readonly window?: { readonly kind: 'function' | 'aggregate'; readonly orderBy?: 'required' | 'forbidden'; readonly frame: boolean };
   build(site: CallSite): Typed;
+  /** Names of the arguments, in order, for `f(x, name => v)` (named arguments where BigQuery documents them). */
+  readonly params?: readonly string[];
+  /**
+   * `SAFE.f(…)`: `same` when the builder already answers NULL where BigQuery's f raises an error
+   * (or f cannot raise one), else a builder that does. Without it, `SAFE.f` is refused.
+   */
+  readonly safe?: 'same' | ((site: CallSite) => Typed);
 }
 
 /** A window function of no arguments (`row_number()`, `rank()`, …). */
@@ -97,29 +106,6 @@ function navigation(name: string): FunctionDef {
     }),
     { kind: 'function', orderBy: 'required', frame: false },
   );
-}
-
-const REGEX_META = /[\\^$.|?*+()[\]{}]/;
-/** REGEX_META as a Postgres regular expression (a bracket expression: `]` first, then the rest, the backslash escaped). */
-const PG_REGEX_META = '[]\\\\^$.|?*+()[{}]';
-
-// Facts of Postgres functions that several entries emit (a name must have the same facts everywhere).
-const COALESCE = scalarFacts({ mayFail: false, syntax: true });
-const MIN_MAX = scalarFacts({ mayFail: true, syntax: true });
-const NULLIF = scalarFacts({ mayFail: true, syntax: true });
-
-/** A Postgres function over arguments unified to one common type (coalesce, greatest, least). */
-function variadic(pgName: string, facts: PgFunctionFacts, min: number, max: number): FunctionDef {
-  return def(min, max, { [pgName]: facts }, (s) => {
-    const values = unifyAll(args(s));
-    return typed(
-      pg.func(
-        pgName,
-        values.map((v) => v.sql),
-      ),
-      commonType(values),
-    );
-  });
 }
 
 /** An order-free aggregate of one argument, optionally with DISTINCT, usable with OVER. */
@@ -203,76 +189,12 @@ function aggregateLimit(s: CallSite): number {
 const withNulls = (d: FunctionDef): FunctionDef => Object.freeze({ ...d, nulls: true });
 
 export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
-  // ── strings and regular expressions ──
-  regexp_contains: def(2, 2, { strpos: TOTAL_STRICT }, (s) => {
-    const pattern = s.arg(1);
-    const text = asText(s.arg(0));
-    // A pattern without metacharacters is a plain containment test; strpos is several times cheaper than a regex.
-    const contains = pg.op('>', pg.func('strpos', [text, pattern.sql]), pg.number('0'));
-    const literal = s.stringLiteral(1);
-    if (literal !== undefined) return typed(REGEX_META.test(literal) ? pg.op('~', text, pattern.sql) : contains, BOOL);
-    if (!pattern.param) return typed(pg.op('~', text, pattern.sql), BOOL);
-    // A parameter (`regexp_contains(url, @project)`): the same choice, made by Postgres when it plans. Queries run as
-    // unnamed statements, so the planner sees the value, evaluates the test once and keeps one branch
-    // (docs/ARCHITECTURE.md, "strpos for plain texts").
-    return typed(
-      pg.case([{ when: pg.op('~', pattern.sql, pg.literal(PG_REGEX_META)), then: pg.op('~', text, pattern.sql) }], contains),
-      BOOL,
-    );
-  }),
-  // substring(text, pattern) returns the first capture group, or the whole match without one: BigQuery's rule.
-  regexp_extract: def(2, 2, { substring: PARTIAL_STRICT }, (s) => fn('substring', [asText(s.arg(0)), s.arg(1).sql], STRING)),
-  regexp_replace: def(3, 3, { regexp_replace: PARTIAL }, (s) =>
-    fn('regexp_replace', [asText(s.arg(0)), s.arg(1).sql, s.arg(2).sql, pg.literal('g')], STRING),
-  ),
-  starts_with: def(2, 2, { starts_with: TOTAL_STRICT }, (s) => fn('starts_with', [asText(s.arg(0)), asText(s.arg(1))], BOOL)),
-  ends_with: def(2, 2, { right: PARTIAL_STRICT, length: TOTAL_STRICT }, (s) => {
-    const suffix = asText(s.arg(1));
-    return typed(pg.op('=', pg.func('right', [asText(s.arg(0)), pg.func('length', [suffix])]), suffix), BOOL);
-  }),
-  // `||` is NULL when any operand is NULL, like BigQuery's CONCAT (Postgres' concat() skips NULLs).
-  concat: def(1, 100, {}, (s) =>
-    typed(
-      args(s)
-        .map(asText)
-        .reduce((a, b) => pg.op('||', a, b)),
-      STRING,
-    ),
-  ),
-  lower: def(1, 1, { lower: TOTAL_STRICT }, (s) => fn('lower', [asText(s.arg(0))], STRING)),
-  upper: def(1, 1, { upper: TOTAL_STRICT }, (s) => fn('upper', [asText(s.arg(0))], STRING)),
-  length: def(1, 1, { length: TOTAL_STRICT }, (s) => fn('length', [asText(s.arg(0))], INT64)),
-  trim: def(1, 1, { btrim: PARTIAL_STRICT }, (s) => fn('btrim', [asText(s.arg(0))], STRING)),
-  replace: def(3, 3, { replace: PARTIAL_STRICT }, (s) => fn('replace', [asText(s.arg(0)), asText(s.arg(1)), asText(s.arg(2))], STRING)),
-  substr: def(2, 3, { substr: PARTIAL_STRICT }, (s) =>
-    fn(
-      'substr',
-      args(s).map((a, i) => (i === 0 ? asText(a) : asNumber(a))),
-      STRING,
-    ),
-  ),
-  split: def(1, 2, { string_to_array: SCALAR }, (s) =>
-    typed(pg.func('string_to_array', [asText(s.arg(0)), s.call.args.length > 1 ? s.arg(1).sql : pg.literal(',')]), {
-      kind: 'array',
-      element: STRING,
-    }),
-  ),
-
-  // ── conditionals ──
-  coalesce: variadic('coalesce', COALESCE, 1, 100),
-  ifnull: variadic('coalesce', COALESCE, 2, 2),
-  if: def(3, 3, {}, (s) => {
-    const [then, otherwise] = unifyAll([s.arg(1), s.arg(2)]);
-    return typed(pg.case([{ when: s.arg(0).sql, then: then.sql }], otherwise.sql), commonType([then, otherwise]));
-  }),
-  nullif: def(2, 2, { nullif: NULLIF }, (s) => {
-    const [a, b] = compared(s.arg(0), s.arg(1), 'NULLIF', s.text, s.call.pos);
-    return typed(pg.func('nullif', [a.sql, b.sql]), a.type);
-  }),
-  safe_divide: def(2, 2, { nullif: NULLIF }, (s) =>
-    typed(pg.op('/', pg.cast(s.arg(0).sql, 'float8'), pg.func('nullif', [pg.cast(s.arg(1).sql, 'float8'), pg.number('0')])), FLOAT64),
-  ),
-
+  ...STRING_FUNCTIONS,
+  ...MATH_FUNCTIONS,
+  ...CONDITIONAL_FUNCTIONS,
+  ...CONVERSION_FUNCTIONS,
+  ...HASH_FUNCTIONS,
+  ...NET_FUNCTIONS,
   // ── aggregates ──
   count: windowed(
     def(
@@ -417,19 +339,6 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     if (isScalar(v.type, 'NULL')) return typed(pg.cast(pg.literal(null), 'bigint'), INT64);
     throw new SqlUnsupportedError('ARRAY_LENGTH needs an array', s.text, s.call.args[0].pos);
   }),
-
-  // ── numbers ──
-  abs: def(1, 1, { abs: SCALAR }, (s) => fn('abs', [s.arg(0).sql], s.arg(0).type)),
-  round: def(1, 2, { round: SCALAR }, (s) => {
-    const v = s.arg(0);
-    // round(double precision, int) does not exist in Postgres; numeric rounds half away from zero, like BigQuery.
-    const rounded = pg.func('round', [pg.cast(v.sql, 'numeric'), ...(s.call.args.length > 1 ? [pg.cast(s.arg(1).sql, 'integer')] : [])]);
-    return isScalar(v.type, 'NUMERIC') ? typed(rounded, v.type) : typed(pg.cast(rounded, 'float8'), FLOAT64);
-  }),
-  floor: def(1, 1, { floor: SCALAR }, (s) => fn('floor', [s.arg(0).sql], FLOAT64)),
-  ceil: def(1, 1, { ceil: SCALAR }, (s) => fn('ceil', [s.arg(0).sql], FLOAT64)),
-  greatest: variadic('greatest', MIN_MAX, 1, 100),
-  least: variadic('least', MIN_MAX, 1, 100),
 
   ...DATETIME_FUNCTIONS,
   ...JSON_FUNCTIONS,

@@ -249,6 +249,8 @@ function twoCharOperator(a: number, b: number): string | undefined {
       return b === 124 ? '||' : undefined; // |
     case 58:
       return b === 58 ? '::' : undefined; // : (the Postgres-style cast `x::text`)
+    case 61:
+      return b === 62 ? '=>' : undefined; // = (a named argument, `f(x, name => 1)`)
     default:
       return undefined;
   }

@@ -33,6 +33,7 @@ const CAST_TYPES: Readonly<Record<string, E.CastType>> = {
   BOOL: 'BOOL',
   BOOLEAN: 'BOOL',
   STRING: 'STRING',
+  BYTES: 'BYTES',
   TIMESTAMP: 'TIMESTAMP',
   DATETIME: 'DATETIME',
   DATE: 'DATE',
@@ -683,29 +684,51 @@ class Parser extends TokenCursor {
         return this.struct(t);
     }
     if (followedByParen && (!RESERVED.has(u) || u === 'IF' || u === 'LEFT' || u === 'RIGHT')) return this.call();
+    if (this.isDottedCall()) return this.dottedCall();
     this.next();
     if (RESERVED.has(u)) throw this.syntax(`unexpected keyword ${u}`, t);
     return make<E.Path>({ kind: 'path', pos: t.start, parts: [t.text] });
   }
 
-  private call(): E.Call {
-    const nameToken = this.next();
+  /** `net.host(`, `safe.substr(`, `safe.net.host(`: words joined by dots, then an opening parenthesis. */
+  private isDottedCall(): boolean {
+    let k = 0;
+    while (this.peekAt(k).kind === 'word' && this.isOp(this.peekAt(k + 1), '.')) k += 2;
+    return k > 0 && this.peekAt(k).kind === 'word' && this.isOp(this.peekAt(k + 1), '(');
+  }
+
+  /** A dotted function name (`NET.HOST`), with BigQuery's `SAFE.` prefix taken off into `safe`. */
+  private dottedCall(): E.Call {
+    const first = this.peek();
+    const parts: string[] = [];
+    do parts.push(lowerCase(this.next().text));
+    while (this.acceptOp('.'));
+    const safe = parts[0] === 'safe' && parts.length > 1;
+    return this.call(first, (safe ? parts.slice(1) : parts).join('.'), safe);
+  }
+
+  private call(nameToken: Token = this.next(), name = lowerCase(nameToken.text), safe = false): E.Call {
     this.expectOp('(');
-    const name = lowerCase(nameToken.text);
     const saved = this.depth;
     this.enter(this.peek());
     const args: E.Expr[] = [];
     let star = false;
     const distinct = this.acceptWord('DISTINCT');
     const orderBy: E.CallOrder[] = [];
+    const argNames: (string | undefined)[] = [];
     let limit: E.Expr | undefined;
     let nulls: E.Call['nulls'];
     if (this.isOp(this.peek(), '*') && this.isOp(this.peekAt(1), ')')) {
       this.i++;
       star = true;
     } else if (!this.isOp(this.peek(), ')')) {
-      do args.push(this.expr());
-      while (this.acceptOp(','));
+      do {
+        if ((this.peek().kind === 'word' || this.peek().kind === 'quoted') && this.isOp(this.peekAt(1), '=>')) {
+          argNames[args.length] = lowerCase(this.next().text);
+          this.next();
+        }
+        args.push(this.expr());
+      } while (this.acceptOp(','));
       if (this.isWord(this.peek(), 'IGNORE') || this.isWord(this.peek(), 'RESPECT')) {
         nulls = this.next().upper as E.Call['nulls'];
         this.expectWord('NULLS');
@@ -722,7 +745,21 @@ class Parser extends TokenCursor {
     this.expectOp(')');
     const over = this.isWord(this.peek(), 'OVER') ? this.window() : undefined;
     this.depth = saved;
-    return make<E.Call>({ kind: 'call', pos: nameToken.start, name, args, distinct, star, orderBy, limit, over, nulls });
+    const named = argNames.length ? { argNames: args.map((_, k) => argNames[k]) } : {};
+    return make<E.Call>({
+      kind: 'call',
+      pos: nameToken.start,
+      name,
+      args,
+      distinct,
+      star,
+      orderBy,
+      limit,
+      over,
+      nulls,
+      ...(safe ? { safe } : {}),
+      ...named,
+    });
   }
 
   /** `OVER (PARTITION BY … ORDER BY … [ROWS | RANGE frame])`; named windows are refused with the WINDOW clause. */

@@ -5,7 +5,8 @@
 import { mergeFieldMaps, type FieldMap, type FieldSchema } from '../sources/schema.js';
 import type { PgExpr } from './postgres/ast.js';
 
-export type ScalarName = 'STRING' | 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'TIMESTAMP' | 'DATETIME' | 'DATE' | 'INTERVAL' | 'NULL';
+export type ScalarName =
+  'STRING' | 'BYTES' | 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'TIMESTAMP' | 'DATETIME' | 'DATE' | 'INTERVAL' | 'NULL';
 
 export type BqType =
   | {
@@ -37,6 +38,7 @@ export function scalar(name: ScalarName): BqType {
 }
 
 export const STRING = scalar('STRING');
+export const BYTES = scalar('BYTES');
 export const INT64 = scalar('INT64');
 export const FLOAT64 = scalar('FLOAT64');
 export const BOOL = scalar('BOOL');

@@ -60,7 +60,20 @@ const UNWRAPPED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
 };
 
 /** Type names as the Postgres parser reports them (`bigint` → int8, `boolean` → bool, …). */
-const TYPES = new Set(['text', 'int4', 'int8', 'float8', 'numeric', 'bool', 'timestamptz', 'timestamp', 'date', 'interval', 'jsonb']);
+const TYPES = new Set([
+  'text',
+  'bytea',
+  'int4',
+  'int8',
+  'float8',
+  'numeric',
+  'bool',
+  'timestamptz',
+  'timestamp',
+  'date',
+  'interval',
+  'jsonb',
+]);
 
 /** Parse-tree node kinds that a translated query may contain; anything else is refused. */
 const NODES = new Set([

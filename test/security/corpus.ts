@@ -382,7 +382,6 @@ export const RESOURCE_SQL: Readonly<Record<string, readonly string[]>> = {
     "select id from edge_logs where regexp_contains(event_message, '((((((((((a*)*)*)*)*)*)*)*)*)*)*b')",
     "select id from edge_logs where regexp_contains(event_message, '(')",
     "select id from edge_logs where regexp_contains(event_message, '[z-a]')",
-    "select id from edge_logs where regexp_contains(event_message, '\\\\')",
   ],
   bigStrings: [
     "select string_agg(a.event_message, ',') as s from edge_logs a, edge_logs b, edge_logs c",

@@ -59,7 +59,7 @@ GROUP BY ("t3"."c0" ->> 'method')`,
     'an aggregate over a guarded record whose inner columns could fail keeps the guard inside',
     'select r.method, sum(cast(t.event_message as int64)) as n from `deno-relay-logs` t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.method',
     `SELECT "t3"."c0" AS "method", (sum("t3"."c1"))::bigint AS "n"
-FROM (SELECT (((("t0"."metadata" -> 0) -> 'request') -> 0) ->> 'method') AS "c0", ("t0"."event_message")::bigint AS "c1"
+FROM (SELECT (((("t0"."metadata" -> 0) -> 'request') -> 0) ->> 'method') AS "c0", logs.bq_int64("t0"."event_message") AS "c1"
 FROM "logs"."deno_relay_logs" AS "t0"
 WHERE (((("t0"."metadata" -> 0) -> 'request') -> 0) IS NOT NULL)
 OFFSET 0) AS "t3"

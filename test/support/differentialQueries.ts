@@ -102,6 +102,9 @@ export const AIMED = [
   `${W} select b, count(w.id) as n from unnest(generate_timestamp_array((select timestamp_trunc(min(timestamp), hour) from w), (select timestamp_trunc(max(timestamp), hour) from w), interval 1 hour)) as b
      left join w on timestamp_trunc(w.timestamp, hour) = b group by b`,
   `${W} select part, o, count(*) as n from w cross join unnest(w.metadata) as m cross join unnest(m.request) as r cross join unnest(split(r.path, '/')) as part with offset as o group by 1, 2`,
+  // the function library (src/sql/library/) inside a narrowed aggregate and over guarded records
+  `${W} select net.host(r.url) as k0, count(*) as a0, countif(strpos(r.path, '/rest') > 0) as a1, max(length(substr(r.path, -4))) as a2, sum(safe_add(s.status_code, 1)) as a3 from ${EDGE_FROM} group by 1`,
+  `${W} select w.id, regexp_extract(r.path, r'^/([a-z]+)/v[0-9]') as k0, split(r.path, '/')[safe_offset(1)] as k1, greatest(s.status_code, 300) as k2, safe.substr(w.event_message, -5, 3) as k3, instr(r.url, '/', -1) as k4, lpad(cast(s.status_code as string), 5, '0') as k5 from ${EDGE_FROM} where regexp_contains(r.path, r'[a-z0-9-.]+') order by w.timestamp desc, w.id`,
 ];
 
 /** The demo event under `project`, its request URLs on that project's host (the usage query matches them). */

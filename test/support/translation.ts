@@ -5,7 +5,7 @@
  *   await expectTranslation('select pg_sleep(1)').toFail(SqlNameError, /unknown function pg_sleep/);
  *
  * Values are normalised by the translation's BigQuery column types: INT64 / FLOAT64 / NUMERIC →
- * number, TIMESTAMP → ISO string with Z, DATETIME → `YYYY-MM-DDTHH:MM:SS[.ffffff]`, DATE → `YYYY-MM-DD`.
+ * number, TIMESTAMP → ISO string with Z, BYTES → base64, DATETIME → `YYYY-MM-DDTHH:MM:SS[.ffffff]`, DATE → `YYYY-MM-DD`.
  */
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -122,6 +122,8 @@ function normalise(value: unknown, type: string): unknown {
       ).toISOString();
     case 'DATETIME':
       return (value as string).replace(' ', 'T');
+    case 'BYTES':
+      return (value as Buffer).toString('base64');
     default:
       return value;
   }

@@ -116,7 +116,7 @@ export interface Case extends NodeBase<'case'> {
   readonly otherwise?: Expr;
 }
 
-export type CastType = 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'STRING' | 'TIMESTAMP' | 'DATETIME' | 'DATE';
+export type CastType = 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'STRING' | 'BYTES' | 'TIMESTAMP' | 'DATETIME' | 'DATE';
 /** CAST / SAFE_CAST, and typed literals (`TIMESTAMP '2026-01-01'`). */
 export interface Cast extends NodeBase<'cast'> {
   readonly operand: Expr;
@@ -128,10 +128,17 @@ export interface CallOrder {
   readonly expr: Expr;
   readonly desc: boolean;
 }
-/** A function call; `name` is lower case. Aggregate modifiers are kept for the function table to judge. */
+/**
+ * A function call; `name` is lower case, dotted for `NET.HOST` (`net.host`). Aggregate modifiers
+ * are kept for the function table to judge.
+ */
 export interface Call extends NodeBase<'call'> {
   readonly name: string;
   readonly args: readonly Expr[];
+  /** `SAFE.f(…)`: NULL where `f` would raise an error. */
+  readonly safe?: boolean;
+  /** The name of each argument given as `name => value`, in `args`' order (undefined for positional ones). */
+  readonly argNames?: readonly (string | undefined)[];
   readonly distinct: boolean;
   /** `COUNT(*)` */
   readonly star: boolean;

@@ -2,7 +2,7 @@
 import type * as E from '../ast/expressions.js';
 import { adapt, asText, castTo, compared, commonType, fromJsonText, unify, unifyAll } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
-import { FUNCTIONS, type CallSite } from '../functions.js';
+import { FUNCTIONS, type CallSite, type FunctionDef } from '../functions.js';
 import { offsetOf } from '../library/arrays.js';
 import { takesOver } from '../catalogue.js';
 import { pg, type PgExpr, type PgFrameBound, type PgOrder, type PgWindow } from '../postgres/ast.js';
@@ -462,9 +462,16 @@ function resolveSubscript(e: E.Subscript, scope: Scope, ctx: Context): Typed {
   throw new SqlSyntaxError('only arrays can be indexed with [OFFSET(n)]', ctx.text, e.pos);
 }
 
-function resolveCall(e: E.Call, scope: Scope, ctx: Context): Typed {
-  const fn = Object.prototype.hasOwnProperty.call(FUNCTIONS, e.name) ? FUNCTIONS[e.name] : undefined;
-  if (!fn) throw new SqlNameError(`unknown function ${e.name}${didYouMean(e.name, Object.keys(FUNCTIONS))}`, ctx.text, e.pos);
+function resolveCall(call: E.Call, scope: Scope, ctx: Context): Typed {
+  const fn = Object.prototype.hasOwnProperty.call(FUNCTIONS, call.name) ? FUNCTIONS[call.name] : undefined;
+  if (!fn) throw new SqlNameError(`unknown function ${call.name}${didYouMean(call.name, Object.keys(FUNCTIONS))}`, ctx.text, call.pos);
+  const e = call.argNames ? positionalCall(call, fn, ctx) : call;
+  if (e.safe && !fn.safe)
+    throw new SqlUnsupportedError(
+      `SAFE.${e.name.toUpperCase()} is not supported (only for scalar functions that can fail)`,
+      ctx.text,
+      e.pos,
+    );
   const n = e.args.length;
   if (n < fn.min || n > fn.max || (e.star && e.name !== 'count')) {
     const range = fn.min === fn.max ? `${fn.min}` : `${fn.min} to ${fn.max}`;
@@ -480,10 +487,34 @@ function resolveCall(e: E.Call, scope: Scope, ctx: Context): Typed {
     throw new SqlUnsupportedError(`${e.name.toUpperCase()}(… ORDER BY / LIMIT) is not supported`, ctx.text, e.pos);
   if (e.nulls && !fn.nulls) throw new SqlSyntaxError(`${e.name.toUpperCase()} does not take ${e.nulls} NULLS`, ctx.text, e.pos);
   if (e.over || fn.window?.kind === 'function') return resolveWindowCall(e, fn, scope, ctx);
-  const built = fn.build(new ResolvingCallSite(e, scope, ctx));
+  const site = new ResolvingCallSite(e, scope, ctx);
+  const built = e.safe && fn.safe !== 'same' ? fn.safe!(site) : fn.build(site);
   if (fn.window && hasWindow(built.sql))
     throw new SqlSyntaxError(`an aggregate ${e.name.toUpperCase()} cannot contain a window function`, ctx.text, e.pos);
   return built;
+}
+
+/** `f(a, name => b)`: named arguments put in their places by the function's `params`; no gaps. */
+function positionalCall(e: E.Call, fn: FunctionDef, ctx: Context): E.Call {
+  const params = fn.params ?? [];
+  const args: E.Expr[] = [];
+  e.args.forEach((arg, k) => {
+    const name = e.argNames![k];
+    const at = name === undefined ? k : params.indexOf(name);
+    if (at < 0)
+      throw new SqlSyntaxError(
+        `${e.name.toUpperCase()} has no argument named ${name}${params.length ? ` (it has ${params.join(', ')})` : ''}`,
+        ctx.text,
+        arg.pos,
+      );
+    if (args[at] !== undefined)
+      throw new SqlSyntaxError(`argument ${params[at] ?? at + 1} of ${e.name.toUpperCase()} is given twice`, ctx.text, arg.pos);
+    args[at] = arg;
+  });
+  const gap = Array.from(args, (a) => a).findIndex((a) => a === undefined);
+  if (gap >= 0)
+    throw new SqlUnsupportedError(`${e.name.toUpperCase()} needs argument ${params[gap]} when a later one is named`, ctx.text, e.pos);
+  return { ...e, args, argNames: undefined };
 }
 
 function resolveWindowCall(e: E.Call, fn: (typeof FUNCTIONS)[string], scope: Scope, ctx: Context): Typed {
@@ -504,7 +535,8 @@ function resolveWindowCall(e: E.Call, fn: (typeof FUNCTIONS)[string], scope: Sco
     throw new SqlSyntaxError(`${name} takes no ORDER BY in its OVER clause`, ctx.text, e.over.pos);
   if (!fn.window.frame && e.over.frame)
     throw new SqlSyntaxError(`${name} does not take a window frame (ROWS / RANGE)`, ctx.text, e.over.pos);
-  const built = fn.build(new ResolvingCallSite(e, scope, ctx));
+  const site = new ResolvingCallSite(e, scope, ctx);
+  const built = e.safe && fn.safe !== 'same' ? fn.safe!(site) : fn.build(site);
   if (hasWindow(built.sql)) throw new SqlSyntaxError('window functions cannot be nested', ctx.text, e.pos);
   const over = resolveWindow(e.over, scope, ctx);
   const sql = attachWindow(built.sql, over);
