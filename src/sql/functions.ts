@@ -10,6 +10,7 @@ import { JSON_FUNCTION, adapt, asNumber, asText, asTimestamp, commonType, compar
 import { SqlUnsupportedError } from './errors.js';
 import type { Call } from './ast/expressions.js';
 import { pg, type PgExpr, type PgOrder } from './postgres/ast.js';
+import { containsLiteral, containsValue } from './postgres/search.js';
 import {
   AGGREGATE,
   ORDER_SENSITIVE_AGGREGATE,
@@ -375,19 +376,23 @@ function bitwise(name: 'bit_and' | 'bit_or'): FunctionDef {
 
 export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   // ── strings and regular expressions ──
-  regexp_contains: def(2, 2, { strpos: TOTAL_STRICT }, (s) => {
+  regexp_contains: def(2, 2, { replace: PARTIAL_STRICT }, (s) => {
     const pattern = s.arg(1);
     const text = asText(s.arg(0));
-    // A pattern without metacharacters is a plain containment test; strpos is several times cheaper than a regex.
-    const contains = pg.op('>', pg.func('strpos', [text, pattern.sql]), pg.number('0'));
+    // A pattern without metacharacters is a plain containment test: cheaper than a regex, and
+    // printed as LIKE '%…%' so a trigram index serves it (src/sql/postgres/search.ts).
     const literal = s.stringLiteral(1);
-    if (literal !== undefined) return typed(REGEX_META.test(literal) ? pg.op('~', text, pattern.sql) : contains, BOOL);
+    if (literal !== undefined)
+      return typed(REGEX_META.test(literal) ? pg.op('~', text, pattern.sql) : containsLiteral(text, literal), BOOL);
     if (!pattern.param) return typed(pg.op('~', text, pattern.sql), BOOL);
     // A parameter (`regexp_contains(url, @project)`): the same choice, made by Postgres when it plans. Queries run as
     // unnamed statements, so the planner sees the value, evaluates the test once and keeps one branch
     // (docs/ARCHITECTURE.md, "strpos for plain texts").
     return typed(
-      pg.case([{ when: pg.op('~', pattern.sql, pg.literal(PG_REGEX_META)), then: pg.op('~', text, pattern.sql) }], contains),
+      pg.case(
+        [{ when: pg.op('~', pattern.sql, pg.literal(PG_REGEX_META)), then: pg.op('~', text, pattern.sql) }],
+        containsValue(text, pattern.sql),
+      ),
       BOOL,
     );
   }),

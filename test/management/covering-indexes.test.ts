@@ -310,14 +310,14 @@ describe('Covering indexes: on log tables', function () {
     const today = (await listPartitions(t.context.db.pool, source.table_name)).find((p) => p.dayMs === Math.floor(Date.now() / DAY) * DAY)!;
     // As the job runs today, past the wait after midnight: yesterday and before are over, today is not.
     const nowMs = today.dayMs + COMPACT_AFTER_MS + 60_000;
-    const done = await upkeepIndexes(t.context.db.pool, source.table_name, source.hot_leaves!, nowMs);
+    const done = await upkeepIndexes(t.context.db.pool, source.table_name, source.hot_leaves!, [], nowMs);
     const after = await children();
     const full = (c: { options: string[] | null }) => c.options?.includes('fillfactor=100') === true;
     assert.ok(after.filter((c) => c.partition < today.name).every(full), JSON.stringify(after));
     assert.ok(!full(after.find((c) => c.partition === today.name)!), 'today is still written');
     // Only the project index INCLUDEs the leaf; the plain timestamp index is left as it always was.
     assert.equal(done.filter((d) => d.startsWith('compacted')).length, before.filter((c) => c.partition < today.name).length);
-    assert.deepEqual(await upkeepIndexes(t.context.db.pool, source.table_name, source.hot_leaves!, nowMs), [], 'once');
+    assert.deepEqual(await upkeepIndexes(t.context.db.pool, source.table_name, source.hot_leaves!, [], nowMs), [], 'once');
     assert.ok((await parentIndexes(source.table_name)).every((i) => i.valid));
     const { rows } = await t.context.db.pool.query(
       `SELECT count(*)::int AS n FROM logs.${source.table_name} WHERE project = 'p1' AND "metadata.response.status_code" = 200`,
