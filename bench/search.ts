@@ -11,9 +11,14 @@
  * runs: CONCURRENTLY, partition by partition), timed; then the sizes of the indexes against the
  * table's.
  *
- *   npx tsx bench/search.ts [--size 1m|10m] [--rounds 5]
+ *   npx tsx bench/search.ts [--size 1m|10m] [--rounds 5] [--own]
+ *
+ * `--own`: on a database of its own, `lq_search_<size>` (the same generator and size), so the
+ * migration and the indexes never touch a `lq_bench_*` database others are measuring on.
  */
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { normaliseEvents } from '../src/ingest/normalise.js';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { initTranslator, translateQuery } from '../src/sql/index.js';
@@ -22,7 +27,7 @@ import { createContext } from '../src/context.js';
 import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
 import { testConfig } from '../test/support/db.js';
-import { benchEnv, ensureBenchData, SIZES, type Size } from './data.js';
+import { benchEnv, ensureBenchData, ensureData, SIZES, type Size } from './data.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(name);
@@ -40,7 +45,10 @@ const studio = JSON.parse(readFileSync(new URL('../test/compat/studio/queries.js
 }>;
 const EXPLORER_SEARCH = studio.find((q) => q.id === 'preview/edge_logs/search-quote')!.sql;
 
-const db = await ensureBenchData(SIZE, { log: (l) => console.error(l) });
+const log = (l: string) => console.error(l);
+const db = process.argv.includes('--own')
+  ? await ensureData({ name: `lq_search_${SIZE}`, label: SIZE, ...SIZES[SIZE] }, { log })
+  : await ensureBenchData(SIZE, { log });
 const ctx = await createContext(testConfig(db.url, benchEnv()), createLogger('silent'));
 let built: { seconds: number; steps: number };
 const lookup = ctx.sources.lookup;
@@ -69,10 +77,12 @@ const sizes = await one<{ table_bytes: string; search_bytes: string }>(
 
 const now = Date.now();
 // A token of one message: the random hex of an edge event, with the constant that follows it.
-const needle = (await one<{ token: string }>(
-  `SELECT substring(event_message from '\\| ([0-9a-f]{8}6d4558de) \\|') AS token FROM ${EDGE}
+const needle = (
+  await one<{ token: string }>(
+    `SELECT substring(event_message from '\\| ([0-9a-f]{8}6d4558de) \\|') AS token FROM ${EDGE}
     WHERE "timestamp" > now() - interval '3 days' LIMIT 1`,
-)).token;
+  )
+).token;
 const searches = [
   { id: 'needle (one message in 7 days)', word: needle },
   { id: 'common word (every edge message)', word: 'Mozilla' },
@@ -129,6 +139,76 @@ for (const s of searches) {
     usesIndex: /_search_|_c[0-9a-f]{8}/.test(plan) && /Bitmap Index Scan/.test(plan),
   });
 }
+// Ingest: the same 1,000 edge rows inserted, round after round, into two copies of today's
+// partition (its indexes), one with its search index (fastupdate on, as the open day: the pending
+// list is merged when it passes gin_pending_list_limit, within these rounds) and one without;
+// interleaved, the insert's wall time counted as Postgres CPU. Normalising those events in the
+// service (CPU) puts it against the whole ingest path.
+const today = (
+  await one<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid
+    WHERE h.inhparent = $1::regclass ORDER BY 1 DESC OFFSET 2 LIMIT 1`,
+    [EDGE],
+  )
+).name;
+const insertMs: Record<'with' | 'without', number[]> = { with: [], without: [] };
+await client.query(`CREATE TEMP TABLE probe_rows AS SELECT * FROM logs.${today} LIMIT 1000`);
+for (const kind of ['with', 'without'] as const) {
+  await client.query(`CREATE TABLE public.probe_${kind} (LIKE logs.${today} INCLUDING ALL)`);
+  if (kind === 'without')
+    for (const { name } of (
+      await client.query<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+          WHERE i.indrelid = 'public.probe_without'::regclass AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'gin')`,
+      )
+    ).rows)
+      await client.query(`DROP INDEX public."${name}"`);
+}
+const hasSearchIndex = (
+  await one<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE i.indrelid = 'public.probe_with'::regclass AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'gin')`,
+  )
+).n;
+for (let r = 0; r < 30; r++) {
+  for (const kind of ['with', 'without'] as const) {
+    const started = performance.now();
+    await client.query(`INSERT INTO public.probe_${kind} SELECT * FROM probe_rows`);
+    if (r >= 5) insertMs[kind].push(performance.now() - started);
+  }
+}
+await client.query('DROP TABLE public.probe_with, public.probe_without');
+const { rows: sample } = await client.query<{ event_message: string; project: string; metadata: unknown }>(
+  'SELECT event_message, project, metadata FROM probe_rows',
+);
+const events = sample.map((r, i) => ({
+  event_message: r.event_message,
+  project: r.project,
+  metadata: unwrap(r.metadata),
+  timestamp: new Date(now - i * 1000).toISOString(),
+}));
+const normaliseTimes: number[] = [];
+for (let i = 0; i < 20; i++) {
+  const start = process.cpuUsage();
+  normaliseEvents(events, { nowMs: now, retentionDays: 30 });
+  const d = process.cpuUsage(start);
+  if (i >= 5) normaliseTimes.push((d.user + d.system) / 1000);
+}
+const ingest = {
+  searchIndexOnProbe: hasSearchIndex > 0,
+  insertWithMs: median(insertMs.with),
+  insertWithoutMs: median(insertMs.without),
+  normaliseMs: median(normaliseTimes),
+  risePerEvent: (median(insertMs.with) - median(insertMs.without)) / (median(normaliseTimes) + median(insertMs.without)),
+};
+
+/** Stored JSON (one-element arrays) back to the objects a shipper sends. */
+function unwrap(v: unknown): unknown {
+  if (Array.isArray(v)) return v.length === 1 ? unwrap(v[0]) : v.map(unwrap);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unwrap(x)]));
+  return v;
+}
+
 await client.end();
 
 const mb = (b: string | number) => (Number(b) / 1e6).toFixed(0);
@@ -142,6 +222,8 @@ console.log(
       searchIndexMB: Number(mb(sizes.search_bytes)),
       indexShare: Number(sizes.search_bytes) / Number(sizes.table_bytes),
       searches: results,
+      ingest,
+      loadAverage: loadavg()[0],
     },
     null,
     1,

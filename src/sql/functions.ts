@@ -387,7 +387,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     if (!pattern.param) return typed(pg.op('~', text, pattern.sql), BOOL);
     // A parameter (`regexp_contains(url, @project)`): the same choice, made by Postgres when it plans. Queries run as
     // unnamed statements, so the planner sees the value, evaluates the test once and keeps one branch
-    // (docs/ARCHITECTURE.md, "strpos for plain texts").
+    // (docs/ARCHITECTURE.md, "Plain texts: a containment test, not a regex").
     return typed(
       pg.case(
         [{ when: pg.op('~', pattern.sql, pg.literal(PG_REGEX_META)), then: pg.op('~', text, pattern.sql) }],

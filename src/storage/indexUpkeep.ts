@@ -40,9 +40,21 @@ import type pg from 'pg';
 import { childIndexName, coveringIndexes, includedLeaves, ownIndexKind, type CoveringIndex } from './coveringIndexes.js';
 import { hotColumnName, withLockRetries, type HotLeafState } from './hotLeaves.js';
 import { indexColumnsSql, listPartitions, qualifiedTable, quoteIdent, type PartitionInfo } from './logTables.js';
-import { isSearchIndexName, searchableColumns, searchIndexes, searchIndexSql, trigramOpclass } from './searchIndexes.js';
+import { isSearchIndexName, searchableColumns, searchIndexes, searchIndexSql, trigramOpclass, type SearchIndex } from './searchIndexes.js';
 
 const LOCK_TIMEOUT_MS = 2_000;
+/**
+ * The client-side read limit of a CONCURRENTLY build, rebuild or drop, instead of the pool's 60 s
+ * (src/db/pool.ts POOL_READ_TIMEOUT_MS): a GIN build of a busy day takes many minutes (BENCHMARKS.md,
+ * "Search"), and a build cut off by the client is left INVALID and started over at the next run,
+ * forever. It is background work holding only the table's advisory lock, so a stalled connection
+ * may keep it that long.
+ */
+const BUILD_READ_TIMEOUT_MS = 6 * 3_600_000;
+/** `text` as a query the client waits for up to BUILD_READ_TIMEOUT_MS. */
+const longBuild = (text: string): pg.QueryConfig & { query_timeout: number } => ({ text, query_timeout: BUILD_READ_TIMEOUT_MS });
+/** maintenance_work_mem of a search index build (reconcileSearch). */
+const GIN_BUILD_MEMORY = '256MB';
 const DAY_MS = 86_400_000;
 /** Late events still arrive for a while after midnight; the rebuild waits for most of them. */
 export const COMPACT_AFTER_MS = 2 * 3_600_000;
@@ -158,7 +170,7 @@ async function rebuildFinishedDays(
       if (full || !finished.has(partition)) continue;
       try {
         await withLockRetries(pool, LOCK_TIMEOUT_MS, `ALTER INDEX ${ident(child)} SET (${compaction.option} = ${compaction.value})`);
-        await client.query(`REINDEX INDEX CONCURRENTLY ${ident(child)}`);
+        await client.query(longBuild(`REINDEX INDEX CONCURRENTLY ${ident(child)}`));
       } catch (err) {
         if ((err as { code?: string }).code === '42P01') continue; // dropped meanwhile (retention)
         throw err;
@@ -192,6 +204,36 @@ async function reconcileSearch(
     search.filter((c) => searchable.has(c)),
   );
   const days = await listPartitions(client, table);
+  // perf: a GIN build (and the rebuild of a finished day) collects its entries in maintenance_work_mem and writes them out each time it
+  // is full; the default 64 MB makes a busy day's build several times longer. Only this session.
+  await client.query(`SET maintenance_work_mem = '${GIN_BUILD_MEMORY}'`);
+  try {
+    done.push(...(await buildSearchIndexes(pool, client, table, leaves, desired, existing, days, opclass)));
+    const names = desired.map((d) => d.name);
+    done.push(...(await rebuildFinishedDays(pool, client, days, names, COMPACT_SEARCH, nowMs)));
+  } finally {
+    await client.query('RESET maintenance_work_mem');
+  }
+  for (const [name] of existing) {
+    if (!isSearchIndexName(table, name) || desired.some((d) => d.name === name)) continue;
+    await withLockRetries(pool, LOCK_TIMEOUT_MS, `DROP INDEX IF EXISTS ${ident(name)}`);
+    done.push(`dropped ${name}`);
+  }
+  return done;
+}
+
+/** Steps 1–2 for the search indexes `desired`: created on the parent, built and attached on each partition, newest first. */
+async function buildSearchIndexes(
+  pool: pg.Pool,
+  client: pg.PoolClient,
+  table: string,
+  leaves: readonly HotLeafState[],
+  desired: readonly SearchIndex[],
+  existing: ReadonlyMap<string, boolean>,
+  days: readonly PartitionInfo[],
+  opclass: string,
+): Promise<string[]> {
+  const done: string[] = [];
   for (const index of desired) {
     const definition = searchIndexSql(index, opclass);
     if (!existing.has(index.name)) {
@@ -201,18 +243,13 @@ async function reconcileSearch(
     if (existing.get(index.name) === true) continue;
     const pending = new Set(leaves.filter((l) => hotColumnName(l.path) === index.column).flatMap((l) => l.pending_partitions));
     const attached = await attachedChildren(client, index.name, COMPACT_SEARCH);
-    for (const { name: partition } of days) {
+    // Newest first: the search box reads the last hours and days most, and a GIN build of a busy
+    // day takes minutes (BENCHMARKS.md, "Search").
+    for (const { name: partition } of [...days].reverse()) {
       if (attached.has(partition) || pending.has(partition)) continue;
       if (await buildOnPartition(pool, client, index.name, definition, partition)) done.push(`built ${index.name} on ${partition}`);
     }
   }
-  for (const [name] of existing) {
-    if (!isSearchIndexName(table, name) || desired.some((d) => d.name === name)) continue;
-    await withLockRetries(pool, LOCK_TIMEOUT_MS, `DROP INDEX IF EXISTS ${ident(name)}`);
-    done.push(`dropped ${name}`);
-  }
-  const names = desired.map((d) => d.name);
-  done.push(...(await rebuildFinishedDays(pool, client, days, names, COMPACT_SEARCH, nowMs)));
   return done;
 }
 
@@ -248,9 +285,11 @@ async function buildOnPartition(
     ident(child),
   ]);
   // Left INVALID by a build that was interrupted: IF NOT EXISTS would keep it as it is.
-  if (rows[0] && !rows[0].valid) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${ident(child)}`);
+  if (rows[0] && !rows[0].valid) await client.query(longBuild(`DROP INDEX CONCURRENTLY IF EXISTS ${ident(child)}`));
   try {
-    await client.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(child)} ON ${qualifiedTable(partition)} ${definition}`);
+    await client.query(
+      longBuild(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(child)} ON ${qualifiedTable(partition)} ${definition}`),
+    );
     await withLockRetries(pool, LOCK_TIMEOUT_MS, `ALTER INDEX ${ident(parent)} ATTACH PARTITION ${ident(child)}`);
   } catch (err) {
     if ((err as { code?: string }).code === '42P01') return false; // undefined_table: dropped meanwhile

@@ -48,7 +48,7 @@ export function searchIndexSql(index: SearchIndex, opclass: string): string {
 /**
  * The columns of `setting` that can have a search index: `event_message`, and hot leaves of type
  * STRING (by their path, which is their column's name). Anything else is refused by the API
- * (src/sources/searchIndexInput.ts) before it gets here.
+ * (SourceService.setSearchIndex, src/sources/service.ts) before it gets here.
  */
 export function searchableColumns(leaves: readonly HotLeaf[]): string[] {
   return ['event_message', ...leaves.filter((l) => l.type === 'STRING').map((l) => hotColumnName(l.path))];

@@ -16,7 +16,7 @@
  *   substring. NULL in, NULL out, as strpos; an empty `n` matches every text, as strpos (1 > 0).
  * - `lower(x) LIKE p` ⇔ `x ILIKE p` when `lower(p) = p`: Postgres' ILIKE on a multibyte
  *   database (UTF-8, the only encoding the service creates) is `lower(x) LIKE lower(p)` with the
- *   same collation (Generic_Text_IC_like in src/backend/utils/adt/like.c). `lower(p) = p` is sure
+ *   same collation (Postgres' Generic_Text_IC_like, in like.c). `lower(p) = p` is sure
  *   only for a pattern of ASCII characters without capitals, so only such literals are rewritten.
  * - A parameter's escaping is folded by the planner: the query is an unnamed statement planned
  *   with its values, `replace` and `||` are immutable, so the index sees one constant pattern.
