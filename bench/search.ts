@@ -11,7 +11,7 @@
  * runs: CONCURRENTLY, partition by partition), timed; then the sizes of the indexes against the
  * table's.
  *
- *   npx tsx bench/search.ts [--size 1m|10m] [--rounds 5] [--own]
+ *   npx tsx bench/search.ts [--size 1m|10m] [--rounds 5] [--own] [--measure-only]
  *
  * `--own`: on a database of its own, `lq_search_<size>` (the same generator and size), so the
  * migration and the indexes never touch a `lq_bench_*` database others are measuring on.
@@ -26,8 +26,8 @@ import { LOGS_ALL_SQL } from '../src/sql/seeded-queries.js';
 import { createContext } from '../src/context.js';
 import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
-import { testConfig } from '../test/support/db.js';
-import { benchEnv, ensureBenchData, ensureData, SIZES, type Size } from './data.js';
+import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
+import { BENCH_PROJECT, benchEnv, ensureBenchData, ensureData, SIZES, type Size } from './data.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(name);
@@ -46,18 +46,26 @@ const studio = JSON.parse(readFileSync(new URL('../test/compat/studio/queries.js
 const EXPLORER_SEARCH = studio.find((q) => q.id === 'preview/edge_logs/search-quote')!.sql;
 
 const log = (l: string) => console.error(l);
-const db = process.argv.includes('--own')
-  ? await ensureData({ name: `lq_search_${SIZE}`, label: SIZE, ...SIZES[SIZE] }, { log })
-  : await ensureBenchData(SIZE, { log });
+const OWN = `lq_search_${SIZE}`;
+const MEASURE_ONLY = process.argv.includes('--measure-only');
+// `--measure-only` takes the data as it is (no top-up, whose ANALYZE takes minutes on a loaded machine).
+const db = MEASURE_ONLY
+  ? { url: databaseUrl(ADMIN_URL, process.argv.includes('--own') ? OWN : `lq_bench_${SIZE}`), rows: SIZES[SIZE].rows }
+  : process.argv.includes('--own')
+    ? await ensureData({ name: OWN, label: SIZE, ...SIZES[SIZE] }, { log })
+    : await ensureBenchData(SIZE, { log });
 const ctx = await createContext(testConfig(db.url, benchEnv()), createLogger('silent'));
-let built: { seconds: number; steps: number };
+let built: { seconds: number; steps: number } | undefined;
 const lookup = ctx.sources.lookup;
 try {
-  const started = performance.now();
-  const steps = await ctx.sources.runIndexUpkeep();
-  const searchSteps = steps.filter((s) => /^(built|compacted) .*_search_/.test(s)).length;
-  built = { seconds: (performance.now() - started) / 1000, steps: searchSteps };
-  console.error(`index upkeep: ${steps.length} steps (${searchSteps} of search indexes) in ${built.seconds.toFixed(0)} s`);
+  // `--measure-only`: the indexes as they are (another run of the upkeep may be building or compacting them).
+  if (!MEASURE_ONLY) {
+    const started = performance.now();
+    const steps = await ctx.sources.runIndexUpkeep();
+    const searchSteps = steps.filter((s) => /^(built|compacted) .*_search_/.test(s)).length;
+    built = { seconds: (performance.now() - started) / 1000, steps: searchSteps };
+    console.error(`index upkeep: ${steps.length} steps (${searchSteps} of search indexes) in ${built.seconds.toFixed(0)} s`);
+  }
 } finally {
   await ctx.close();
 }
@@ -80,7 +88,8 @@ const now = Date.now();
 const needle = (
   await one<{ token: string }>(
     `SELECT substring(event_message from '\\| ([0-9a-f]{8}6d4558de) \\|') AS token FROM ${EDGE}
-    WHERE "timestamp" > now() - interval '3 days' LIMIT 1`,
+    WHERE "timestamp" > now() - interval '3 days' AND project = $1 LIMIT 1`,
+    [BENCH_PROJECT],
   )
 ).token;
 const searches = [
@@ -94,6 +103,7 @@ function translated(word: string): { now: string; before: string; values: unknow
   const sql = EXPLORER_SEARCH.replace("'it''s'", `'${word}'`);
   const t = translateQuery({ query: LOGS_ALL_SQL, sandboxSql: sql, sources: lookup, maxRows: 1000 });
   const params: Record<string, string> = {
+    project: BENCH_PROJECT,
     iso_timestamp_start: new Date(now - 7 * DAY_MS).toISOString(),
     iso_timestamp_end: new Date(now).toISOString(),
   };
