@@ -21,8 +21,7 @@
  * - A parameter's escaping is folded by the planner: the query is an unnamed statement planned
  *   with its values, `replace` and `||` are immutable, so the index sees one constant pattern.
  *
- * Scan speed: `LIKE '%n%'` and `strpos` cost the same per row on a sequential scan (BENCHMARKS.md,
- * "Search").
+ * Measured with and without the index: BENCHMARKS.md, "Search".
  */
 import { pg, type PgExpr } from './ast.js';
 
