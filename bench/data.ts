@@ -33,7 +33,11 @@ import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
 
 const DAY_MS = 86_400_000;
 export const ROWS_PER_DAY = 125_000;
-export const SIZES = { '1m': { rows: 1_000_000, days: 8 }, '5m': { rows: 5_000_000, days: 40 } } as const;
+export const SIZES = {
+  '1m': { rows: 1_000_000, days: 8 },
+  '5m': { rows: 5_000_000, days: 40 },
+  '10m': { rows: 10_000_000, days: 7 },
+} as const;
 export type Size = keyof typeof SIZES;
 
 /** Share of each source in the total. */
@@ -608,7 +612,7 @@ async function load(
   return edgeBytes;
 }
 
-// `npx tsx bench/data.ts [1m|5m] [--regen]`: only the data.
+// `npx tsx bench/data.ts [1m|5m|10m] [--regen]`: only the data.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const size = (process.argv.find((a) => a in SIZES) ?? '1m') as Size;
   const db = await ensureBenchData(size, { regen: process.argv.includes('--regen') });

@@ -6,6 +6,7 @@
  *   npm run bench                      # 1M rows (generated once into lq_bench_1m, then reused)
  *   npm run bench -- --quick           # smoke run: one short round of everything
  *   npm run bench -- --size 5m         # the same at 5M rows (lq_bench_5m, 40 days)
+ *   npm run bench -- --size 10m        # the same at 10M rows over 7 days (lq_bench_10m: ~18 min, ~21 GB)
  *   npm run bench -- --scaling         # also the window queries on lq_bench_5m (generates it once: ~10 min)
  *   npm run bench -- --regen           # regenerate the data
  *   npm run bench -- --no-write        # print only

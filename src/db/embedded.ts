@@ -49,7 +49,8 @@
  *   (the connection is then still busy: discard that client).
  * - PGlite 0.5.14 is Postgres 18.6; no lz4 (`COMPRESSION lz4` fails with 0A000; pglz only).
  *   Roles, GRANT, SET LOCAL ROLE (privileges are enforced), PARTITION BY RANGE, jsonb functions
- *   and regular expressions work as on Postgres.
+ *   and regular expressions work as on Postgres. pg_trgm is loaded from PGlite's contrib bundle
+ *   (search indexes, src/storage/searchIndexes.ts).
  * - One process per data directory: PGlite takes no effective lock (a second process opening a
  *   `dataDir` that is in use starts without error), and two writers would corrupt it.
  * - `stop()` closes open connections from the server side; end your `pg.Pool` first (or have a
@@ -59,6 +60,7 @@ import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
 
 export interface EmbeddedPostgres {
@@ -90,7 +92,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const lockFile = await lockDataDir(dataDir);
 
   const started = Date.now();
-  const db = await PGlite.create({ dataDir }).catch(async (err) => {
+  // pg_trgm is shipped with PGlite as a contrib bundle: loaded so the migration can create it and
+  // the embedded database gets search indexes too (src/storage/searchIndexes.ts).
+  const db = await PGlite.create({ dataDir, extensions: { pg_trgm } }).catch(async (err) => {
     await rm(lockFile, { force: true });
     throw err;
   });

@@ -39,20 +39,36 @@ export const SourceBodySchema = Type.Object(
           'Leaves of single records kept as typed columns: [{"path": "metadata.request.path", "type": "STRING", "index": "project"}].',
       }),
     ),
+    // Which columns exist (event_message, STRING hot leaves) is checked with the source at hand
+    // (SourceService.setSearchIndex); docs/API.md, "Search indexes".
+    search_index: Type.Optional(
+      Type.Array(Type.String({ maxLength: 1000 }), {
+        maxItems: 32,
+        description:
+          'Text columns with a trigram index for message search: "event_message" (the default) and STRING hot leaves by path; [] for none.',
+        ...problem('invalidSearchIndex', 'search_index must be a list of column names like ["event_message", "metadata.request.path"].'),
+      }),
+    ),
     id: readOnly,
     table_name: readOnly,
     schema: readOnly,
     created_at: readOnly,
     updated_at: readOnly,
   },
-  { additionalProperties: false, ...problem('unknownField', 'Unknown field "{field}": a source has name, retention_days and hot_leaves.') },
+  {
+    additionalProperties: false,
+    ...problem('unknownField', 'Unknown field "{field}": a source has name, retention_days, hot_leaves and search_index.'),
+  },
 );
 export const SourceCreateSchema = { ...SourceBodySchema, required: ['name'] } as typeof SourceBodySchema;
 export const checkSourceCreate = compile(SourceCreateSchema);
 export const checkSourceUpdate = compile(SourceBodySchema);
 
 /** The writable fields of a body valid against its schema: 400 when not an object, else 422 naming the first problem. */
-export function sourceBody(body: unknown, check: Check): { name?: string; retention_days?: number; hot_leaves?: unknown } {
+export function sourceBody(
+  body: unknown,
+  check: Check,
+): { name?: string; retention_days?: number; hot_leaves?: unknown; search_index?: string[] } {
   const failures = check(body);
   if (notAnObject(failures)) {
     throw new BadRequestError('The request body must be a JSON object like {"name": "my.source", "retention_days": 30}.', [
@@ -65,10 +81,11 @@ export function sourceBody(body: unknown, check: Check): { name?: string; retent
       { domain: 'sources', reason: first.reason, message: first.message, location: first.location },
     ]);
   }
-  const { name, retention_days, hot_leaves } = body as Static<typeof SourceBodySchema>;
+  const { name, retention_days, hot_leaves, search_index } = body as Static<typeof SourceBodySchema>;
   return {
     name,
     ...(retention_days !== undefined && { retention_days }),
     ...(hot_leaves !== undefined && { hot_leaves }),
+    ...(search_index !== undefined && { search_index }),
   };
 }

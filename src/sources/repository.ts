@@ -11,6 +11,8 @@ export interface SourceRecord {
   schema: FieldMap;
   /** Hot leaves kept as columns, with the partitions their backfill has still to fill (storage/hotLeaves.ts); null: never configured. */
   hot_leaves: HotLeafState[] | null;
+  /** The text columns with a trigram search index (`event_message`, STRING hot leaves' paths): src/storage/searchIndexes.ts. */
+  search_index: string[];
   created_at: Date;
   updated_at: Date;
 }
@@ -53,6 +55,13 @@ export class SourceRepository {
     return this.knex('sources')
       .where({ id })
       .update({ hot_leaves: JSON.stringify(leaves), updated_at: this.knex.fn.now() });
+  }
+
+  /** Saves the search index columns, deduplicated; bumps updated_at like every setting. */
+  async saveSearchIndex(id: string, columns: readonly string[]): Promise<void> {
+    await this.knex('sources')
+      .where({ id })
+      .update({ search_index: JSON.stringify([...new Set(columns)]), updated_at: this.knex.fn.now() });
   }
 
   saveSchemaQuery(id: string, schema: FieldMap): Knex.QueryBuilder {

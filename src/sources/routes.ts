@@ -9,10 +9,14 @@ import type { Authenticator } from '../auth/authenticate.js';
 import type { SourceRecord } from './repository.js';
 import type { SourceService } from './service.js';
 import { checkSourceCreate, checkSourceUpdate, sourceBody } from './body.js';
+import { DEFAULT_SEARCH_INDEX } from '../storage/searchIndexes.js';
 
 export interface SourceRoutesDeps {
   auth: Pick<Authenticator, 'require'>;
-  sources: Pick<SourceService, 'reload' | 'list' | 'create' | 'get' | 'update' | 'delete' | 'setHotLeaves' | 'partitions'>;
+  sources: Pick<
+    SourceService,
+    'reload' | 'list' | 'create' | 'get' | 'update' | 'delete' | 'setHotLeaves' | 'setSearchIndex' | 'partitions'
+  >;
   /**
    * The ingest writer (src/ingest/write.ts), told when a source is deleted: its partitions are
    * gone, and a new source may reuse the table name. Structural, as ingest builds on sources.
@@ -48,13 +52,16 @@ export function sourceRoutes({ auth, sources, writer, retentionDays }: SourceRou
       name: body.name,
       retention_days: body.retention_days ?? retentionDays,
     });
-    // An omitted hot_leaves keeps the current ones (they are storage, not a setting that has a default).
-    res.json(present(body.hot_leaves === undefined ? updated : await sources.setHotLeaves(updated.id, body.hot_leaves)));
+    // An omitted hot_leaves keeps the current ones (they are storage, not a setting that has a default);
+    // an omitted search_index goes back to the default, as the retention does.
+    if (body.hot_leaves !== undefined) await sources.setHotLeaves(updated.id, body.hot_leaves);
+    res.json(present(await sources.setSearchIndex(updated.id, body.search_index ?? DEFAULT_SEARCH_INDEX)));
   });
   router.patch('/api/sources/:idOrName', admin, jsonBody, async (req, res) => {
-    const { name, retention_days, hot_leaves } = sourceBody(req.body, checkSourceUpdate);
+    const { name, retention_days, hot_leaves, search_index } = sourceBody(req.body, checkSourceUpdate);
     const updated = await sources.update(String(req.params.idOrName), { name, retention_days });
-    res.json(present(hot_leaves === undefined ? updated : await sources.setHotLeaves(updated.id, hot_leaves)));
+    if (hot_leaves !== undefined) await sources.setHotLeaves(updated.id, hot_leaves);
+    res.json(present(search_index === undefined ? await sources.get(updated.id) : await sources.setSearchIndex(updated.id, search_index)));
   });
   router.delete('/api/sources/:idOrName', admin, async (req, res) => {
     await sources.delete(String(req.params.idOrName));
@@ -69,6 +76,7 @@ function present(s: SourceRecord) {
   return {
     ...pick(s, ['id', 'name', 'table_name', 'retention_days', 'schema']),
     hot_leaves: presentHotLeaves(s),
+    search_index: s.search_index,
     ...pick(s, ['created_at', 'updated_at']),
   };
 }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 import type { Database } from '../db/pool.js';
 import { runBuilt, withTransaction } from '../db/transaction.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { createLogTable, dropExpiredPartitions, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
 import { DEFAULT_HOT_LEAVES, DEFAULT_SOURCES } from './defaults.js';
 import { parseHotLeaves } from './hotLeafInput.js';
@@ -27,6 +27,7 @@ import {
 import { listPartitions, partitionCounts, type PartitionCount } from '../storage/logTables.js';
 import { coveringIndexes } from '../storage/coveringIndexes.js';
 import { upkeepIndexes } from '../storage/indexUpkeep.js';
+import { searchableColumns } from '../storage/searchIndexes.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
 import { EndpointRepository } from '../endpoints/repository.js';
 import { sourceReaders } from '../endpoints/nesting.js';
@@ -104,11 +105,34 @@ export class SourceService {
     return again;
   }
 
-  async create(input: { name: string; retention_days?: number; schema?: FieldMap; hot_leaves?: unknown }): Promise<SourceRecord> {
+  async create(input: {
+    name: string;
+    retention_days?: number;
+    schema?: FieldMap;
+    hot_leaves?: unknown;
+    search_index?: readonly string[];
+  }): Promise<SourceRecord> {
     const hot = input.hot_leaves === undefined ? [] : parseHotLeaves(input.hot_leaves, input.schema ?? {});
+    if (input.search_index) checkSearchIndex(input.search_index, hot);
     const record = await this.createRow({ ...input, hot });
+    if (input.search_index) await this.repository.saveSearchIndex(record.id, input.search_index);
     await this.reload();
-    return record;
+    return input.search_index ? this.get(record.id) : record;
+  }
+
+  /**
+   * The columns with a trigram search index (src/storage/searchIndexes.ts): 422 naming a column
+   * that is neither event_message nor a STRING hot leaf of the source. The indexes are built by
+   * the index upkeep, started now rather than at the next minute's job (not awaited: building on
+   * every partition can take minutes; a failure is left to that job, which retries).
+   */
+  async setSearchIndex(idOrName: string, columns: readonly string[]): Promise<SourceRecord> {
+    const source = await this.get(idOrName);
+    checkSearchIndex(columns, source.hot_leaves ?? []);
+    await this.repository.saveSearchIndex(source.id, columns);
+    await this.reload();
+    void this.upkeepIndexesOf(source.id).catch(() => undefined);
+    return this.get(source.id);
   }
 
   /** The row, its log table and first partitions, in one transaction; the caller reloads the catalog. */
@@ -407,7 +431,7 @@ export class SourceService {
       .catch(() => undefined)
       .then(async () => {
         const row = await this.repository.find(sourceId);
-        return row ? upkeepIndexes(this.pool, row.table_name, row.hot_leaves ?? []) : [];
+        return row ? upkeepIndexes(this.pool, row.table_name, row.hot_leaves ?? [], row.search_index) : [];
       });
     this.indexRuns.set(sourceId, run);
     void run.finally(() => this.indexRuns.get(sourceId) === run && this.indexRuns.delete(sourceId)).catch(() => undefined);
@@ -428,6 +452,15 @@ export class SourceService {
     }
     return { created, dropped };
   }
+}
+
+/** 422 unless every column of a `search_index` can have a search index (event_message, STRING hot leaves). */
+function checkSearchIndex(columns: readonly string[], leaves: readonly HotLeaf[]): void {
+  const searchable = searchableColumns(leaves);
+  const bad = columns.find((c) => !searchable.includes(c));
+  if (bad === undefined) return;
+  const message = `search_index: "${bad}" is neither event_message nor a STRING hot leaf of this source (possible: ${searchable.join(', ')}).`;
+  throw new UnprocessableError(message, [{ domain: 'sources', reason: 'invalidSearchIndex', message, location: 'search_index' }]);
 }
 
 /** A table name for a new source that no source row or existing table uses yet. */

@@ -10,15 +10,7 @@ import { adapt, asNumber, asText, unifyAll } from './coerce.js';
 import { SqlUnsupportedError } from './errors.js';
 import type { Call } from './ast/expressions.js';
 import { pg, type PgExpr, type PgOrder } from './postgres/ast.js';
-import {
-  AGGREGATE,
-  ORDER_SENSITIVE_AGGREGATE,
-  SCALAR,
-  TOTAL,
-  WINDOW_FUNCTION,
-  aggregate,
-  type PgFunctionFacts,
-} from './postgres/facts.js';
+import { AGGREGATE, ORDER_SENSITIVE_AGGREGATE, SCALAR, TOTAL, WINDOW_FUNCTION, aggregate, type PgFunctionFacts } from './postgres/facts.js';
 import { BOOL, FLOAT64, INT64, STRING, isScalar, typed, type BqType, type Typed } from './types.js';
 import { AGGREGATE_WINDOW, def, fn, windowCount, windowed } from './library/define.js';
 import { AGGREGATE_FUNCTIONS } from './library/aggregates.js';

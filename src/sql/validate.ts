@@ -35,6 +35,8 @@ const OPERATORS = new Set([
   '#>>',
   '~~',
   '!~~',
+  '~~*',
+  '!~~*',
   'BETWEEN',
   'NOT BETWEEN',
 ]);
@@ -43,6 +45,7 @@ const OPERATOR_KINDS = new Set([
   'AEXPR_OP_ANY',
   'AEXPR_IN',
   'AEXPR_LIKE',
+  'AEXPR_ILIKE',
   'AEXPR_BETWEEN',
   'AEXPR_NOT_BETWEEN',
   'AEXPR_NULLIF',

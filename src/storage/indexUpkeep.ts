@@ -26,21 +26,50 @@
  *    the day is written and end about 60% full; rebuilt, they are full (one day of edge rows:
  *    17 → 9.6 MB; BENCHMARKS.md, "Hot leaves"), and an index-only scan reads fewer pages.
  *
+ * 5. The search indexes (searchIndexes.ts: a `pg_trgm` GIN index per column of the source's
+ *    `search_index`) go through steps 1–3 the same way, and step 4 with `fastupdate = off`: while
+ *    the day is written, GIN's fast update collects new entries in a pending list (merged by
+ *    autovacuum or once it passes `gin_pending_list_limit`), which keeps ingest cheap; once the
+ *    day is over, the index is rebuilt once without it, compact, and late events go straight into
+ *    it. An index whose column left the setting is dropped. Without pg_trgm none is built.
+ *
  * An interrupted CONCURRENTLY build leaves an INVALID index behind; it is dropped and built again.
  * Several replicas may run this: a session advisory lock per table lets one at a time work on it.
  */
 import type pg from 'pg';
 import { childIndexName, coveringIndexes, includedLeaves, ownIndexKind, type CoveringIndex } from './coveringIndexes.js';
-import { withLockRetries, type HotLeafState } from './hotLeaves.js';
+import { hotColumnName, withLockRetries, type HotLeafState } from './hotLeaves.js';
 import { indexColumnsSql, listPartitions, qualifiedTable, quoteIdent, type PartitionInfo } from './logTables.js';
+import { isSearchIndexName, searchableColumns, searchIndexes, searchIndexSql, trigramOpclass, type SearchIndex } from './searchIndexes.js';
 
 const LOCK_TIMEOUT_MS = 2_000;
+/**
+ * The client-side read limit of a CONCURRENTLY build, rebuild or drop, instead of the pool's 60 s
+ * (src/db/pool.ts POOL_READ_TIMEOUT_MS): a GIN build of a busy day takes many minutes (BENCHMARKS.md,
+ * "Search"), and a build cut off by the client is left INVALID and started over at the next run,
+ * forever. It is background work holding only the table's advisory lock, so a stalled connection
+ * may keep it that long.
+ */
+const BUILD_READ_TIMEOUT_MS = 6 * 3_600_000;
+/** `text` as a query the client waits for up to BUILD_READ_TIMEOUT_MS. */
+const longBuild = (text: string): pg.QueryConfig & { query_timeout: number } => ({ text, query_timeout: BUILD_READ_TIMEOUT_MS });
+/** maintenance_work_mem of a search index build (reconcileSearch). */
+const GIN_BUILD_MEMORY = '256MB';
 const DAY_MS = 86_400_000;
 /** Late events still arrive for a while after midnight; the rebuild waits for most of them. */
 export const COMPACT_AFTER_MS = 2 * 3_600_000;
 
-/** Reconciles the indexes of `table` with `leaves`. Returns what it did (`created x`, `built x`, `dropped x`), empty when nothing. */
-export async function upkeepIndexes(pool: pg.Pool, table: string, leaves: readonly HotLeafState[], nowMs = Date.now()): Promise<string[]> {
+/**
+ * Reconciles the indexes of `table` with `leaves` and with `search` (the source's `search_index`
+ * columns). Returns what it did (`created x`, `built x`, `dropped x`), empty when nothing.
+ */
+export async function upkeepIndexes(
+  pool: pg.Pool,
+  table: string,
+  leaves: readonly HotLeafState[],
+  search: readonly string[],
+  nowMs = Date.now(),
+): Promise<string[]> {
   const client = await pool.connect();
   const key = `logquery.indexes.${table}`;
   try {
@@ -50,6 +79,7 @@ export async function upkeepIndexes(pool: pg.Pool, table: string, leaves: readon
       return []; // another replica (or run) is at it
     }
     const done = await reconcile(pool, client, table, leaves, nowMs);
+    done.push(...(await reconcileSearch(pool, client, table, leaves, search, nowMs)));
     await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
     client.release();
     return done;
@@ -81,10 +111,11 @@ async function reconcile(
     }
     if (existing.get(index.name) === true) continue;
     const pending = new Set(includedLeaves(index, leaves).flatMap((l) => l.pending_partitions));
-    const attached = await attachedChildren(client, index.name);
+    const attached = await attachedChildren(client, index.name, COMPACT_COVERING);
     for (const partition of partitions) {
       if (attached.has(partition) || pending.has(partition)) continue;
-      if (await buildOnPartition(pool, client, index, partition)) done.push(`built ${index.name} on ${partition}`);
+      if (await buildOnPartition(pool, client, index.name, indexColumnsSql(index), partition))
+        done.push(`built ${index.name} on ${partition}`);
     }
   }
   existing = (await parentIndexes(client, table)) ?? new Map();
@@ -101,29 +132,122 @@ async function reconcile(
 }
 
 /** Step 4: the covering indexes of partitions whose day is over, rebuilt full once. */
-async function compactFinishedDays(
+function compactFinishedDays(
   pool: pg.Pool,
   client: pg.PoolClient,
   days: readonly PartitionInfo[],
   desired: readonly CoveringIndex[],
   nowMs: number,
 ): Promise<string[]> {
+  // The plain indexes are left as they always were.
+  const covering = desired.filter((index) => index.include.length).map((index) => index.name);
+  return rebuildFinishedDays(pool, client, days, covering, COMPACT_COVERING, nowMs);
+}
+
+/** The storage parameter a compacted child index is rebuilt with, which is also how it is recognised as done. */
+interface Compaction {
+  readonly option: string;
+  readonly value: string;
+}
+const COMPACT_COVERING: Compaction = { option: 'fillfactor', value: '100' };
+const COMPACT_SEARCH: Compaction = { option: 'fastupdate', value: 'off' };
+
+/** The children of the partitioned indexes `names` on partitions whose day is over, rebuilt once with `compaction`'s parameter. */
+async function rebuildFinishedDays(
+  pool: pg.Pool,
+  client: pg.PoolClient,
+  days: readonly PartitionInfo[],
+  names: readonly string[],
+  compaction: Compaction,
+  nowMs: number,
+): Promise<string[]> {
   const done: string[] = [];
   const finished = new Set(days.filter((p) => p.dayMs + DAY_MS + COMPACT_AFTER_MS <= nowMs).map((p) => p.name));
   if (!finished.size) return done;
-  for (const index of desired) {
-    if (!index.include.length) continue; // the plain indexes are left as they always were
-    const rows = [...(await attachedChildren(client, index.name))].map(([partition, c]) => ({ partition, ...c }));
+  for (const name of names) {
+    const rows = [...(await attachedChildren(client, name, compaction))].map(([partition, c]) => ({ partition, ...c }));
     for (const { partition, child, full } of rows) {
       if (full || !finished.has(partition)) continue;
       try {
-        await withLockRetries(pool, LOCK_TIMEOUT_MS, `ALTER INDEX ${ident(child)} SET (fillfactor = 100)`);
-        await client.query(`REINDEX INDEX CONCURRENTLY ${ident(child)}`);
+        await withLockRetries(pool, LOCK_TIMEOUT_MS, `ALTER INDEX ${ident(child)} SET (${compaction.option} = ${compaction.value})`);
+        await client.query(longBuild(`REINDEX INDEX CONCURRENTLY ${ident(child)}`));
       } catch (err) {
         if ((err as { code?: string }).code === '42P01') continue; // dropped meanwhile (retention)
         throw err;
       }
       done.push(`compacted ${child}`);
+    }
+  }
+  return done;
+}
+
+/**
+ * Step 5: the search indexes of the columns of `search` that exist (event_message, STRING hot
+ * leaves), built partition by partition (a partition a leaf's backfill has still to fill waits),
+ * attached, compacted once their day is over; those of columns no longer listed, dropped.
+ */
+async function reconcileSearch(
+  pool: pg.Pool,
+  client: pg.PoolClient,
+  table: string,
+  leaves: readonly HotLeafState[],
+  search: readonly string[],
+  nowMs: number,
+): Promise<string[]> {
+  const done: string[] = [];
+  const existing = await parentIndexes(client, table);
+  const opclass = await trigramOpclass(client);
+  if (!existing || !opclass) return done;
+  const searchable = new Set(searchableColumns(leaves));
+  const desired = searchIndexes(
+    table,
+    search.filter((c) => searchable.has(c)),
+  );
+  const days = await listPartitions(client, table);
+  // perf: a GIN build (and the rebuild of a finished day) collects its entries in maintenance_work_mem and writes them out each time it
+  // is full; the default 64 MB makes a busy day's build several times longer. Only this session.
+  await client.query(`SET maintenance_work_mem = '${GIN_BUILD_MEMORY}'`);
+  try {
+    done.push(...(await buildSearchIndexes(pool, client, table, leaves, desired, existing, days, opclass)));
+    const names = desired.map((d) => d.name);
+    done.push(...(await rebuildFinishedDays(pool, client, days, names, COMPACT_SEARCH, nowMs)));
+  } finally {
+    await client.query('RESET maintenance_work_mem');
+  }
+  for (const [name] of existing) {
+    if (!isSearchIndexName(table, name) || desired.some((d) => d.name === name)) continue;
+    await withLockRetries(pool, LOCK_TIMEOUT_MS, `DROP INDEX IF EXISTS ${ident(name)}`);
+    done.push(`dropped ${name}`);
+  }
+  return done;
+}
+
+/** Steps 1–2 for the search indexes `desired`: created on the parent, built and attached on each partition, newest first. */
+async function buildSearchIndexes(
+  pool: pg.Pool,
+  client: pg.PoolClient,
+  table: string,
+  leaves: readonly HotLeafState[],
+  desired: readonly SearchIndex[],
+  existing: ReadonlyMap<string, boolean>,
+  days: readonly PartitionInfo[],
+  opclass: string,
+): Promise<string[]> {
+  const done: string[] = [];
+  for (const index of desired) {
+    const definition = searchIndexSql(index, opclass);
+    if (!existing.has(index.name)) {
+      await client.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ONLY ${qualifiedTable(table)} ${definition}`);
+      done.push(`created ${index.name}`);
+    }
+    if (existing.get(index.name) === true) continue;
+    const pending = new Set(leaves.filter((l) => hotColumnName(l.path) === index.column).flatMap((l) => l.pending_partitions));
+    const attached = await attachedChildren(client, index.name, COMPACT_SEARCH);
+    // Newest first: the search box reads the last hours and days most, and a GIN build of a busy
+    // day takes minutes (BENCHMARKS.md, "Search").
+    for (const { name: partition } of [...days].reverse()) {
+      if (attached.has(partition) || pending.has(partition)) continue;
+      if (await buildOnPartition(pool, client, index.name, definition, partition)) done.push(`built ${index.name} on ${partition}`);
     }
   }
   return done;
@@ -145,19 +269,28 @@ function withStopgaps(table: string, desired: readonly CoveringIndex[], existing
   });
 }
 
-/** Builds `index` on one partition and attaches it to the parent's. False when the partition is gone (retention). */
-async function buildOnPartition(pool: pg.Pool, client: pg.PoolClient, index: CoveringIndex, partition: string): Promise<boolean> {
-  const child = childIndexName(partition, index.name);
+/**
+ * Builds the index `parent` (of definition `definition`: `(keys) INCLUDE (…)`, `USING gin (…)`) on
+ * one partition and attaches it to the parent's. False when the partition is gone (retention).
+ */
+async function buildOnPartition(
+  pool: pg.Pool,
+  client: pg.PoolClient,
+  parent: string,
+  definition: string,
+  partition: string,
+): Promise<boolean> {
+  const child = childIndexName(partition, parent);
   const { rows } = await client.query<{ valid: boolean }>(`SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)`, [
     ident(child),
   ]);
   // Left INVALID by a build that was interrupted: IF NOT EXISTS would keep it as it is.
-  if (rows[0] && !rows[0].valid) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${ident(child)}`);
+  if (rows[0] && !rows[0].valid) await client.query(longBuild(`DROP INDEX CONCURRENTLY IF EXISTS ${ident(child)}`));
   try {
     await client.query(
-      `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(child)} ON ${qualifiedTable(partition)} ${indexColumnsSql(index)}`,
+      longBuild(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(child)} ON ${qualifiedTable(partition)} ${definition}`),
     );
-    await withLockRetries(pool, LOCK_TIMEOUT_MS, `ALTER INDEX ${ident(index.name)} ATTACH PARTITION ${ident(child)}`);
+    await withLockRetries(pool, LOCK_TIMEOUT_MS, `ALTER INDEX ${ident(parent)} ATTACH PARTITION ${ident(child)}`);
   } catch (err) {
     if ((err as { code?: string }).code === '42P01') return false; // undefined_table: dropped meanwhile
     throw err;
@@ -179,14 +312,18 @@ async function parentIndexes(client: pg.PoolClient, table: string): Promise<Map<
   return new Map(rows.filter((r) => r.name !== null).map((r) => [r.name!, r.valid === true]));
 }
 
-/** The partitions whose index is attached to the partitioned index `name`, with that index and whether it was rebuilt full (step 4). */
-async function attachedChildren(client: pg.PoolClient, name: string): Promise<Map<string, { child: string; full: boolean }>> {
+/** The partitions whose index is attached to the partitioned index `name`, with that index and whether it was compacted (step 4). */
+async function attachedChildren(
+  client: pg.PoolClient,
+  name: string,
+  compaction: Compaction,
+): Promise<Map<string, { child: string; full: boolean }>> {
   const { rows } = await client.query<{ partition: string; child: string; full: boolean }>(
-    `SELECT t.relname AS partition, ci.relname AS child, coalesce('fillfactor=100' = ANY (ci.reloptions), false) AS full
+    `SELECT t.relname AS partition, ci.relname AS child, coalesce($2 = ANY (ci.reloptions), false) AS full
        FROM pg_inherits h JOIN pg_class ci ON ci.oid = h.inhrelid JOIN pg_index i ON i.indexrelid = ci.oid
        JOIN pg_class t ON t.oid = i.indrelid
       WHERE h.inhparent = to_regclass($1)`,
-    [ident(name)],
+    [ident(name), `${compaction.option}=${compaction.value}`],
   );
   return new Map(rows.map((r) => [r.partition, { child: r.child, full: r.full }]));
 }

@@ -4,7 +4,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { createHash } from 'node:crypto';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
+import { coveringIndexes } from '../../src/storage/coveringIndexes.js';
+import { upkeepIndexes } from '../../src/storage/indexUpkeep.js';
+import { createLogTable, ensurePartitions } from '../../src/storage/logTables.js';
 import { eventually, sleep } from '../support/wait.js';
 
 // Self-contained: own temp data dir, port 0, no shared hooks needed.
@@ -235,6 +239,37 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
     }
 
     await assert.rejects(q('CREATE TABLE z (t text COMPRESSION lz4)'), /lz4 not supported/);
+  });
+
+  it('ships pg_trgm: the index upkeep builds a search index on a log table and a LIKE search uses it', async () => {
+    await db().query('CREATE EXTENSION IF NOT EXISTS pg_trgm'); // what migrations/1764300000000_search-index.js does
+    await db().query('CREATE SCHEMA IF NOT EXISTS logs');
+    await db().query('DO $$ BEGIN CREATE ROLE logquery_reader NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$');
+    const now = Date.now();
+    await createLogTable(db(), 'embedded_search', [], coveringIndexes('embedded_search', []));
+    await ensurePartitions(db(), 'embedded_search', now - 86_400_000, now);
+    await db().query(
+      `INSERT INTO logs.embedded_search (id, "timestamp", event_message)
+       SELECT 'e' || i, now() - (i || ' minutes')::interval, 'GET /rest/v1/todos ' || md5(i::text) FROM generate_series(1, 500) i`,
+    );
+    const done = await upkeepIndexes(db(), 'embedded_search', [], ['event_message'], now);
+    assert.ok(
+      done.some((d) => d.startsWith('built')),
+      done.join('\n'),
+    );
+    const client = await db().connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL enable_seqscan = off');
+      const needle = `%${createHash('md5').update('42').digest('hex').slice(0, 12)}%`;
+      const plan = await client.query(`EXPLAIN SELECT id FROM logs.embedded_search WHERE event_message LIKE $1`, [needle]);
+      assert.match(plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n'), /Bitmap Index Scan/);
+      const { rows } = await client.query(`SELECT id FROM logs.embedded_search WHERE event_message LIKE $1`, [needle]);
+      assert.deepEqual(rows, [{ id: 'e42' }]);
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
   });
 
   it('accepts SET LOCAL statement_timeout but never enforces it', async () => {

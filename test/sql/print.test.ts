@@ -11,9 +11,9 @@ const sources = sampleSources();
 
 const cases: [name: string, bq: string, postgres: string, maxRows?: number][] = [
   [
-    'a literal regex without metacharacters becomes strpos; a real regex stays ~',
-    "select regexp_contains(event_message, '/rest') as a, regexp_contains(event_message, r'^GET') as b from `cloudflare.logs.prod`",
-    `SELECT (strpos("t0"."event_message", '/rest') > 0) AS "a", ("t0"."event_message" ~ '^GET') AS "b"
+    'a literal regex without metacharacters becomes LIKE (% and _ escaped, for a trigram index); a real regex stays ~',
+    "select regexp_contains(event_message, '/rest') as a, regexp_contains(event_message, r'^GET') as b, regexp_contains(event_message, '50%_off') as c from `cloudflare.logs.prod`",
+    `SELECT ("t0"."event_message" LIKE '%/rest%') AS "a", ("t0"."event_message" ~ '^GET') AS "b", ("t0"."event_message" LIKE '%50\\%\\_off%') AS "c"
 FROM "logs"."cloudflare_logs_prod" AS "t0"`,
   ],
   [

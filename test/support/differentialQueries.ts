@@ -41,6 +41,10 @@ const condition = fc.constantFrom(
   'regexp_contains(r.url, @project)',
   'r.path is not null and s.status_code != 404',
   'true',
+  // message search (src/sql/postgres/search.ts): LIKE for a literal, ILIKE for lower(x) LIKE
+  "regexp_contains(w.event_message, 'GET')",
+  "lower(r.path) like '%rest%'",
+  "regexp_contains(r.path, 'v1/')",
 );
 export const generated = fc
   .record({
@@ -84,6 +88,8 @@ export const AIMED = [
   // a CTE order dropped under an aggregating reader, kept under a LIMIT
   `${W} select count(*) as n, max(w.timestamp) as last from w`,
   `${W} select w.id from w limit 7`,
+  // message search over the message and over leaves (hot columns in hot-differential.test.ts)
+  `${W} select w.id, r.path from ${EDGE_FROM} where regexp_contains(w.event_message, 'GET') and (lower(r.path) like '%rest%' or regexp_contains(r.url, '_')) order by w.timestamp desc, w.id`,
   // unread CTEs
   `${W}, unread as (select count(*) as n from \`postgres.logs\` where project = @project) select count(*) as n from w`,
   // the function library (src/sql/library/) under the rewrites: a narrowed aggregate of approximate

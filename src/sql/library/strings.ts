@@ -11,6 +11,7 @@ import { pg, type PgExpr } from '../postgres/ast.js';
 import { PARTIAL, PARTIAL_STRICT, SCALAR, TOTAL_STRICT } from '../postgres/facts.js';
 import { BOOL, INT64, STRING, isScalar, typed, type BqType, type Typed } from '../types.js';
 import { asText } from '../coerce.js';
+import { containsLiteral, containsValue } from '../postgres/search.js';
 import { args, def, defWith, fn, int64Arg, optional, safeWhereTotal, stringArg } from './define.js';
 import { RegexError, re2Replacement, re2ToPostgres } from './regex.js';
 
@@ -155,18 +156,22 @@ const length = (pgName: string): FunctionDef =>
 
 export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = safeWhereTotal({
   regexp_contains: defWith(
-    def(2, 2, { strpos: TOTAL_STRICT }, (s) => {
+    def(2, 2, { replace: PARTIAL_STRICT }, (s) => {
       const text = stringArg(s, 0);
       const pattern = regexArg(s, 1);
-      // A pattern without metacharacters is a plain containment test; strpos is several times cheaper than a regex.
-      const contains = pg.op('>', pg.func('strpos', [text, pattern.sql]), pg.number('0'));
-      if (pattern.literal !== undefined) return typed(REGEX_META.test(pattern.literal) ? pg.op('~', text, pattern.sql) : contains, BOOL);
+      // A pattern without metacharacters is a plain containment test: cheaper than a regex, and
+      // printed as LIKE '%…%' so a trigram index serves it (src/sql/postgres/search.ts).
+      if (pattern.literal !== undefined)
+        return typed(REGEX_META.test(pattern.literal) ? pg.op('~', text, pattern.sql) : containsLiteral(text, pattern.literal), BOOL);
       if (!s.arg(1).param) return typed(pg.op('~', text, pattern.sql), BOOL);
       // A parameter (`regexp_contains(url, @project)`): the same choice, made by Postgres when it plans. Queries run as
       // unnamed statements, so the planner sees the value, evaluates the test once and keeps one branch
-      // (docs/ARCHITECTURE.md, "strpos for plain texts").
+      // (docs/ARCHITECTURE.md, "Plain texts: a containment test, not a regex").
       return typed(
-        pg.case([{ when: pg.op('~', pattern.sql, pg.literal(PG_REGEX_META)), then: pg.op('~', text, pattern.sql) }], contains),
+        pg.case(
+          [{ when: pg.op('~', pattern.sql, pg.literal(PG_REGEX_META)), then: pg.op('~', text, pattern.sql) }],
+          containsValue(text, pattern.sql),
+        ),
         BOOL,
       );
     }),

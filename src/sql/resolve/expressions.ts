@@ -25,6 +25,7 @@ import {
 import { pgTypeOf } from '../coerce.js';
 import { fieldOf, nameResolves, resolveName } from './names.js';
 import type { Context, Scope } from './scope.js';
+import { likeTest } from '../postgres/search.js';
 
 const INTERVAL_UNITS: Readonly<Record<string, [number, string]>> = {
   MICROSECOND: [1, 'microseconds'],
@@ -116,7 +117,7 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   },
   like: (e, scope, ctx) => {
     const v = asText(resolveExpr(e.operand, scope, ctx));
-    return typed(pg.op(e.negated ? 'NOT LIKE' : 'LIKE', v, asText(resolveExpr(e.pattern, scope, ctx))), BOOL);
+    return typed(likeTest(v, asText(resolveExpr(e.pattern, scope, ctx)), e.negated), BOOL);
   },
   inList: (e, scope, ctx) => {
     let v = resolveExpr(e.operand, scope, ctx);
