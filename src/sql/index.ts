@@ -15,6 +15,7 @@ import { SqlLimitError, SqlSandboxError, type SqlWarning } from './errors.js';
 import { tokenize } from './lexer.js';
 import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
+import { checkInlinedSize } from './postgres/inlinedSize.js';
 import { printQuery } from './postgres/print.js';
 import { runPasses } from './passes.js';
 import { resolveCtes, resolveQuery, rootContext, TranslationState, type Resolved } from './resolve.js';
@@ -90,6 +91,7 @@ export function translateWithoutValidation(input: TranslateInput): Translation {
   const resolvedTree = { query: resolved.query, parameters: state.parameters };
   const { query: used, parameters } = input.optimise === false ? resolvedTree : runPasses(resolvedTree, state);
   const query = input.maxRows === undefined ? used : capRows(used, input.maxRows);
+  checkInlinedSize(query, input.sandboxSql ?? input.query);
   const sql = printQuery(query);
   return {
     sql,
