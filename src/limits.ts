@@ -24,6 +24,15 @@ export const MAX_EVENTS_PER_REQUEST = 20_000;
  */
 export const MAX_VALUES_PER_REQUEST = 500_000;
 
+/**
+ * security: fields of one source's schema, records and their fields at every depth counted.
+ * Nothing bounded it: one batch of 100,000 distinct keys made a 4.8 MB schema that every later
+ * translation and "did you mean" worked through (issue 25). An event that would take a schema
+ * past it is invalid (406 for that event, the others stored). The largest default schema
+ * (cloudflare.logs.prod) has 88.
+ */
+export const MAX_FIELDS_PER_SOURCE = 5_000;
+
 /** Request body of every other route, before and after decompression. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
 

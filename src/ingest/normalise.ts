@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { inferField, mergeField, type FieldMap, type FieldType } from '../sources/schema.js';
+import { MAX_FIELDS_PER_SOURCE } from '../limits.js';
 import { fieldName, isPlainObject, storedNames, toStoredShape } from '../sources/shape.js';
 import { MAX_NESTING, unstorableReason } from './storable.js';
 import { parseEventTimestamp } from './timestamp.js';
@@ -69,6 +70,11 @@ export interface NormaliseOptions {
   reuseInput?: boolean;
   /** Slots of events that could not even be parsed (NDJSON lines), with the reason. */
   unparsed?: ReadonlyMap<number, string>;
+  /**
+   * The source's schema as it is: an event that would take it past MAX_FIELDS_PER_SOURCE fields
+   * is invalid (listed in the 406), the others are stored. Without it, no cap (seeds, tests).
+   */
+  schema?: FieldMap;
 }
 
 /**
@@ -113,7 +119,7 @@ function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUnt
   let rejected = 0;
   const dropped: Record<DropReason, number> = { stale: 0, future: 0 };
   const schema = fieldMap();
-  const walker = new Walker(options.checkStrings ?? true, options.reuseInput ?? false);
+  const walker = new Walker(options.checkStrings ?? true, options.reuseInput ?? false, options.schema);
   const oldestMs = options.nowMs - options.retentionDays * 86_400_000;
   const unparsed = options.unparsed;
 
@@ -181,11 +187,10 @@ function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUnt
         continue;
       }
 
-      walker.problem = undefined;
-      walker.journal.length = 0;
+      walker.begin();
       let metadata: unknown = null;
       if (event.metadata !== undefined && event.metadata !== null) {
-        metadata = walker.stored(event.metadata, 'metadata', schema, 1);
+        metadata = walker.stored(event.metadata, 'metadata', schema, 1, walker.known);
       }
       const reserved = messageIsOwn ? COLUMN_KEYS_AND_MESSAGE : COLUMN_KEYS;
       let body: Record<string, unknown> | null = null;
@@ -197,7 +202,7 @@ function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUnt
           break;
         }
         body ??= {};
-        body[key] = walker.stored(event[key], key, schema, 1);
+        body[key] = walker.stored(event[key], key, schema, 1, walker.known);
       }
       if (renamed) {
         // Some key is not an identifier: name them all by the collision rule (shape.ts storedNames),
@@ -209,13 +214,13 @@ function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUnt
         const names = storedNames(keys, reserved);
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i];
-          body[names[i]] = walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i], schema, 1);
+          body[names[i]] =
+            walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i], schema, 1, walker.known);
         }
       }
       if (walker.problem) {
         walker.undo();
-        // `as string`: the compiler narrowed `problem` to undefined where it was reset above and cannot see the walk set it.
-        fail(`the event ${walker.problem as string}`);
+        fail(`the event ${walker.problem}`);
         continue;
       }
 
@@ -259,18 +264,49 @@ class Walker {
   readonly journal: unknown[] = [];
   private readonly names = new Map<string, string>();
 
+  /** Fields the batch's valid events add to the source's schema; and the count before the current event. */
+  private added = 0;
+  private addedBefore = 0;
+  /** How many fields the batch may add: MAX_FIELDS_PER_SOURCE less those the source has. */
+  private readonly budget: number;
+
   constructor(
     readonly checkStrings: boolean,
     private readonly inPlace: boolean,
-  ) {}
+    /** The source's schema, where a field already is is not new. */
+    readonly known?: FieldMap,
+  ) {
+    this.budget = known ? MAX_FIELDS_PER_SOURCE - countFields(known) : Infinity;
+  }
+
+  /** Before each event. */
+  begin(): void {
+    this.problem = undefined;
+    this.journal.length = 0;
+    this.addedBefore = this.added;
+  }
+
+  /**
+   * security: `count` fields new to the batch at `key` count against the budget unless the
+   * source has them. 100,000 distinct metadata keys in one 1.5 MB batch grew a schema to 4.8 MB,
+   * and every later translation ran "did you mean" over all of them (issue 25, finding 4).
+   */
+  private fresh(known: FieldMap | undefined, key: string, count: number): void {
+    if (known !== undefined && Object.hasOwn(known, key)) return;
+    this.added += count;
+    if (this.added > this.budget)
+      this.problem ??= `would take the source's schema past ${MAX_FIELDS_PER_SOURCE} fields (the limit of one source)`;
+  }
 
   /**
    * The stored shape of `value` (objects become one-element arrays), its type merged into
    * `parent[key]`. Same results as toStoredShape / inferField / mergeField, in one pass.
    */
-  stored(value: unknown, key: string, parent: Record<string, MutableField>, depth: number): unknown {
+  stored(value: unknown, key: string, parent: Record<string, MutableField>, depth: number, known: FieldMap | undefined): unknown {
     if (value === null || value === undefined) return value;
     const acc = parent[key];
+    const counted = acc === undefined && this.budget !== Infinity;
+    if (counted) this.fresh(known, key, 1);
     switch (typeof value) {
       case 'string':
         if (this.checkStrings && !this.problem) this.problem = unstorableReason(value);
@@ -303,7 +339,9 @@ class Walker {
       // Rare in logs: the general functions, then the same checks.
       if (!this.problem) this.problem = unstorableReason(value, depth);
       if (this.problem) return null;
-      this.set(parent, key, mergeField(acc, inferField(value)) as MutableField);
+      const inferred = inferField(value);
+      if (counted && inferred?.fields) this.fresh(known, key, countFields(inferred.fields));
+      this.set(parent, key, mergeField(acc, inferred) as MutableField);
       return toStoredShape(value);
     }
     let record = acc;
@@ -315,24 +353,26 @@ class Walker {
       this.set(record as unknown as Record<string, MutableField>, 'fields', fieldMap() as unknown as MutableField);
     const fields = record.fields!;
     const object = value as Record<string, unknown>;
+    const knownFields = known !== undefined && Object.hasOwn(known, key) ? known[key].fields : undefined;
     const kept = this.keysKept(object);
     if (kept && this.inPlace) {
-      for (const k in object) object[k] = this.stored(object[k], k, fields, depth + 1);
+      for (const k in object) object[k] = this.stored(object[k], k, fields, depth + 1, knownFields);
       return [object];
     }
     const out: Record<string, unknown> = {};
     if (kept) {
-      for (const k in object) out[k] = this.stored(object[k], k, fields, depth + 1);
+      for (const k in object) out[k] = this.stored(object[k], k, fields, depth + 1, knownFields);
     } else {
       const keys = Object.keys(object);
       const names = storedNames(keys);
-      for (let i = 0; i < keys.length; i++) out[names[i]] = this.stored(object[keys[i]], names[i], fields, depth + 1);
+      for (let i = 0; i < keys.length; i++) out[names[i]] = this.stored(object[keys[i]], names[i], fields, depth + 1, knownFields);
     }
     return [out];
   }
 
   /** Undoes the schema changes of the current event (see `journal`). */
   undo(): void {
+    this.added = this.addedBefore;
     const j = this.journal;
     for (let i = j.length - 3; i >= 0; i -= 3) {
       const parent = j[i] as Record<string, unknown>;
@@ -364,4 +404,15 @@ class Walker {
     }
     return name;
   }
+}
+
+/** Fields of a schema at every depth (a record counts, and so does each of its fields). */
+export function countFields(fields: FieldMap): number {
+  let n = 0;
+  for (const key in fields) {
+    if (!Object.hasOwn(fields, key)) continue;
+    const sub = fields[key].fields;
+    n += 1 + (sub ? countFields(sub) : 0);
+  }
+  return n;
 }

@@ -73,6 +73,7 @@ export class IngestService {
       checkStrings: input.mayHoldUnstorable,
       reuseInput: true,
       unparsed: input.unparsed,
+      schema: source.schema,
     });
     await this.deps.writer.write(source, batch.rows, batch.fields);
     const { metrics } = this.deps;

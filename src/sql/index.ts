@@ -11,7 +11,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type * as Q from './ast/queries.js';
-import { SqlLimitError, SqlSandboxError, type SqlWarning } from './errors.js';
+import { SqlLimitError, SqlSandboxError, withSuggestionBudget, type SqlWarning } from './errors.js';
 import { tokenize } from './lexer.js';
 import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
@@ -87,6 +87,10 @@ export function translateQuery(input: TranslateInput): Translation {
  * translation benchmarks time. Its SQL must never be run unvalidated.
  */
 export function translateWithoutValidation(input: TranslateInput): Translation {
+  return withSuggestionBudget(() => translateBounded(input));
+}
+
+function translateBounded(input: TranslateInput): Translation {
   const { resolved, state } = input.sandboxSql === undefined ? resolveEndpoint(input) : resolveSandboxed(input, input.sandboxSql);
   const resolvedTree = { query: resolved.query, parameters: state.parameters };
   const { query: used, parameters } = input.optimise === false ? resolvedTree : runPasses(resolvedTree, state);
