@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { inferField, mergeField, type FieldMap, type FieldType } from '../sources/schema.js';
 import { MAX_FIELDS_PER_SOURCE } from '../limits.js';
-import { fieldName, isPlainObject, storedNames, toStoredShape } from '../sources/shape.js';
-import { MAX_NESTING, unstorableReason } from './storable.js';
+import { fieldName, isPlainObject, setOwn, storedNames, toStoredShape } from '../sources/shape.js';
+import { MAX_NESTING, numberProblem, unstorableReason } from './storable.js';
 import { parseEventTimestamp } from './timestamp.js';
 
 export interface LogRow {
@@ -202,7 +202,7 @@ function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUnt
           break;
         }
         body ??= {};
-        body[key] = walker.stored(event[key], key, schema, 1, walker.known);
+        setOwn(body, key, walker.stored(event[key], key, schema, 1, walker.known));
       }
       if (renamed) {
         // Some key is not an identifier: name them all by the collision rule (shape.ts storedNames),
@@ -214,8 +214,9 @@ function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUnt
         const names = storedNames(keys, reserved);
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i];
-          body[names[i]] =
+          const value =
             walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i], schema, 1, walker.known);
+          setOwn(body, names[i], value);
         }
       }
       if (walker.problem) {
@@ -314,6 +315,7 @@ class Walker {
         else if (acc.type !== 'STRING' && acc.type !== 'RECORD') this.set(parent, key, { type: 'STRING', repeated: acc.repeated });
         return value;
       case 'number': {
+        if (!this.problem) this.problem = numberProblem(value);
         const type = Number.isInteger(value) ? 'INT64' : 'FLOAT64';
         if (acc === undefined) this.set(parent, key, { type, repeated: false });
         else if (acc.type !== type && acc.type !== 'RECORD') {
@@ -361,11 +363,11 @@ class Walker {
     }
     const out: Record<string, unknown> = {};
     if (kept) {
-      for (const k in object) out[k] = this.stored(object[k], k, fields, depth + 1, knownFields);
+      for (const k in object) setOwn(out, k, this.stored(object[k], k, fields, depth + 1, knownFields));
     } else {
       const keys = Object.keys(object);
       const names = storedNames(keys);
-      for (let i = 0; i < keys.length; i++) out[names[i]] = this.stored(object[keys[i]], names[i], fields, depth + 1, knownFields);
+      for (let i = 0; i < keys.length; i++) setOwn(out, names[i], this.stored(object[keys[i]], names[i], fields, depth + 1, knownFields));
     }
     return [out];
   }

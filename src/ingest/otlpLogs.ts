@@ -18,7 +18,8 @@ import { createRequire } from 'node:module';
 import { BadRequestError } from '../errors.js';
 import { checkBodyCounts, jsonBodyCounts } from './bodyCounts.js';
 import { checkOtlpProtobuf, MAX_OTLP_NESTING, otlpTooDeep } from './otlpCounts.js';
-import { microsToIso } from './timestamp.js';
+import { MAX_DATE_MICROS, microsToIso } from './timestamp.js';
+import { setOwn } from '../sources/shape.js';
 
 type Message = Record<string, unknown>;
 interface MessageClass {
@@ -112,7 +113,9 @@ function recordEvent(
 ): Record<string, unknown> {
   const event: Record<string, unknown> = {};
   const nanos = nonZero(record.timeUnixNano) ?? nonZero(record.observedTimeUnixNano);
-  if (nanos !== undefined) event.timestamp = microsToIso(nanos / 1000n);
+  // Past what a Date holds (`"99999999999999999999999"`, which threw a 500): as a unix number,
+  // which normalisation reads and drops as too far in the future, like any other such record.
+  if (nanos !== undefined) event.timestamp = nanos / 1000n <= MAX_DATE_MICROS ? microsToIso(nanos / 1000n) : Number(nanos);
   else if (unreadable(record.timeUnixNano)) event.timestamp = record.timeUnixNano; // normalisation reports it
   const body = anyValue(record.body);
   if (body !== null && body !== undefined) event.event_message = typeof body === 'string' ? body : JSON.stringify(body);
@@ -154,7 +157,7 @@ function attributes(values: unknown, depth = 0): Record<string, unknown> | undef
     const key = (kv as Message).key;
     if (typeof key !== 'string') continue;
     out ??= {};
-    out[key] = anyValue((kv as Message).value, depth + 1);
+    setOwn(out, key, anyValue((kv as Message).value, depth + 1)); // `__proto__` is an attribute like any other
   }
   return out;
 }
