@@ -33,11 +33,11 @@ const checkBodyInput = compile(inputSchema('in the request body'));
 export function collectInput(query: Record<string, unknown>, body: unknown): ParamValues {
   refuse(checkQueryInput(query));
   if (body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0))
-    return Object.assign(paramMap(), query) as ParamValues;
+    return Object.assign(paramMap(), query);
   const failures = checkBodyInput(body);
   if (notAnObject(failures)) throw new BadRequestError('The request body must be a JSON object of string parameters.');
   refuse(failures);
-  return Object.assign(paramMap(), query, body) as ParamValues;
+  return Object.assign(paramMap(), query, body);
 }
 
 /**

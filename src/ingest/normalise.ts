@@ -358,12 +358,19 @@ class Walker {
     const knownFields = known !== undefined && Object.hasOwn(known, key) ? known[key].fields : undefined;
     const kept = this.keysKept(object);
     if (kept && this.inPlace) {
-      for (const k in object) object[k] = this.stored(object[k], k, fields, depth + 1, knownFields);
+      for (const k in object) {
+        if (this.problem) break;
+        object[k] = this.stored(object[k], k, fields, depth + 1, knownFields);
+      }
       return [object];
     }
     const out: Record<string, unknown> = {};
     if (kept) {
-      for (const k in object) setOwn(out, k, this.stored(object[k], k, fields, depth + 1, knownFields));
+      for (const k in object) {
+        // An event found invalid is not walked further: 100,000 new keys past the field cap cost one check each.
+        if (this.problem) break;
+        setOwn(out, k, this.stored(object[k], k, fields, depth + 1, knownFields));
+      }
     } else {
       const keys = Object.keys(object);
       const names = storedNames(keys);

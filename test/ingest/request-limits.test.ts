@@ -8,44 +8,9 @@ import request from 'supertest';
 import { normaliseEventsYielding } from '../../src/ingest/normalise.js';
 import { MAX_EVENTS_PER_REQUEST, MAX_VALUES_PER_REQUEST } from '../../src/limits.js';
 import { servedTestApp } from '../support/http.js';
+import { deeplyNestedRecord, otlpRequest } from '../support/hostile.js';
 
 const SOURCE = 'cloudflare.logs.prod';
-
-/** A protobuf varint. */
-function varint(n: number): number[] {
-  const out: number[] = [];
-  while (n >= 0x80) {
-    out.push((n % 0x80) | 0x80);
-    n = Math.floor(n / 0x80);
-  }
-  out.push(n);
-  return out;
-}
-const field = (tag: number, content: Buffer): Buffer => Buffer.concat([Buffer.from([tag, ...varint(content.length)]), content]);
-
-/** An ExportLogsServiceRequest of one resource and one scope holding `records` (each LogRecord bytes). */
-export function otlpRequest(records: Buffer[]): Buffer {
-  const scopeLogs = Buffer.concat(records.map((r) => field(0x12, r))); // ScopeLogs.log_records = 2
-  return field(0x0a, field(0x12, scopeLogs)); // request.resource_logs = 1, ResourceLogs.scope_logs = 2
-}
-
-/** A LogRecord whose body is an arrayValue nested `depth` deep (AnyValue.array_value = 5, ArrayValue.values = 1). */
-export function deeplyNestedRecord(depth: number): Buffer {
-  // Written outside in: only headers precede the innermost empty AnyValue, so the lengths are computed first.
-  const anyLengths = [0];
-  for (let i = 0; i < depth; i++) {
-    const inner = anyLengths[i];
-    const array = 1 + varint(inner).length + inner;
-    anyLengths.push(1 + varint(array).length + array);
-  }
-  const bytes: number[] = [0x2a, ...varint(anyLengths[depth])]; // LogRecord.body = 5
-  for (let i = depth; i > 0; i--) {
-    const inner = anyLengths[i - 1];
-    const array = 1 + varint(inner).length + inner;
-    bytes.push(0x2a, ...varint(array), 0x0a, ...varint(inner));
-  }
-  return Buffer.from(bytes);
-}
 
 describe('ingest: limits of one request', function () {
   this.timeout(30_000);

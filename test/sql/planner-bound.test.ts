@@ -9,20 +9,7 @@ import { SqlLimitError } from '../../src/sql/index.js';
 import { MAX_INLINED_NODES } from '../../src/sql/postgres/inlinedSize.js';
 import { testApp, type TestApp } from '../support/http.js';
 import { expectTranslation } from '../support/translation.js';
-
-/** `c0 … c<levels>`, each level reading its input column twice: 2^levels nodes once inlined. */
-export function doublingCteChain(levels: number): string {
-  const ctes = [`c0 as (select 'a' as s)`];
-  for (let i = 1; i <= levels; i++) ctes.push(`c${i} as (select concat(s, s) as s from c${i - 1})`);
-  return `with ${ctes.join(', ')} select length(s) as n from c${levels}`;
-}
-
-/** The same doubling through nested subqueries in FROM. */
-export function doublingSubqueryChain(levels: number): string {
-  let from = `(select 'a' as s)`;
-  for (let i = 1; i <= levels; i++) from = `(select concat(s, s) as s from ${from} as q${i})`;
-  return `select length(s) as n from ${from} as top`;
-}
+import { doublingCteChain, doublingSubqueryChain } from '../support/hostile.js';
 
 const ENDPOINT = 'with base as (select 1 as x) select x from base';
 
