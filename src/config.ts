@@ -51,6 +51,10 @@ export interface Config {
   readonly logLevel: string;
   /** How long a stop (SIGTERM/SIGINT) may take before the process exits 1 anyway. */
   readonly shutdownTimeoutMs: number;
+  /** Time for a request's head to arrive (Node's headersTimeout); past it the connection is closed. */
+  readonly headersTimeoutMs: number;
+  /** Time for a whole request, body included, to arrive (Node's requestTimeout); past it 408 and the connection is closed. */
+  readonly requestTimeoutMs: number;
 }
 
 export type Scope = 'query' | 'ingest' | 'admin';
@@ -102,6 +106,8 @@ export function loadConfig(env: Env = process.env): Config {
     queryTimeBurstMs: integer(env, 'QUERY_TIME_BURST_MS', 0, 0, 1_000_000_000),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
   };
 }
 

@@ -63,9 +63,17 @@ export class ConflictError extends AppError {
 }
 
 export class PayloadTooLargeError extends AppError {
-  constructor(limitBytes: number) {
-    super(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${limitBytes} bytes.`);
+  constructor(limitBytes: number, message = `The request body is larger than the limit of ${limitBytes} bytes.`) {
+    super(413, 'PAYLOAD_TOO_LARGE', message);
   }
+}
+
+/** 413 for an ingest request over a count limit (events, or objects and arrays), naming it. */
+export function tooManyInRequest(what: string, limit: number): PayloadTooLargeError {
+  return new PayloadTooLargeError(
+    limit,
+    `The request holds more than ${limit} ${what}, the limit of one request; send smaller batches. Nothing was stored.`,
+  );
 }
 
 /** 422: an endpoint or source definition that cannot be saved. */

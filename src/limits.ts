@@ -8,6 +8,31 @@
 /** Request body of ingest routes, before and after decompression. */
 export const INGEST_BODY_LIMIT = 10 * 1024 * 1024;
 
+/**
+ * security: events in one ingest request (JSON array or batch, NDJSON lines, OTLP log records).
+ * The byte limit alone let 10 MB of `[{},{},…]` carry 3.4 million events: 53 s of work in one
+ * request, `/health` waiting 35 s meanwhile (issue 25). Shippers batch far fewer (OpenTelemetry
+ * exporters 512, pino-logflare about 100); past the limit the answer is 413 and nothing is stored.
+ */
+export const MAX_EVENTS_PER_REQUEST = 20_000;
+
+/**
+ * security: JSON objects and arrays in one ingest body (OTLP: protobuf messages), counted by a
+ * scan of the bytes before anything is parsed. JSON.parse builds every object synchronously: 3.4
+ * million empty ones took 5.6 s on this machine with the event loop held. 25 per event at the
+ * event limit; a real 10 MB batch of Supabase events holds far fewer. Past it: 413.
+ */
+export const MAX_VALUES_PER_REQUEST = 500_000;
+
+/**
+ * security: fields of one source's schema, records and their fields at every depth counted.
+ * Nothing bounded it: one batch of 100,000 distinct keys made a 4.8 MB schema that every later
+ * translation and "did you mean" worked through (issue 25). An event that would take a schema
+ * past it is invalid (406 for that event, the others stored). The largest default schema
+ * (cloudflare.logs.prod) has 88.
+ */
+export const MAX_FIELDS_PER_SOURCE = 5_000;
+
 /** Request body of every other route, before and after decompression. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
 

@@ -99,7 +99,7 @@ class ListenError extends Error {}
 
 function listen(config: Config, app: Parameters<typeof createHttpServer>[0]): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
-    const s = createHttpServer(app);
+    const s = createHttpServer(app, config);
     s.once('error', (err: NodeJS.ErrnoException) =>
       reject(new ListenError(`cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}`)),
     );

@@ -5,7 +5,7 @@
  */
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
-import { keyOf, type Authenticator } from '../auth/authenticate.js';
+import { requestKey, type Authenticator } from '../auth/authenticate.js';
 import { EndpointRepository } from '../endpoints/repository.js';
 import { openApiDocument } from './openapi.js';
 
@@ -18,7 +18,7 @@ export function openApiRoutes({ auth, knex }: OpenApiRoutesDeps): Router {
   const router = Router();
   const requireQuery = auth.require('query');
   const endpoints = new EndpointRepository(knex);
-  const keyIfSent = (req: Request, res: Response, next: NextFunction) => (keyOf(req) ? requireQuery(req, res, next) : next());
+  const keyIfSent = (req: Request, res: Response, next: NextFunction) => (requestKey(req) ? requireQuery(req, res, next) : next());
 
   router.get('/api/openapi.json', keyIfSent, async (req, res) => {
     const document = openApiDocument(req.apiKey ? await endpoints.list() : []);

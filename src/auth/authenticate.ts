@@ -1,10 +1,10 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Scope } from '../config.js';
 import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import type { ApiKeyRecord, ApiKeyRepository } from './keys.js';
 import { LookupCache } from '../lookupCache.js';
-import { API_KEY_PARAM } from './urlKey.js';
+import { splitUrlKey } from './urlKey.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -17,21 +17,22 @@ declare module 'express-serve-static-core' {
  * query parameter (the self-hosted stack's log shipper puts the key in the URL). Headers win
  * when both are present. The URL key is never logged (the error log has `path`, without the
  * query string), never part of a cache key (queryRoutes.ts strips it first) and never echoed.
+ *
+ * security: the one place a key is read from a request. Authentication, the rate-limit step and
+ * the GET fast path all call it (or keyOfHeaders with splitUrlKey, which it is made of), on the
+ * raw query string, so they cannot disagree on which key a request carries: a rate-limit step
+ * that matched only a literal `api_key` let `api%5Fkey=…` (which Express decodes and
+ * authenticated with) through unlimited (issue 25, finding 3).
  */
-export function keyOf(req: Request): string | undefined {
-  return keyFrom(req.get('x-api-key'), req.get('authorization')) ?? urlKeyOf(req.query);
+export function requestKey(req: IncomingMessage): string | undefined {
+  const url = (req as Partial<Request>).originalUrl ?? req.url ?? '';
+  const q = url.indexOf('?');
+  return keyOfHeaders(req.headers, q < 0 ? undefined : splitUrlKey(url.slice(q + 1)).key);
 }
 
-/** `keyOf` from the request's headers and raw query string (the GET fast path has no Express request). */
+/** `requestKey` from the request's headers and the key splitUrlKey found in its query string. */
 export function keyOfHeaders(headers: IncomingHttpHeaders, urlKey?: string): string | undefined {
   return keyFrom(headers['x-api-key'] as string | undefined, headers.authorization) ?? urlKey;
-}
-
-/** The `api_key` parameter of a parsed query (the first one if repeated). */
-function urlKeyOf(query: Record<string, unknown> | undefined): string | undefined {
-  const value = query?.[API_KEY_PARAM];
-  const first: unknown = Array.isArray(value) ? value[0] : value;
-  return typeof first === 'string' && first.trim() !== '' ? first.trim() : undefined;
 }
 
 function keyFrom(header: string | undefined, auth: string | undefined): string | undefined {
@@ -74,7 +75,7 @@ export class Authenticator {
 
   require(scope: Scope) {
     return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
-      const key = keyOf(req);
+      const key = requestKey(req);
       if (!key) throw new UnauthenticatedError();
       const record = await this.cache.get(key);
       if (!record) throw new UnauthenticatedError('The API key is not valid.');

@@ -33,11 +33,20 @@ const checkBodyInput = compile(inputSchema('in the request body'));
 export function collectInput(query: Record<string, unknown>, body: unknown): ParamValues {
   refuse(checkQueryInput(query));
   if (body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0))
-    return { ...query } as ParamValues;
+    return Object.assign(paramMap(), query);
   const failures = checkBodyInput(body);
   if (notAnObject(failures)) throw new BadRequestError('The request body must be a JSON object of string parameters.');
   refuse(failures);
-  return { ...query, ...body };
+  return Object.assign(paramMap(), query, body);
+}
+
+/**
+ * security: parameter maps have no prototype, and are read with Object.hasOwn: a parameter
+ * named `toString`, `constructor` or `__proto__` left out of a call found Object's own and
+ * answered 500, and `__proto__` sent set the map's prototype (issue 25, finding 5).
+ */
+function paramMap(): ParamValues {
+  return Object.create(null) as ParamValues;
 }
 
 function refuse(failures: ReturnType<Check>): void {
@@ -88,10 +97,10 @@ function checkOf(declared: readonly ParameterDeclaration[]): Check {
 
 /** Declared values only; missing optional ones are absent (bound as NULL). */
 export function validateParameters(declared: readonly ParameterDeclaration[], input: ParamValues): ParamValues {
-  const values: ParamValues = {};
-  const checked: ParamValues = {};
+  const values = paramMap();
+  const checked = paramMap();
   for (const p of declared) {
-    const value = input[p.name];
+    const value = Object.hasOwn(input, p.name) ? input[p.name] : undefined;
     if (value === undefined) continue;
     values[p.name] = value;
     if (value !== '' || p.required) checked[p.name] = value;
@@ -126,7 +135,7 @@ export const SandboxSqlSchema = Type.String({
 const checkSandboxSql = compile(Type.Object({ [SANDBOX_PARAM]: SandboxSqlSchema }));
 
 export function sandboxSqlOf(input: ParamValues): string | undefined {
-  const sql = input[SANDBOX_PARAM];
+  const sql = Object.hasOwn(input, SANDBOX_PARAM) ? input[SANDBOX_PARAM] : undefined;
   if (sql === undefined || sql.trim() === '') return undefined;
   refuse(checkSandboxSql({ [SANDBOX_PARAM]: sql }));
   return sql;

@@ -25,7 +25,19 @@ export function setFrontDoor(app: Express, door: FrontDoor): void {
   frontDoors.set(app, door);
 }
 
-export function createHttpServer(app: Express): http.Server {
+/**
+ * security: Node's defaults suit a server of pages, not an API: a head may take 60 s and a body
+ * 300 s, so a client dripping an ingest body held its connection past 130 s (issue 25, finding
+ * 11). An API request arrives within seconds; a 10 MB ingest body within a minute at 1.5 Mbit/s.
+ */
+export interface ServerTimeouts {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+const DEFAULT_TIMEOUTS: ServerTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000 };
+
+export function createHttpServer(app: Express, timeouts: ServerTimeouts = DEFAULT_TIMEOUTS): http.Server {
   const door = frontDoors.get(app);
   let listener: Listener = app;
   if (door !== undefined) {
@@ -36,5 +48,13 @@ export function createHttpServer(app: Express): http.Server {
         else if (beforeApp === undefined || !beforeApp(req, res, app)) app(req, res);
       });
   }
-  return http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, listener);
+  return http.createServer(
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: timeouts.headersTimeoutMs,
+      // Node checks both every 30 s (connectionsCheckingInterval), so a connection may outlive them by that much.
+      requestTimeout: Math.max(timeouts.requestTimeoutMs, timeouts.headersTimeoutMs),
+    },
+    listener,
+  );
 }

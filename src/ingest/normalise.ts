@@ -4,8 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { inferField, mergeField, type FieldMap, type FieldType } from '../sources/schema.js';
-import { fieldName, isPlainObject, storedNames, toStoredShape } from '../sources/shape.js';
-import { MAX_NESTING, unstorableReason } from './storable.js';
+import { MAX_FIELDS_PER_SOURCE } from '../limits.js';
+import { fieldName, isPlainObject, setOwn, storedNames, toStoredShape } from '../sources/shape.js';
+import { MAX_NESTING, numberProblem, unstorableReason } from './storable.js';
 import { parseEventTimestamp } from './timestamp.js';
 
 export interface LogRow {
@@ -69,6 +70,11 @@ export interface NormaliseOptions {
   reuseInput?: boolean;
   /** Slots of events that could not even be parsed (NDJSON lines), with the reason. */
   unparsed?: ReadonlyMap<number, string>;
+  /**
+   * The source's schema as it is: an event that would take it past MAX_FIELDS_PER_SOURCE fields
+   * is invalid (listed in the 406), the others are stored. Without it, no cap (seeds, tests).
+   */
+  schema?: FieldMap;
 }
 
 /**
@@ -81,12 +87,39 @@ export interface NormaliseOptions {
  * the schema changes it made are undone (Walker.journal), so `fields` describes `rows` only.
  */
 export function normaliseEvents(events: unknown[], options: NormaliseOptions): NormalisedBatch {
+  const batch = batchNormaliser(events, options);
+  batch.runUntil(events.length);
+  return batch.result();
+}
+
+/**
+ * Events normalised between two turns of the event loop. Normalising is synchronous work of a
+ * few microseconds per event: a whole request of MAX_EVENTS_PER_REQUEST events in one go would
+ * hold every other request (and `/health`) for its whole length.
+ */
+export const NORMALISE_CHUNK = 2_000;
+
+/**
+ * normaliseEvents in chunks of NORMALISE_CHUNK events, letting other requests run in between
+ * (issue 25: 3.4 million events held `/health` for 35 s). The same result as normaliseEvents.
+ */
+export async function normaliseEventsYielding(events: unknown[], options: NormaliseOptions): Promise<NormalisedBatch> {
+  const batch = batchNormaliser(events, options);
+  for (let end = NORMALISE_CHUNK; ; end += NORMALISE_CHUNK) {
+    batch.runUntil(Math.min(end, events.length));
+    if (end >= events.length) return batch.result();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/** The state of one batch's normalisation; `runUntil(end)` goes on from where it stopped. */
+function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUntil(end: number): void; result(): NormalisedBatch } {
   const rows: LogRow[] = [];
   const errors: EventError[] = [];
   let rejected = 0;
   const dropped: Record<DropReason, number> = { stale: 0, future: 0 };
   const schema = fieldMap();
-  const walker = new Walker(options.checkStrings ?? true, options.reuseInput ?? false);
+  const walker = new Walker(options.checkStrings ?? true, options.reuseInput ?? false, options.schema);
   const oldestMs = options.nowMs - options.retentionDays * 86_400_000;
   const unparsed = options.unparsed;
 
@@ -96,112 +129,113 @@ export function normaliseEvents(events: unknown[], options: NormaliseOptions): N
     rejected++;
     if (errors.length < MAX_LISTED_ERRORS) errors.push({ index, message });
   };
-  for (; index < events.length; index++) {
-    const event = events[index];
-    if (!isPlainObject(event)) {
-      fail(unparsed?.get(index) ?? 'an event must be a JSON object');
-      continue;
-    }
-
-    let id: string;
-    if (event.id === undefined || event.id === null) id = randomUUID();
-    else if ((typeof event.id === 'string' && event.id.length > 0 && event.id.length <= 200) || typeof event.id === 'number')
-      id = String(event.id);
-    else {
-      fail('id must be a non-empty string of at most 200 characters');
-      continue;
-    }
-
-    let micros: bigint;
-    if (event.timestamp === undefined || event.timestamp === null) micros = BigInt(options.nowMs) * 1000n;
-    else {
-      const parsed = parseEventTimestamp(event.timestamp);
-      if ('error' in parsed) {
-        fail(parsed.error);
+  const runUntil = (end: number): void => {
+    for (; index < end; index++) {
+      const event = events[index];
+      if (!isPlainObject(event)) {
+        fail(unparsed?.get(index) ?? 'an event must be a JSON object');
         continue;
       }
-      micros = parsed.micros;
-    }
-    const ms = Number(micros / 1000n);
-    if (ms > options.nowMs + MAX_FUTURE_MS) {
-      dropped.future++;
-      continue;
-    }
-    if (ms < oldestMs) {
-      dropped.stale++;
-      continue;
-    }
 
-    // `message` is the event message only without `event_message`; beside it, it is an ordinary field.
-    const messageIsOwn = event.event_message === undefined || event.event_message === null;
-    const message = messageIsOwn ? event.message : event.event_message;
-    if (message !== undefined && message !== null && typeof message !== 'string') {
-      fail('event_message must be a string');
-      continue;
-    }
-    if (event.project !== undefined && event.project !== null && typeof event.project !== 'string') {
-      fail('project must be a string');
-      continue;
-    }
-    if (event.metadata !== undefined && event.metadata !== null && !isPlainObject(event.metadata) && !Array.isArray(event.metadata)) {
-      fail('metadata must be an object or an array of objects');
-      continue;
-    }
-    const textProblem = walker.checkStrings ? unstorableReason([id, message ?? null, event.project ?? null]) : undefined;
-    if (textProblem) {
-      fail(`the event ${textProblem}`);
-      continue;
-    }
-
-    walker.problem = undefined;
-    walker.journal.length = 0;
-    let metadata: unknown = null;
-    if (event.metadata !== undefined && event.metadata !== null) {
-      metadata = walker.stored(event.metadata, 'metadata', schema, 1);
-    }
-    const reserved = messageIsOwn ? COLUMN_KEYS_AND_MESSAGE : COLUMN_KEYS;
-    let body: Record<string, unknown> | null = null;
-    let renamed = false;
-    for (const key in event) {
-      if (reserved.has(key)) continue;
-      if (walker.fieldName(key) !== key) {
-        renamed = true;
-        break;
+      let id: string;
+      if (event.id === undefined || event.id === null) id = randomUUID();
+      else if ((typeof event.id === 'string' && event.id.length > 0 && event.id.length <= 200) || typeof event.id === 'number')
+        id = String(event.id);
+      else {
+        fail('id must be a non-empty string of at most 200 characters');
+        continue;
       }
-      body ??= {};
-      body[key] = walker.stored(event[key], key, schema, 1);
-    }
-    if (renamed) {
-      // Some key is not an identifier: name them all by the collision rule (shape.ts storedNames),
-      // which also keeps e.g. "event-message" from shadowing the event_message column.
-      // Keys before the first renamed one are identifiers, already walked and kept as they are.
-      const walked = body;
-      body = {};
-      const keys = Object.keys(event).filter((k) => !reserved.has(k));
-      const names = storedNames(keys, reserved);
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i];
-        body[names[i]] = walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i], schema, 1);
+
+      let micros: bigint;
+      if (event.timestamp === undefined || event.timestamp === null) micros = BigInt(options.nowMs) * 1000n;
+      else {
+        const parsed = parseEventTimestamp(event.timestamp);
+        if ('error' in parsed) {
+          fail(parsed.error);
+          continue;
+        }
+        micros = parsed.micros;
       }
-    }
-    if (walker.problem) {
-      walker.undo();
-      // `as string`: the compiler narrowed `problem` to undefined where it was reset above and cannot see the walk set it.
-      fail(`the event ${walker.problem as string}`);
-      continue;
-    }
+      const ms = Number(micros / 1000n);
+      if (ms > options.nowMs + MAX_FUTURE_MS) {
+        dropped.future++;
+        continue;
+      }
+      if (ms < oldestMs) {
+        dropped.stale++;
+        continue;
+      }
 
-    rows.push({
-      id,
-      micros,
-      event_message: message ?? null,
-      project: event.project ?? null,
-      metadata,
-      body,
-    });
-  }
+      // `message` is the event message only without `event_message`; beside it, it is an ordinary field.
+      const messageIsOwn = event.event_message === undefined || event.event_message === null;
+      const message = messageIsOwn ? event.message : event.event_message;
+      if (message !== undefined && message !== null && typeof message !== 'string') {
+        fail('event_message must be a string');
+        continue;
+      }
+      if (event.project !== undefined && event.project !== null && typeof event.project !== 'string') {
+        fail('project must be a string');
+        continue;
+      }
+      if (event.metadata !== undefined && event.metadata !== null && !isPlainObject(event.metadata) && !Array.isArray(event.metadata)) {
+        fail('metadata must be an object or an array of objects');
+        continue;
+      }
+      const textProblem = walker.checkStrings ? unstorableReason([id, message ?? null, event.project ?? null]) : undefined;
+      if (textProblem) {
+        fail(`the event ${textProblem}`);
+        continue;
+      }
 
-  return { rows, fields: schema, errors, rejected, dropped };
+      walker.begin();
+      let metadata: unknown = null;
+      if (event.metadata !== undefined && event.metadata !== null) {
+        metadata = walker.stored(event.metadata, 'metadata', schema, 1, walker.known);
+      }
+      const reserved = messageIsOwn ? COLUMN_KEYS_AND_MESSAGE : COLUMN_KEYS;
+      let body: Record<string, unknown> | null = null;
+      let renamed = false;
+      for (const key in event) {
+        if (reserved.has(key)) continue;
+        if (walker.fieldName(key) !== key) {
+          renamed = true;
+          break;
+        }
+        body ??= {};
+        setOwn(body, key, walker.stored(event[key], key, schema, 1, walker.known));
+      }
+      if (renamed) {
+        // Some key is not an identifier: name them all by the collision rule (shape.ts storedNames),
+        // which also keeps e.g. "event-message" from shadowing the event_message column.
+        // Keys before the first renamed one are identifiers, already walked and kept as they are.
+        const walked = body;
+        body = {};
+        const keys = Object.keys(event).filter((k) => !reserved.has(k));
+        const names = storedNames(keys, reserved);
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
+          const value =
+            walked !== null && Object.hasOwn(walked, key) ? walked[key] : walker.stored(event[key], names[i], schema, 1, walker.known);
+          setOwn(body, names[i], value);
+        }
+      }
+      if (walker.problem) {
+        walker.undo();
+        fail(`the event ${walker.problem}`);
+        continue;
+      }
+
+      rows.push({
+        id,
+        micros,
+        event_message: message ?? null,
+        project: event.project ?? null,
+        metadata,
+        body,
+      });
+    }
+  };
+  return { runUntil, result: () => ({ rows, fields: schema, errors, rejected, dropped }) };
 }
 
 /**
@@ -231,18 +265,49 @@ class Walker {
   readonly journal: unknown[] = [];
   private readonly names = new Map<string, string>();
 
+  /** Fields the batch's valid events add to the source's schema; and the count before the current event. */
+  private added = 0;
+  private addedBefore = 0;
+  /** How many fields the batch may add: MAX_FIELDS_PER_SOURCE less those the source has. */
+  private readonly budget: number;
+
   constructor(
     readonly checkStrings: boolean,
     private readonly inPlace: boolean,
-  ) {}
+    /** The source's schema, where a field already is is not new. */
+    readonly known?: FieldMap,
+  ) {
+    this.budget = known ? MAX_FIELDS_PER_SOURCE - countFields(known) : Infinity;
+  }
+
+  /** Before each event. */
+  begin(): void {
+    this.problem = undefined;
+    this.journal.length = 0;
+    this.addedBefore = this.added;
+  }
+
+  /**
+   * security: `count` fields new to the batch at `key` count against the budget unless the
+   * source has them. 100,000 distinct metadata keys in one 1.5 MB batch grew a schema to 4.8 MB,
+   * and every later translation ran "did you mean" over all of them (issue 25, finding 4).
+   */
+  private fresh(known: FieldMap | undefined, key: string, count: number): void {
+    if (known !== undefined && Object.hasOwn(known, key)) return;
+    this.added += count;
+    if (this.added > this.budget)
+      this.problem ??= `would take the source's schema past ${MAX_FIELDS_PER_SOURCE} fields (the limit of one source)`;
+  }
 
   /**
    * The stored shape of `value` (objects become one-element arrays), its type merged into
    * `parent[key]`. Same results as toStoredShape / inferField / mergeField, in one pass.
    */
-  stored(value: unknown, key: string, parent: Record<string, MutableField>, depth: number): unknown {
+  stored(value: unknown, key: string, parent: Record<string, MutableField>, depth: number, known: FieldMap | undefined): unknown {
     if (value === null || value === undefined) return value;
     const acc = parent[key];
+    const counted = acc === undefined && this.budget !== Infinity;
+    if (counted) this.fresh(known, key, 1);
     switch (typeof value) {
       case 'string':
         if (this.checkStrings && !this.problem) this.problem = unstorableReason(value);
@@ -250,6 +315,7 @@ class Walker {
         else if (acc.type !== 'STRING' && acc.type !== 'RECORD') this.set(parent, key, { type: 'STRING', repeated: acc.repeated });
         return value;
       case 'number': {
+        if (!this.problem) this.problem = numberProblem(value);
         const type = Number.isInteger(value) ? 'INT64' : 'FLOAT64';
         if (acc === undefined) this.set(parent, key, { type, repeated: false });
         else if (acc.type !== type && acc.type !== 'RECORD') {
@@ -275,7 +341,9 @@ class Walker {
       // Rare in logs: the general functions, then the same checks.
       if (!this.problem) this.problem = unstorableReason(value, depth);
       if (this.problem) return null;
-      this.set(parent, key, mergeField(acc, inferField(value)) as MutableField);
+      const inferred = inferField(value);
+      if (counted && inferred?.fields) this.fresh(known, key, countFields(inferred.fields));
+      this.set(parent, key, mergeField(acc, inferred) as MutableField);
       return toStoredShape(value);
     }
     let record = acc;
@@ -287,24 +355,33 @@ class Walker {
       this.set(record as unknown as Record<string, MutableField>, 'fields', fieldMap() as unknown as MutableField);
     const fields = record.fields!;
     const object = value as Record<string, unknown>;
+    const knownFields = known !== undefined && Object.hasOwn(known, key) ? known[key].fields : undefined;
     const kept = this.keysKept(object);
     if (kept && this.inPlace) {
-      for (const k in object) object[k] = this.stored(object[k], k, fields, depth + 1);
+      for (const k in object) {
+        if (this.problem) break;
+        object[k] = this.stored(object[k], k, fields, depth + 1, knownFields);
+      }
       return [object];
     }
     const out: Record<string, unknown> = {};
     if (kept) {
-      for (const k in object) out[k] = this.stored(object[k], k, fields, depth + 1);
+      for (const k in object) {
+        // An event found invalid is not walked further: 100,000 new keys past the field cap cost one check each.
+        if (this.problem) break;
+        setOwn(out, k, this.stored(object[k], k, fields, depth + 1, knownFields));
+      }
     } else {
       const keys = Object.keys(object);
       const names = storedNames(keys);
-      for (let i = 0; i < keys.length; i++) out[names[i]] = this.stored(object[keys[i]], names[i], fields, depth + 1);
+      for (let i = 0; i < keys.length; i++) setOwn(out, names[i], this.stored(object[keys[i]], names[i], fields, depth + 1, knownFields));
     }
     return [out];
   }
 
   /** Undoes the schema changes of the current event (see `journal`). */
   undo(): void {
+    this.added = this.addedBefore;
     const j = this.journal;
     for (let i = j.length - 3; i >= 0; i -= 3) {
       const parent = j[i] as Record<string, unknown>;
@@ -336,4 +413,15 @@ class Walker {
     }
     return name;
   }
+}
+
+/** Fields of a schema at every depth (a record counts, and so does each of its fields). */
+export function countFields(fields: FieldMap): number {
+  let n = 0;
+  for (const key in fields) {
+    if (!Object.hasOwn(fields, key)) continue;
+    const sub = fields[key].fields;
+    n += 1 + (sub ? countFields(sub) : 0);
+  }
+  return n;
 }

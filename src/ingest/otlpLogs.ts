@@ -16,7 +16,10 @@
  */
 import { createRequire } from 'node:module';
 import { BadRequestError } from '../errors.js';
-import { microsToIso } from './timestamp.js';
+import { checkBodyCounts, jsonBodyCounts } from './bodyCounts.js';
+import { checkOtlpProtobuf, MAX_OTLP_NESTING, otlpTooDeep } from './otlpCounts.js';
+import { MAX_DATE_MICROS, microsToIso } from './timestamp.js';
+import { setOwn } from '../sources/shape.js';
 
 type Message = Record<string, unknown>;
 interface MessageClass {
@@ -73,6 +76,7 @@ export function otlpResponse(encoding: OtlpEncoding, notStored: number, errorMes
 }
 
 function decodeProtobuf(bytes: Buffer): Message {
+  checkOtlpProtobuf(bytes);
   try {
     return ExportLogsServiceRequest.decode(bytes);
   } catch (err) {
@@ -82,8 +86,11 @@ function decodeProtobuf(bytes: Buffer): Message {
 
 function decodeJson(bytes: Buffer): Message {
   let value: unknown;
+  const text = bytes.toString('utf8');
+  // Its log records are counted once decoded (IngestService.ingest): objects and arrays bound the parse.
+  checkBodyCounts(jsonBodyCounts(text, true));
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = JSON.parse(text);
   } catch (err) {
     throw notOtlp(`not valid JSON: ${(err as Error).message}`);
   }
@@ -106,7 +113,9 @@ function recordEvent(
 ): Record<string, unknown> {
   const event: Record<string, unknown> = {};
   const nanos = nonZero(record.timeUnixNano) ?? nonZero(record.observedTimeUnixNano);
-  if (nanos !== undefined) event.timestamp = microsToIso(nanos / 1000n);
+  // Past what a Date holds (`"99999999999999999999999"`, which threw a 500): as a unix number,
+  // which normalisation reads and drops as too far in the future, like any other such record.
+  if (nanos !== undefined) event.timestamp = nanos / 1000n <= MAX_DATE_MICROS ? microsToIso(nanos / 1000n) : Number(nanos);
   else if (unreadable(record.timeUnixNano)) event.timestamp = record.timeUnixNano; // normalisation reports it
   const body = anyValue(record.body);
   if (body !== null && body !== undefined) event.event_message = typeof body === 'string' ? body : JSON.stringify(body);
@@ -141,14 +150,14 @@ function scopeOf(scope: Message | null | undefined): Record<string, unknown> | u
 }
 
 /** A list of KeyValue as an object (a later duplicate key wins, as OTLP leaves duplicates undefined); undefined when empty. */
-function attributes(values: unknown): Record<string, unknown> | undefined {
+function attributes(values: unknown, depth = 0): Record<string, unknown> | undefined {
   let out: Record<string, unknown> | undefined;
   for (const kv of list(values)) {
     if (typeof kv !== 'object' || kv === null) continue;
     const key = (kv as Message).key;
     if (typeof key !== 'string') continue;
     out ??= {};
-    out[key] = anyValue((kv as Message).value);
+    setOwn(out, key, anyValue((kv as Message).value, depth + 1)); // `__proto__` is an attribute like any other
   }
   return out;
 }
@@ -160,18 +169,20 @@ function attributes(values: unknown): Record<string, unknown> | undefined {
  * perf: plain property tests, not the message's `value` oneof getter nor a search over key
  * names; this runs for every attribute value of every record.
  */
-function anyValue(value: unknown): unknown {
+function anyValue(value: unknown, depth = 0): unknown {
   if (typeof value !== 'object' || value === null) return null;
+  // OTLP/JSON reaches here unchecked by checkOtlpProtobuf: a value nested 50,000 deep overflowed the stack (a 500).
+  if (depth > MAX_OTLP_NESTING) throw otlpTooDeep();
   const v = value as Message;
   if (v.stringValue != null) return typeof v.stringValue === 'string' ? v.stringValue : JSON.stringify(v.stringValue);
   if (v.intValue != null) return int64Value(v.intValue);
-  if (v.kvlistValue != null) return attributes((v.kvlistValue as Message).values) ?? {};
+  if (v.kvlistValue != null) return attributes((v.kvlistValue as Message).values, depth + 1) ?? {};
   if (v.boolValue != null) return Boolean(v.boolValue);
   if (v.doubleValue != null) {
     const d = Number(v.doubleValue);
     return Number.isFinite(d) ? d : String(d);
   }
-  if (v.arrayValue != null) return list((v.arrayValue as Message).values).map(anyValue);
+  if (v.arrayValue != null) return list((v.arrayValue as Message).values).map((item) => anyValue(item, depth + 1));
   if (v.bytesValue != null)
     return typeof v.bytesValue === 'string' ? v.bytesValue : Buffer.from(v.bytesValue as Uint8Array).toString('base64');
   return null;

@@ -12,9 +12,10 @@
  * Any other Content-Type answers 415 with the error envelope.
  */
 import type { Request } from 'express';
-import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js';
+import { BadRequestError, UnsupportedMediaTypeError, tooManyInRequest } from '../errors.js';
 import { isJsonType, readDecodedBody } from '../http/body.js';
-import { INGEST_BODY_LIMIT } from '../limits.js';
+import { INGEST_BODY_LIMIT, MAX_EVENTS_PER_REQUEST } from '../limits.js';
+import { checkBodyCounts, jsonBodyCounts } from './bodyCounts.js';
 
 const NDJSON_TYPES = new Set([
   'application/x-ndjson',
@@ -73,6 +74,8 @@ export async function readIngestBody(req: Request, limit = INGEST_BODY_LIMIT): P
   let text = bytes.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte order mark
   const mayHoldUnstorable = UNSTORABLE_ESCAPE.test(text);
+  // Before parsing: NDJSON counts its events line by line (parseNdjson), so only its objects and arrays are counted here.
+  checkBodyCounts(jsonBodyCounts(text, format === 'ndjson'));
   const parsed = format === 'ndjson' ? parseNdjson(text) : { events: parseJsonBody(text), lineErrors: [] };
   return { ...parsed, mayHoldUnstorable };
 }
@@ -116,6 +119,7 @@ export function parseNdjson(text: string): Omit<ParsedEvents, 'mayHoldUnstorable
     const line = text.slice(start, end).trim();
     start = end + 1;
     if (line === '') continue;
+    if (events.length === MAX_EVENTS_PER_REQUEST) throw tooManyInRequest('events', MAX_EVENTS_PER_REQUEST);
     try {
       events.push(JSON.parse(line));
     } catch (err) {

@@ -12,6 +12,7 @@ export const MAX_NESTING = 100;
 /** Why `value` cannot be stored, or undefined when it can. */
 export function unstorableReason(value: unknown, depth = 0): string | undefined {
   if (typeof value === 'string') return stringProblem(value);
+  if (typeof value === 'number') return numberProblem(value);
   if (typeof value !== 'object' || value === null) return undefined;
   if (depth >= MAX_NESTING) return `is nested more than ${MAX_NESTING} levels deep`;
   if (Array.isArray(value)) {
@@ -27,6 +28,16 @@ export function unstorableReason(value: unknown, depth = 0): string | undefined 
     if (reason) return reason;
   }
   return undefined;
+}
+
+/**
+ * JSON.parse reads `1e400` as Infinity, which JSON.stringify writes as null: the value would
+ * change silently (issue 25, finding 8). Postgres' jsonb numbers have no infinity either.
+ */
+export function numberProblem(n: number): string | undefined {
+  return Number.isFinite(n)
+    ? undefined
+    : 'holds a number beyond the range of a 64-bit float (such as 1e400), which would be stored as null';
 }
 
 const SUSPECT = /[\0\ud800-\udfff]/;

@@ -5,6 +5,11 @@
  */
 const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
+const MAX_OFFSET_HOURS = 15;
+
+/** The latest instant a JavaScript Date (and microsToIso) can hold, in microseconds. */
+export const MAX_DATE_MICROS = 8_640_000_000_000_000_000n;
+
 /** Microseconds since the epoch, or an error message. */
 export function parseEventTimestamp(value: unknown): { micros: bigint } | { error: string } {
   if (typeof value === 'number') return fromUnixNumber(value);
@@ -40,7 +45,14 @@ function fromIsoString(s: string): { micros: bigint } | { error: string } {
   if (zone && zone.toUpperCase() !== 'Z') {
     const sign = zone.startsWith('-') ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
-    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || '0'));
+    const hours = Number(digits.slice(0, 2));
+    const minutes = Number(digits.slice(2) || '0');
+    // Strict: `+99:99` was read as 100 hours and 39 minutes and moved the event silently (issue 25).
+    // Postgres' own range: up to 15:59 either way (real offsets are -12:00 to +14:00).
+    if (hours > MAX_OFFSET_HOURS || minutes > 59) {
+      return { error: `timestamp "${s.slice(0, 64)}" has an offset out of range (at most ±${MAX_OFFSET_HOURS}:59)` };
+    }
+    offsetMinutes = sign * (hours * 60 + minutes);
   }
   const fracMicros = BigInt((frac + '000000').slice(0, 6));
   return { micros: BigInt(ms) * 1000n + fracMicros - BigInt(offsetMinutes) * 60_000_000n };

@@ -7,8 +7,7 @@
  * for, including requests its scopes then refuse.
  */
 import type { Authenticator } from '../auth/authenticate.js';
-import { keyOfHeaders } from '../auth/authenticate.js';
-import { splitUrlKey } from '../auth/urlKey.js';
+import { requestKey } from '../auth/authenticate.js';
 import type { Exchange, PipelineStep } from '../http/pipeline.js';
 import type { KeyLimiter } from './index.js';
 
@@ -16,10 +15,7 @@ export function rateLimitStep(auth: Authenticator, limiter: KeyLimiter): Pipelin
   return {
     name: 'rate limit per key',
     run(exchange: Exchange) {
-      const req = exchange.req;
-      const url = req.url ?? '';
-      const q = url.indexOf('?');
-      const key = keyOfHeaders(req.headers, q < 0 ? undefined : splitUrlKey(url.slice(q + 1)).key);
+      const key = requestKey(exchange.req);
       if (key === undefined) return;
       const known = auth.identify(key);
       if (known === undefined) return;

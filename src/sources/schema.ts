@@ -186,6 +186,12 @@ export function tableNameForSource(name: string): string {
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, '_')
       .replace(/^_+|_+$/g, '') || 'source';
-  const prefixed = /^[a-z_]/.test(base) ? base : `s_${base}`;
-  return prefixed.slice(0, 48);
+  const prefixed = (/^[a-z_]/.test(base) ? base : `s_${base}`).slice(0, 48);
+  // security: partitions are named `<table>_pYYYYMMDD` (src/storage/logTables.ts); a source table
+  // of that form took a future partition's name (`postgres.logs_p20261120`), and from that day
+  // every batch of `postgres.logs` failed with a 500 (issue 25, finding 6). Never that form.
+  return PARTITION_SUFFIX.test(prefixed) ? `${prefixed}_s` : prefixed;
 }
+
+/** The end of a partition's name; no source table ends so. */
+const PARTITION_SUFFIX = /_p\d{8}$/;

@@ -17,8 +17,19 @@ function toStoredRecord(object: Record<string, unknown>): Record<string, unknown
   const keys = Object.keys(object);
   const names = storedNames(keys);
   const out: Record<string, unknown> = {};
-  for (let i = 0; i < keys.length; i++) out[names[i]] = toStoredShape(object[keys[i]]);
+  for (let i = 0; i < keys.length; i++) setOwn(out, names[i], toStoredShape(object[keys[i]]));
   return out;
+}
+
+/**
+ * `target[key] = value` as an own property, also for `__proto__`: assigning that key to a plain
+ * object sets its prototype instead, and the field vanished from the stored event, or an OTLP
+ * attribute's children moved up into its parent (issue 25, finding 7). JSON.parse makes such
+ * keys own properties; so does this.
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 /**

@@ -11,10 +11,11 @@
  */
 import { LRUCache } from 'lru-cache';
 import type * as Q from './ast/queries.js';
-import { SqlLimitError, SqlSandboxError, type SqlWarning } from './errors.js';
+import { SqlLimitError, SqlSandboxError, withSuggestionBudget, type SqlWarning } from './errors.js';
 import { tokenize } from './lexer.js';
 import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
+import { checkInlinedSize } from './postgres/inlinedSize.js';
 import { printQuery } from './postgres/print.js';
 import { runPasses } from './passes.js';
 import { resolveCtes, resolveQuery, rootContext, TranslationState, type Resolved } from './resolve.js';
@@ -86,10 +87,15 @@ export function translateQuery(input: TranslateInput): Translation {
  * translation benchmarks time. Its SQL must never be run unvalidated.
  */
 export function translateWithoutValidation(input: TranslateInput): Translation {
+  return withSuggestionBudget(() => translateBounded(input));
+}
+
+function translateBounded(input: TranslateInput): Translation {
   const { resolved, state } = input.sandboxSql === undefined ? resolveEndpoint(input) : resolveSandboxed(input, input.sandboxSql);
   const resolvedTree = { query: resolved.query, parameters: state.parameters };
   const { query: used, parameters } = input.optimise === false ? resolvedTree : runPasses(resolvedTree, state);
   const query = input.maxRows === undefined ? used : capRows(used, input.maxRows);
+  checkInlinedSize(query, input.sandboxSql ?? input.query);
   const sql = printQuery(query);
   return {
     sql,

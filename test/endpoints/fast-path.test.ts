@@ -237,7 +237,7 @@ describe('Authenticator lookups', () => {
     } as unknown as ApiKeyRepository;
     return { keys, calls };
   }
-  const reqWith = (key: string) => ({ get: (h: string) => (h.toLowerCase() === 'x-api-key' ? key : undefined) }) as never;
+  const reqWith = (key: string) => ({ headers: { 'x-api-key': key }, url: '/' }) as never;
   const pass = (auth: Authenticator, key: string) =>
     new Promise<unknown>((resolve, reject) => {
       auth
