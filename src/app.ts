@@ -15,10 +15,12 @@ import { IngestService } from './ingest/service.js';
 import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
 import { keyRoutes } from './auth/routes.js';
+import { accessTokenRoutes } from './auth/accessTokens.js';
 import { openApiRoutes } from './api/routes.js';
 import { consoleRoutes } from './console/routes.js';
 import { EndpointQueryService } from './endpoints/queryService.js';
 import { fastQueryRoute, queryRoutes } from './endpoints/queryRoutes.js';
+import { endpointAccess } from './endpoints/access.js';
 
 export interface AppOptions {
   /** Steps run after the built-in ones of the request pipeline, before routing (src/http/pipeline.ts). */
@@ -74,11 +76,12 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     }),
   );
   // Routers of each feature, each given only what it uses:
-  app.use(queryRoutes(auth, queries));
+  app.use(queryRoutes(auth, queries, endpointAccess(ctx.limiter)));
   app.use(ingestRoutes(auth, new IngestService({ sources: ctx.sources, writer: ctx.writer, metrics })));
   app.use(endpointManagementRoutes({ auth, knex: ctx.db.knex, sources: ctx.sources.lookup, onChange: () => queries.forgetEndpoints() }));
   app.use(sourceRoutes({ auth, sources: ctx.sources, writer: ctx.writer, retentionDays: ctx.config.retentionDays }));
   app.use(keyRoutes({ auth, keys: ctx.keys }));
+  app.use(accessTokenRoutes({ auth, keys: ctx.keys }));
   app.use(openApiRoutes({ auth, knex: ctx.db.knex }));
   app.use(consoleRoutes());
 

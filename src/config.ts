@@ -130,6 +130,10 @@ function bootstrapKeys(env: Env): Config['bootstrapKeys'] {
     ['INGEST_API_KEY', ['ingest']],
     ['LOGFLARE_PRIVATE_ACCESS_TOKEN', all],
     ['LOGFLARE_PUBLIC_ACCESS_TOKEN', ['ingest', 'query']],
+    // The original service's older name of its public token: read only when that one is unset, as the original does.
+    ...(nonEmpty(env.LOGFLARE_PUBLIC_ACCESS_TOKEN) === undefined
+      ? ([['LOGFLARE_API_KEY', ['ingest', 'query']]] as Array<[string, Scope[]]>)
+      : []),
   ];
   const keys: Array<{ name: string; key: string; scopes: Scope[] }> = [];
   for (const [name, scopes] of specs) {

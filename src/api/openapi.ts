@@ -8,6 +8,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { KeyBodySchema, KeyLimitsBodySchema } from '../auth/routes.js';
 import { SCOPES } from '../auth/keys.js';
+import { RESOURCE_SCOPE_PATTERN } from '../auth/scopes.js';
 import { LIMIT_FIELDS } from '../rateLimit/limits.js';
 import { EndpointBodySchema, EndpointCreateSchema, ParameterDeclarationSchema } from '../endpoints/definition.js';
 import { parametersSchema, SandboxSqlSchema } from '../endpoints/params.js';
@@ -95,6 +96,11 @@ const COMPONENTS = {
         ...(plain(EndpointBodySchema).properties as Json),
         parameters: { type: 'array', items: ref('ParameterDeclaration') },
         id: { type: 'string', format: 'uuid' },
+        token: { type: 'string', format: 'uuid', description: "The id, in the original service's name" },
+        max_limit: { type: 'integer', description: "max_rows, in the original service's name" },
+        proactive_requerying_seconds: { type: 'integer', description: "cache_warming_seconds, 0 for none, in the original service's name" },
+        enable_dynamic_reservation: { type: 'boolean' },
+        backend_id: { type: 'null' },
         version: { type: 'integer' },
         created_at: { type: 'string', format: 'date-time' },
         updated_at: { type: 'string', format: 'date-time' },
@@ -159,6 +165,24 @@ const COMPONENTS = {
     }),
     KeyBody: plain(KeyBodySchema),
     KeyLimitsBody: plain(KeyLimitsBodySchema),
+    AccessTokenBody: {
+      type: 'object',
+      properties: {
+        description: { type: ['string', 'null'], maxLength: 200 },
+        scopes: {
+          type: ['string', 'null'],
+          description: 'Space-separated: private, query, ingest, query:endpoint:<endpoint id>, ingest:source:<source id>',
+          examples: ['ingest query'],
+        },
+      },
+    },
+    AccessToken: object(['id', 'token', 'description', 'scopes', 'inserted_at'], {
+      id: { type: 'string', format: 'uuid' },
+      token: { type: ['string', 'null'], description: 'Only in the answer to POST, shown this once.' },
+      description: { type: ['string', 'null'] },
+      scopes: { type: 'string' },
+      inserted_at: { type: 'string', format: 'date-time' },
+    }),
     Key: {
       type: 'object',
       required: ['id', 'name', 'prefix', 'scopes'],
@@ -166,7 +190,10 @@ const COMPONENTS = {
         id: { type: 'string', format: 'uuid' },
         name: { type: 'string' },
         prefix: { type: 'string' },
-        scopes: { type: 'array', items: { enum: [...SCOPES] } },
+        scopes: {
+          type: 'array',
+          items: { anyOf: [{ enum: [...SCOPES] }, { type: 'string', pattern: RESOURCE_SCOPE_PATTERN }] },
+        },
         created_at: { type: 'string', format: 'date-time' },
         ...Object.fromEntries(
           LIMIT_FIELDS.map((f) => [f, { type: ['integer', 'null'], description: "The key's own limit; null: the configured default" }]),
@@ -177,7 +204,8 @@ const COMPONENTS = {
   },
 };
 
-function crud(tag: string, item: string, body: string, create: string, listDescription: string) {
+/** `patchAnswers`: '204' where PATCH answers no body (endpoints, as the original service answers). */
+function crud(tag: string, item: string, body: string, create: string, listDescription: string, patchAnswers: '200' | '204' = '200') {
   const base = `/api/${tag}`;
   /** A request that sends a body of `schema` and answers the item. */
   const write = (summary: string, schema: string, status: '200' | '201', answer: string) => ({
@@ -201,7 +229,13 @@ function crud(tag: string, item: string, body: string, create: string, listDescr
       parameters: [idOrName],
       get: { tags: [tag], summary: 'One by id or name', security: admin, responses: { '200': json(ref(item), 'Found'), ...ERRORS } },
       put: write('Replace: omitted fields take their defaults', create, '200', 'Replaced'),
-      patch: write('Change the fields sent', body, '200', 'Changed'),
+      patch:
+        patchAnswers === '200'
+          ? write('Change the fields sent', body, '200', 'Changed')
+          : {
+              ...write('Change the fields sent; no body is answered (as the original service answers)', body, '200', 'Changed'),
+              responses: { '204': { description: 'Changed' }, ...MANAGEMENT_ERRORS },
+            },
       delete: { tags: [tag], summary: 'Delete', security: admin, responses: { '204': { description: 'Deleted' }, ...MANAGEMENT_ERRORS } },
     },
   };
@@ -234,7 +268,23 @@ const GENERIC_PATHS = {
       responses: { ...runResponses, '413': error('Body over 1 MB'), '415': error('Not JSON') },
     },
   },
-  ...crud('endpoints', 'Endpoint', 'EndpointBody', 'EndpointCreate', 'Every endpoint'),
+  ...crud('endpoints', 'Endpoint', 'EndpointBody', 'EndpointCreate', 'Every endpoint', '204'),
+  ...Object.fromEntries(
+    ['/endpoints/query/{idOrName}', '/api/endpoints/query/name/{idOrName}'].map((path) => [
+      path,
+      {
+        parameters: [idOrName],
+        get: {
+          tags: ['query'],
+          summary: "The original service's older path of GET /api/endpoints/query/{idOrName}",
+          deprecated: true,
+          security: runSecurity,
+          parameters: [sqlParam, paramsParam],
+          responses: runResponses,
+        },
+      },
+    ]),
+  ),
   '/api/endpoints/{idOrName}/sql': {
     parameters: [idOrName],
     get: {
@@ -280,6 +330,30 @@ const GENERIC_PATHS = {
       responses: { '200': json(ref('Key'), 'Changed'), ...ERRORS, '422': error('An unknown field or a bad value') },
     },
     delete: { tags: ['keys'], summary: 'Revoke a key', security: admin, responses: { '204': { description: 'Deleted' }, ...ERRORS } },
+  },
+  '/api/access-tokens': {
+    get: {
+      tags: ['keys'],
+      summary: "Every key as the original service's access tokens (token is null: only hashes are kept)",
+      security: admin,
+      responses: { '200': json({ type: 'array', items: ref('AccessToken') }, 'The tokens'), ...ERRORS },
+    },
+    post: {
+      tags: ['keys'],
+      summary: 'Create an access token; the answer shows it once',
+      security: admin,
+      requestBody: { required: true, content: { 'application/json': { schema: ref('AccessTokenBody') } } },
+      responses: { '201': json(ref('AccessToken'), 'Created'), ...ERRORS, '422': error('An unrecognized scope') },
+    },
+  },
+  '/api/access-tokens/{token}': {
+    parameters: [{ name: 'token', in: 'path', required: true, description: 'The token itself, or its id', schema: { type: 'string' } }],
+    delete: {
+      tags: ['keys'],
+      summary: 'Revoke an access token',
+      security: admin,
+      responses: { '204': { description: 'Deleted' }, ...ERRORS },
+    },
   },
   '/api/logs': {
     post: {

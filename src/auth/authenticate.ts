@@ -5,6 +5,7 @@ import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import type { ApiKeyRecord, ApiKeyRepository } from './keys.js';
 import { LookupCache } from '../lookupCache.js';
 import { splitUrlKey } from './urlKey.js';
+import { grants, reaches } from './scopes.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -41,6 +42,21 @@ function keyFrom(header: string | undefined, auth: string | undefined): string |
   return m ? m[1].trim() : undefined;
 }
 
+/**
+ * Whether the request's key (`req.apiKey`, set by `require` or `identifyIfAny`) may use `scope` on
+ * the resource `id`: 401 without a known key, 403 when its scopes do not cover it
+ * (src/auth/scopes.ts). Keys limited to other resources get the same 403 as keys without the scope.
+ */
+export function authorize(req: Request, scope: Scope, id: string): void {
+  const record = req.apiKey;
+  if (!record) throw requestKey(req) ? new UnauthenticatedError('The API key is not valid.') : new UnauthenticatedError();
+  if (!grants(record.scopes, scope, id)) throw lacks(scope, true);
+}
+
+function lacks(scope: Scope, forResource = false): ForbiddenError {
+  return new ForbiddenError(`This API key lacks the "${scope}" scope${forResource ? ' for this resource' : ''}.`);
+}
+
 /** perf: a key in use is looked up again in the background this long before its cached lookup expires. */
 const REFRESH_AHEAD_MS = 1_000;
 
@@ -63,7 +79,7 @@ export class Authenticator {
    */
   peek(key: string, scope: Scope): ApiKeyRecord | undefined {
     const record = this.cache.peek(key)?.value;
-    if (!record || (!record.scopes.includes(scope) && !record.scopes.includes('admin'))) return undefined;
+    if (!record || !reaches(record.scopes, scope)) return undefined;
     return record;
   }
 
@@ -79,10 +95,20 @@ export class Authenticator {
       if (!key) throw new UnauthenticatedError();
       const record = await this.cache.get(key);
       if (!record) throw new UnauthenticatedError('The API key is not valid.');
-      if (!record.scopes.includes(scope) && !record.scopes.includes('admin')) {
-        throw new ForbiddenError(`This API key lacks the "${scope}" scope.`);
-      }
+      if (!reaches(record.scopes, scope)) throw lacks(scope);
       req.apiKey = record;
+      next();
+    };
+  }
+
+  /**
+   * Middleware of routes whose resource decides (a public endpoint needs no key): the record of
+   * a known key on `req.apiKey`, nothing else; `authorize` decides once the resource is known.
+   */
+  identifyIfAny() {
+    return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+      const key = requestKey(req);
+      if (key) req.apiKey = await this.cache.get(key);
       next();
     };
   }

@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import type { Scope } from '../config.js';
 import { isUuid } from '../ids.js';
 import { LIMIT_FIELDS, type KeyLimitFields } from '../rateLimit/limits.js';
+import type { KeyScope } from './scopes.js';
 
 export const SCOPES: readonly Scope[] = ['query', 'ingest', 'admin'];
 
@@ -16,7 +17,8 @@ export interface ApiKeyRecord extends KeyLimitFields {
   id: string;
   name: string;
   prefix: string;
-  scopes: Scope[];
+  /** Broad scopes and scopes limited to one endpoint or source (src/auth/scopes.ts). */
+  scopes: KeyScope[];
   created_at: Date;
 }
 
@@ -34,7 +36,7 @@ export class ApiKeyRepository {
   constructor(private readonly knex: Knex) {}
 
   /** Stores a key (hashed) and returns its record; the key itself is not kept. */
-  async create(name: string, key: string, scopes: Scope[], limits: Partial<KeyLimitFields> = {}): Promise<ApiKeyRecord> {
+  async create(name: string, key: string, scopes: KeyScope[], limits: Partial<KeyLimitFields> = {}): Promise<ApiKeyRecord> {
     const [row] = await this.knex('api_keys')
       .insert({ name, key_hash: hashKey(key), prefix: key.slice(0, 6), scopes, ...limits })
       .returning<ApiKeyRecord[]>(COLUMNS);
@@ -65,6 +67,15 @@ export class ApiKeyRepository {
 
   list(): Promise<ApiKeyRecord[]> {
     return this.knex('api_keys').select(COLUMNS).orderBy('created_at');
+  }
+
+  /** True when the key itself (not its id: the original service revokes access tokens by token) was deleted. */
+  async deleteByKey(key: string): Promise<boolean> {
+    return (
+      (await this.knex('api_keys')
+        .where({ key_hash: hashKey(key) })
+        .delete()) > 0
+    );
   }
 
   /** True when a key was deleted; false for an unknown id, or one that is not a UUID. */

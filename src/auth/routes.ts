@@ -14,6 +14,7 @@ import { jsonBody } from '../http/body.js';
 import { pick } from '../http/present.js';
 import type { Authenticator } from './authenticate.js';
 import { generateKey, SCOPES, type ApiKeyRecord, type ApiKeyRepository } from './keys.js';
+import { RESOURCE_SCOPE_PATTERN, resourceScope, type KeyScope } from './scopes.js';
 import { LIMIT_FIELDS, MAX_LIMIT, type KeyLimitFields } from '../rateLimit/limits.js';
 
 /** A limit of a key: a whole number, 0 for no limit, or null for the configured default. */
@@ -52,10 +53,14 @@ export const KeyBodySchema = Type.Object(
       description: 'A label for the key.',
       ...problem('invalidValue', 'name is required: a label of 1 to 200 characters'),
     }),
-    scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
+    scopes: Type.Array(Type.Union([...SCOPES.map((s) => Type.Literal(s)), Type.String({ pattern: RESOURCE_SCOPE_PATTERN })]), {
       minItems: 1,
-      description: 'What the key may do: run endpoints, ingest events, or everything.',
-      ...problem('invalidValue', `scopes must be a non-empty array of ${SCOPES.map((s) => `"${s}"`).join(', ')}`),
+      description:
+        'What the key may do: run endpoints, ingest events, or everything; or run one endpoint (`query:endpoint:<id>`), ingest into one source (`ingest:source:<id>`).',
+      ...problem(
+        'invalidValue',
+        `scopes must be a non-empty array of ${SCOPES.map((s) => `"${s}"`).join(', ')}, "query:endpoint:<endpoint id>", "ingest:source:<source id>"`,
+      ),
     }),
     ...LIMIT_PROPERTIES,
   },
@@ -130,7 +135,7 @@ function pickLimits(fields: Record<string, unknown>): Partial<KeyLimitFields> {
   return limits;
 }
 
-function keyBody(body: unknown): { name: string; scopes: Scope[]; limits: Partial<KeyLimitFields> } {
+function keyBody(body: unknown): { name: string; scopes: KeyScope[]; limits: Partial<KeyLimitFields> } {
   const failures = checkKeyBody(body);
   if (notAnObject(failures)) {
     throw new BadRequestError('The request body must be a JSON object like {"name": "shipper", "scopes": ["ingest"]}.', [
@@ -141,7 +146,12 @@ function keyBody(body: unknown): { name: string; scopes: Scope[]; limits: Partia
   const first = failures.find((f) => f.keyword === 'additionalProperties') ?? failures.find((f) => f.location === 'name') ?? failures[0];
   if (first) throw invalid(first.location, first.message);
   const { name, scopes } = body as Static<typeof KeyBodySchema>;
-  return { name: name.trim(), scopes: [...new Set(scopes)], limits: pickLimits(body as Record<string, unknown>) };
+  const normalised = scopes.map((s) => {
+    const scope = SCOPES.includes(s as Scope) ? (s as Scope) : resourceScope(s);
+    if (scope === undefined) throw invalid('scopes', `scope "${s}" must name the endpoint's or source's id (a UUID)`);
+    return scope;
+  });
+  return { name: name.trim(), scopes: [...new Set(normalised)], limits: pickLimits(body as Record<string, unknown>) };
 }
 
 function invalid(location: string, message: string): UnprocessableError {

@@ -103,7 +103,59 @@ export const EndpointBodySchema = Type.Object(
     ),
     sandboxable: Type.Optional(boolean('sandboxable', 'Callers may pass their own `sql` over the CTEs.')),
     redact_pii: Type.Optional(boolean('redact_pii', 'Redact IP addresses in every answer.')),
+    enable_auth: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description: 'false: a public endpoint, run without a key and limited per client address (docs/API.md, "Public endpoints").',
+        ...problem('invalidValue', 'enable_auth must be true or false'),
+      }),
+    ),
+    language: Type.Optional(
+      Type.Literal('bq_sql', {
+        default: 'bq_sql',
+        description: 'The dialect of `query`: BigQuery SQL only.',
+        ...problem('invalidLanguage', 'language must be "bq_sql": queries are BigQuery SQL here (ch_sql, pg_sql and lql are not run)'),
+      }),
+    ),
+    labels: Type.Optional(
+      Type.Union([Type.String({ maxLength: MAX_DESCRIPTION, ...NO_NUL }), Type.Null()], {
+        default: null,
+        description: "Free text (the original service's `key=value,…` labels), stored and echoed.",
+        ...problem('invalidValue', `labels must be null or a string of at most ${MAX_DESCRIPTION} characters`),
+      }),
+    ),
+    // The original service's names of two of our fields (docs/COMPATIBILITY.md, "Management API").
+    max_limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_ROWS_LIMIT,
+        description: "The original service's name of max_rows.",
+        ...problem('invalidValue', `max_limit must be a whole number from 1 to ${MAX_ROWS_LIMIT}`),
+      }),
+    ),
+    proactive_requerying_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_SECONDS,
+        description: "The original service's name of cache_warming_seconds; 0, or no caching: no warming.",
+        ...problem('invalidValue', `proactive_requerying_seconds must be a whole number from 0 to ${MAX_SECONDS}`),
+      }),
+    ),
+    enable_dynamic_reservation: Type.Optional(
+      Type.Boolean({
+        description: 'Accepted and ignored (BigQuery slots).',
+        ...problem('invalidValue', 'enable_dynamic_reservation must be true or false'),
+      }),
+    ),
+    backend_id: Type.Optional(
+      Type.Null({
+        description: "Only null: endpoints run on this service's own Postgres.",
+        ...problem('invalidBackend', "backend_id must be null: endpoints run on this service's own Postgres"),
+      }),
+    ),
     id: readOnly('Ignored when sent.'),
+    token: readOnly("Ignored when sent (the id, in the original service's name)."),
+    source_mapping: readOnly('Ignored when sent: resolved from the query.'),
     version: readOnly('Ignored when sent.'),
     created_at: readOnly('Ignored when sent.'),
     updated_at: readOnly('Ignored when sent.'),
@@ -185,12 +237,16 @@ export function validateDefinition(
     description: body.description ?? '',
     query: body.query ?? '',
     parameters: [],
-    max_rows: body.max_rows ?? DEFAULT_MAX_ROWS,
+    max_rows: maxRows(body, problems) ?? DEFAULT_MAX_ROWS,
     cache_duration_seconds: body.cache_duration_seconds ?? 0,
-    cache_warming_seconds: body.cache_warming_seconds ?? null,
+    cache_warming_seconds: null,
     sandboxable: body.sandboxable ?? false,
     redact_pii: body.redact_pii ?? false,
+    enable_auth: body.enable_auth ?? true,
+    language: 'bq_sql',
+    labels: body.labels ?? null,
   };
+  fields.cache_warming_seconds = warming(body, fields.cache_duration_seconds, problems) ?? null;
   finish(problems, fields);
   fields.parameters = resolveParameters(body.parameters, usedParameters(fields.query), undefined, inherited);
   return fields;
@@ -214,12 +270,17 @@ export function validatePatch(
     description: has('description') ? (body.description ?? '') : current.description,
     query: has('query') ? (body.query ?? '') : current.query,
     parameters: current.parameters,
-    max_rows: has('max_rows') ? (body.max_rows ?? DEFAULT_MAX_ROWS) : current.max_rows,
+    max_rows: maxRows(body, problems) ?? current.max_rows,
     cache_duration_seconds: has('cache_duration_seconds') ? (body.cache_duration_seconds ?? 0) : current.cache_duration_seconds,
-    cache_warming_seconds: has('cache_warming_seconds') ? (body.cache_warming_seconds ?? null) : current.cache_warming_seconds,
+    cache_warming_seconds: current.cache_warming_seconds,
     sandboxable: has('sandboxable') ? (body.sandboxable ?? false) : current.sandboxable,
     redact_pii: has('redact_pii') ? (body.redact_pii ?? false) : current.redact_pii,
+    enable_auth: has('enable_auth') ? (body.enable_auth ?? true) : current.enable_auth,
+    language: 'bq_sql',
+    labels: has('labels') ? (body.labels ?? null) : current.labels,
   };
+  const warmingSent = warming(body, fields.cache_duration_seconds, problems);
+  if (warmingSent !== undefined) fields.cache_warming_seconds = warmingSent;
   finish(problems, fields);
   fields.parameters = resolveParameters(
     has('parameters') ? body.parameters : undefined,
@@ -228,6 +289,42 @@ export function validatePatch(
     inherited,
   );
   return fields;
+}
+
+/**
+ * `max_rows`, or the original service's `max_limit` (docs/COMPATIBILITY.md, "Management API");
+ * undefined when neither is sent, a problem when both are sent with different values.
+ */
+function maxRows(body: EndpointBody, problems: ErrorDetail[]): number | undefined {
+  if (body.max_rows !== undefined && body.max_limit !== undefined && body.max_rows !== body.max_limit) {
+    problems.push(
+      detail('max_limit', 'max_limit is another name of max_rows: send one of them, or both with the same value', 'conflictingFields'),
+    );
+  }
+  return body.max_rows ?? body.max_limit;
+}
+
+/**
+ * The warming period sent: `cache_warming_seconds` (null: none), or the original service's
+ * `proactive_requerying_seconds`, where 0 or an uncached endpoint mean no warming (the original
+ * re-runs cached results only, so its defaults, 1800 s with caching off, must not be a 422 here).
+ * Undefined when neither is sent.
+ */
+function warming(body: EndpointBody, cacheSeconds: number, problems: ErrorDetail[]): number | null | undefined {
+  const ours = body.cache_warming_seconds;
+  const theirs = body.proactive_requerying_seconds;
+  if (theirs === undefined || typeof theirs !== 'number') return ours;
+  const derived = theirs === 0 || cacheSeconds === 0 ? null : theirs;
+  if (ours !== undefined && (ours ?? 0) !== theirs) {
+    problems.push(
+      detail(
+        'proactive_requerying_seconds',
+        'proactive_requerying_seconds is another name of cache_warming_seconds: send one of them, or both with the same value',
+        'conflictingFields',
+      ),
+    );
+  }
+  return ours !== undefined ? ours : derived;
 }
 
 /** The rule that spans two fields (warming needs caching), then every problem at once. */

@@ -1,6 +1,7 @@
 /**
  * `GET/POST /api/endpoints`, `GET/PUT/PATCH/DELETE /api/endpoints/:idOrName` (admin scope).
- * Bodies are bare JSON: a list is an array, one endpoint an object (docs/API.md, "Management API").
+ * Bodies are bare JSON: a list is an array, one endpoint an object (docs/API.md, "Management API"),
+ * in both our field names and the original service's (docs/COMPATIBILITY.md, "Management API").
  * Running an endpoint (`/api/endpoints/query/...`, `/:idOrName/sql`) lives in another router;
  * these routes match one path segment only, so they never shadow those.
  */
@@ -10,6 +11,7 @@ import type { Authenticator } from '../auth/authenticate.js';
 import type { SourceLookup } from '../sources/schema.js';
 import { jsonBody } from '../http/body.js';
 import { EndpointManagementService } from './managementService.js';
+import { presentEndpoint } from './present.js';
 
 /** `onChange` runs after every create, update or delete, so this replica's query path sees it at once. */
 export interface EndpointManagementDeps {
@@ -26,25 +28,26 @@ export function endpointManagementRoutes({ auth, knex, sources, onChange }: Endp
   const admin = auth.require('admin');
 
   router.get('/api/endpoints', admin, async (_req, res) => {
-    res.json(await endpoints.list());
+    res.json((await endpoints.list()).map(presentEndpoint));
   });
   router.post('/api/endpoints', admin, jsonBody, async (req, res) => {
     const created = await endpoints.create(req.body);
     onChange();
-    res.status(201).json(created);
+    res.status(201).json(presentEndpoint(created));
   });
   router.get('/api/endpoints/:idOrName', admin, async (req, res) => {
-    res.json(await endpoints.get(String(req.params.idOrName)));
+    res.json(presentEndpoint(await endpoints.get(String(req.params.idOrName))));
   });
   router.put('/api/endpoints/:idOrName', admin, jsonBody, async (req, res) => {
     const replaced = await endpoints.replace(String(req.params.idOrName), req.body);
     onChange();
-    res.json(replaced);
+    res.json(presentEndpoint(replaced));
   });
   router.patch('/api/endpoints/:idOrName', admin, jsonBody, async (req, res) => {
-    const patched = await endpoints.patch(String(req.params.idOrName), req.body);
+    await endpoints.patch(String(req.params.idOrName), req.body);
     onChange();
-    res.json(patched);
+    // As the original service answers a PATCH: 204 and no body (PUT answers the endpoint).
+    res.status(204).end();
   });
   router.delete('/api/endpoints/:idOrName', admin, async (req, res) => {
     await endpoints.delete(String(req.params.idOrName));

@@ -2,11 +2,13 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { jsonBody } from '../http/body.js';
 import { keyOfHeaders, type Authenticator } from '../auth/authenticate.js';
+import { grants } from '../auth/scopes.js';
 import { splitUrlKey, withoutUrlKey } from '../auth/urlKey.js';
 import type { CacheOutcome, ResultCache } from '../cache/types.js';
 import { exchangeOf, handOver } from '../http/pipeline.js';
 import type { BeforeApp } from '../http/server.js';
 import type { EndpointQueryService, PreparedRun } from './queryService.js';
+import type { EndpointAccess } from './access.js';
 import { collectInput } from './params.js';
 
 /** Header that turns redaction on for one call (docs/API.md, "PII redaction"). */
@@ -15,23 +17,64 @@ const REDACT_HEADER_LOWER = REDACT_HEADER.toLowerCase();
 
 /** The route's path, also its label in the HTTP metrics. */
 export const QUERY_ROUTE = '/api/endpoints/query/:idOrName';
+/** The original service's older paths of the same call (docs/COMPATIBILITY.md, "Management API"). */
+export const LEGACY_QUERY_ROUTES = ['/endpoints/query/:idOrName', '/api/endpoints/query/name/:idOrName'];
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 
-/** `GET|POST /api/endpoints/query/:idOrName` and `GET /api/endpoints/:idOrName/sql`. */
-export function queryRoutes(auth: Pick<Authenticator, 'require'>, service: EndpointQueryService): Router {
+/**
+ * CORS of the routes that run endpoints, and of no other (docs/API.md, "CORS"): any origin may
+ * call them, with a key in a header, so a web page can embed an endpoint; management routes send
+ * no CORS header, so a browser keeps a page of another origin from reading or preflighting them.
+ */
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'X-Cache',
+};
+const PREFLIGHT_HEADERS = {
+  ...CORS_HEADERS,
+  'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+  'Access-Control-Allow-Headers': `X-API-KEY, Authorization, Content-Type, ${REDACT_HEADER}`,
+  'Access-Control-Max-Age': '86400',
+};
+
+/**
+ * `GET|POST /api/endpoints/query/:idOrName` (and the legacy GET paths) and `GET
+ * /api/endpoints/:idOrName/sql`. Who may run an endpoint is decided once it is looked up
+ * (`access`): a public one needs no key.
+ */
+export function queryRoutes(
+  auth: Pick<Authenticator, 'require' | 'identifyIfAny'>,
+  service: EndpointQueryService,
+  access: EndpointAccess,
+): Router {
   const router = Router();
-  const requireQuery = auth.require('query');
+  const identify = auth.identifyIfAny();
+  const cors: RequestHandler = (_req, res, next) => {
+    res.set(CORS_HEADERS);
+    next();
+  };
 
   const run = async (req: Request, res: Response) => {
-    const input = collectInput(withoutUrlKey(req.query as Record<string, unknown>), req.method === 'POST' ? req.body : undefined);
-    const result = await service.run(String(req.params.idOrName), { input, redact: redactionAsked(req.headers), key: req.apiKey });
+    const query = withoutUrlKey(req.query as Record<string, unknown>);
+    // A GET may carry its parameters (and `sql`) in a JSON body, as the original service reads it, unless the URL has `sql`.
+    const body: unknown = req.method === 'POST' || query.sql === undefined ? req.body : undefined;
+    const input = collectInput(query, body);
+    const result = await service.run(String(req.params.idOrName), {
+      input,
+      redact: redactionAsked(req.headers),
+      key: req.apiKey,
+      authorize: access(req),
+    });
     res.status(200).set('X-Cache', result.cache).type(CONTENT_TYPE).send(result.body);
   };
-  router.get(QUERY_ROUTE, requireQuery, run);
-  // jsonBody: a JSON body of at most 1 MB, and 415 for a body of another Content-Type
-  // (text/plain, multipart, form): express.json() alone skips those, so their parameters (and
-  // `sql`) would be silently ignored and the endpoint run without them (test/hardening/bad-input.test.ts).
-  router.post(QUERY_ROUTE, requireQuery, jsonBody, run);
+  for (const path of [QUERY_ROUTE, ...LEGACY_QUERY_ROUTES]) {
+    router.options(path, (_req, res) => void res.status(204).set(PREFLIGHT_HEADERS).end());
+    // jsonBody: a JSON body of at most 1 MB, and 415 for a body of another Content-Type
+    // (text/plain, multipart, form): express.json() alone skips those, so their parameters (and
+    // `sql`) would be silently ignored and the endpoint run without them (test/hardening/bad-input.test.ts).
+    router.get(path, cors, identify, jsonBody, run);
+  }
+  router.post(QUERY_ROUTE, cors, identify, jsonBody, run);
 
   router.get('/api/endpoints/:idOrName/sql', auth.require('admin'), async (req, res) => {
     const input = collectInput(withoutUrlKey(req.query as Record<string, unknown>), undefined);
@@ -80,6 +123,8 @@ export function fastQueryRoute(
     if (req.method !== 'GET') return undefined;
     const headers = req.headers;
     if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) return undefined;
+    // A GET may carry parameters in a body, which only the ordinary route reads.
+    if (headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0') return undefined;
     const match = FAST_URL.exec(req.url!);
     if (match === null) return undefined;
     // The key may be in the URL: the prepared run (and its map key) sees the query without it.
@@ -88,7 +133,8 @@ export function fastQueryRoute(
     const apiKey = key ? auth.peek(key, 'query') : undefined;
     if (apiKey === undefined) return undefined;
     const prepared = service.preparedRun(match[1], query.rest, redactionAsked(headers));
-    if (prepared === undefined) return undefined;
+    // A public endpoint (limited per address) and a key limited to other endpoints take the ordinary route.
+    if (prepared === undefined || !prepared.endpoint.enable_auth || !grants(apiKey.scopes, 'query', prepared.endpoint.id)) return undefined;
     (req as Request).apiKey = apiKey;
     // From here on the request is this route's, in the metrics too, whoever answers it.
     const exchange = exchangeOf(req);
@@ -113,6 +159,8 @@ export function fastQueryRoute(
   const answer = (req: IncomingMessage, res: ServerResponse, prepared: PreparedRun, fail: (err: unknown) => void) => {
     // A miss runs the query within the caller's concurrent-query limit (src/rateLimit/).
     const key = (req as Request).apiKey;
+    // Before any answer, an error's too, as the ordinary route's `cors` does.
+    for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
     cache
       .fetch(prepared.request, () => prepared.compute(key))
       .then((outcome) => {

@@ -34,6 +34,12 @@ export interface RunRequest {
   redact: boolean;
   /** The caller's key: its uncached queries count against its concurrent-query limit (src/rateLimit/). */
   key?: LimitedKey;
+  /**
+   * Decides whether the caller may run the endpoint, once it is looked up (undefined: no such
+   * endpoint), by throwing the refusal (src/endpoints/access.ts), before anything else is done;
+   * answers the key its queries are charged to, when it is not `key` (a public endpoint's caller).
+   */
+  authorize?: (endpoint: EndpointRecord | undefined) => Promise<LimitedKey | undefined>;
 }
 
 export interface RunResult {
@@ -51,6 +57,8 @@ const PREPARED_QUERY_MAX_CHARS = 4_096;
 
 /** What the GET fast path (queryRoutes.ts) hands to the result cache: exactly what `run` would fetch for the same call. */
 export interface PreparedRun {
+  /** The endpoint's id and whether it needs a key: the fast path checks the caller's scopes with them. */
+  endpoint: Pick<EndpointRecord, 'id' | 'enable_auth'>;
   request: CacheRequest;
   /** Runs the query for the caller `key` (within its concurrent-query limit). */
   compute: (key?: LimitedKey) => Promise<string>;
@@ -108,6 +116,7 @@ export class EndpointQueryService {
   }
 
   async run(idOrName: string, request: RunRequest): Promise<RunResult> {
+    if (request.authorize) request = { ...request, key: (await request.authorize(await this.endpoints.get(idOrName))) ?? request.key };
     const endpoint = await this.find(idOrName);
     const spec = this.specOf(endpoint, request);
     if (endpoint.cache_duration_seconds <= 0) {
@@ -154,6 +163,7 @@ export class EndpointQueryService {
     try {
       const spec = this.specOf(endpoint, { input: collectInput(parseQueryString(rawQuery), undefined), redact });
       prepared = {
+        endpoint: { id: endpoint.id, enable_auth: endpoint.enable_auth },
         request: {
           key: cacheKey(spec),
           ttlSeconds: endpoint.cache_duration_seconds,

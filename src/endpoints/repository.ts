@@ -19,12 +19,20 @@ export interface EndpointRecord {
   cache_warming_seconds: number | null;
   sandboxable: boolean;
   redact_pii: boolean;
+  /** false: a public endpoint (docs/API.md, "Public endpoints"). */
+  enable_auth: boolean;
+  /** Always `bq_sql`; kept for the original service's clients, which send and read it. */
+  language: string;
+  labels: string | null;
   version: number;
   created_at: Date;
   updated_at: Date;
 }
 
-export type EndpointFields = Omit<EndpointRecord, 'id' | 'version' | 'created_at' | 'updated_at'>;
+/** What a save writes; the original service's fields may be left to their column defaults (enabled auth, bq_sql, no labels). */
+export type EndpointFields = Omit<EndpointRecord, 'id' | 'version' | 'created_at' | 'updated_at' | OriginalFields> &
+  Partial<Pick<EndpointRecord, OriginalFields>>;
+type OriginalFields = 'enable_auth' | 'language' | 'labels';
 
 /** The `endpoints` table. Every update bumps `version`, which is part of every cache key. */
 export class EndpointRepository {

@@ -18,7 +18,7 @@
  *   an empty body answers 400.
  */
 import { Router, type Request, type Response } from 'express';
-import type { Authenticator } from '../auth/authenticate.js';
+import { authorize, type Authenticator } from '../auth/authenticate.js';
 import { ingestAnswer, notStoredMessage } from './answer.js';
 import { otlpEncodingOf, otlpLogEvents, otlpResponse } from './otlpLogs.js';
 import { UnsupportedMediaTypeError } from '../errors.js';
@@ -36,6 +36,7 @@ export function ingestRoutes(auth: Pick<Authenticator, 'require'>, ingest: Inges
 
   const ingestEvents = async (req: Request, res: Response) => {
     const source = await ingest.resolveSource(req.query, req.headers);
+    authorize(req, 'ingest', source.id); // a key limited to other sources (src/auth/scopes.ts)
     const parsed = await readIngestBody(req);
     const unparsed = parsed.lineErrors.length ? new Map(parsed.lineErrors.map((l) => [l.index, l.message])) : undefined;
     const outcome = await ingest.ingest(source, { events: parsed.events, mayHoldUnstorable: parsed.mayHoldUnstorable, unparsed });
@@ -53,6 +54,7 @@ export function ingestRoutes(auth: Pick<Authenticator, 'require'>, ingest: Inges
       );
     }
     const source = await ingest.resolveSource(req.query, req.headers);
+    authorize(req, 'ingest', source.id);
     const events = otlpLogEvents(await readDecodedBody(req, INGEST_BODY_LIMIT), encoding);
     // Protobuf strings may hold NUL (JSON ones only as an escape): check every string.
     const outcome = await ingest.ingest(source, { events, mayHoldUnstorable: true });

@@ -35,8 +35,18 @@ describe('OpenAPI: GET /api/openapi.json', () => {
       '/api/endpoints/query/{idOrName}',
       '/api/sources/{idOrName}/partitions',
       '/api/keys',
+      '/api/access-tokens',
+      '/api/access-tokens/{token}',
+      '/endpoints/query/{idOrName}',
+      '/api/endpoints/query/name/{idOrName}',
     ])
       assert.ok(doc.paths[path], path);
+    // As the original service answers: PATCH of an endpoint is 204 without a body (docs/API.md, "Management API").
+    const patchAnswers = (doc.paths['/api/endpoints/{idOrName}'].patch as unknown as { responses: Record<string, unknown> }).responses;
+    assert.ok(patchAnswers['204'] && !patchAnswers['200']);
+    const endpoint = doc.components.schemas.Endpoint as { properties: Record<string, object> };
+    for (const field of ['token', 'max_limit', 'proactive_requerying_seconds', 'enable_auth', 'language', 'labels'])
+      assert.ok(endpoint.properties[field], field);
     assert.ok(!Object.keys(doc.paths).some((p) => p.startsWith('/api/endpoints/query/') && !p.includes('{')), 'no per-endpoint path');
     // PATCH /api/keys/{id} takes the limits of a key (docs/API.md, "Rate limits"), and a key shows them.
     assert.ok(doc.paths['/api/keys/{id}'].patch, 'PATCH /api/keys/{id}');
@@ -87,6 +97,10 @@ describe('OpenAPI: GET /api/openapi.json', () => {
       { name: 'doc.agrees5', query: 'select 1 as one', colour: 'blue' },
       { query: 'select 1 as one' },
       { name: 'doc.agrees6', query: 'select @a as a', parameters: [{ name: 'a', allowed_values: [] }] },
+      // The original service's names (docs/COMPATIBILITY.md, "Management API").
+      { name: 'doc.agrees7', query: 'select 1 as one', max_limit: 5, language: 'bq_sql', enable_auth: false, labels: 'a=b' },
+      { name: 'doc.agrees8', query: 'select 1 as one', language: 'pg_sql' },
+      { name: 'doc.agrees9', query: 'select 1 as one', proactive_requerying_seconds: -1 },
     ];
     for (const body of bodies) {
       const res = await request(t.app).post('/api/endpoints').set('X-API-KEY', t.keys.admin).send(body);

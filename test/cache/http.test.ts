@@ -101,7 +101,7 @@ describe('result cache over HTTP (Redis)', function () {
   it('when the endpoint is changed (PATCH), then the next call is a MISS and sees the current rows', async () => {
     const cached = await usage().expect(200);
     assert.equal(cached.headers['x-cache'], 'HIT');
-    await request(app).patch('/api/endpoints/usage.api-counts').set('X-API-KEY', keys.admin).send({ description: 'changed' }).expect(200);
+    await request(app).patch('/api/endpoints/usage.api-counts').set('X-API-KEY', keys.admin).send({ description: 'changed' }).expect(204);
     const fresh = await usage().expect(200);
     assert.equal(fresh.headers['x-cache'], 'MISS');
     assert.notEqual(fresh.text, cached.text, 'includes the events inserted after the first call');

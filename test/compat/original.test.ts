@@ -81,11 +81,6 @@ const DIFFERENCES: Record<string, { accept: boolean; rows?: Record<string, unkno
   'sql_test/transform/left-join': { accept: false, why: 'an unqualified name unknown to both joined tables is ambiguous; qualify it' },
   // We check a definition when it is saved: text that is not SQL is refused with 422.
   'endpoints_test/changeset-select-1': { accept: false, why: 'the query "query" is not SQL; definitions are checked when saved' },
-  // BigQuery job labels have no counterpart here, and `sql` on an endpoint without sandboxing is a 400, not ignored.
-  'endpoints_controller/labels-with-sql-param': {
-    accept: false,
-    why: 'labels are BigQuery job labels; sql on an endpoint without sandboxing is refused',
-  },
   // BigQuery semantics: CROSS JOIN UNNEST(metadata) drops an event without metadata. The original's
   // Postgres translation drops the UNNEST instead, so these (skipped, "flaky") tests expect the row.
   'endpoints_controller/supabase-edge-logs': {

@@ -166,7 +166,7 @@ describe('Endpoints reading endpoints', () => {
       .patch(`/api/endpoints/${tag}.c-inner`, {
         query: "select event_message from `postgres.logs` where project = @project and event_message like 'b%'",
       })
-      .expect(200);
+      .expect(204);
     const after = await query(outer.name, { project: tag }).expect(200);
     assert.deepEqual(after.body.result, [{ n: 2 }]);
     assert.equal(after.headers['x-cache'], 'MISS');
@@ -178,7 +178,7 @@ describe('Endpoints reading endpoints', () => {
       .patch(`/api/endpoints/${tag}.c-inner`, {
         query: 'select event_message from `postgres.logs` where project = @project and event_message like @prefix',
       })
-      .expect(200);
+      .expect(204);
     const outer = (await admin().get(`/api/endpoints/${tag}.c-outer`).expect(200)).body;
     assert.deepEqual(
       outer.parameters.map((p: { name: string }) => p.name),
@@ -210,7 +210,7 @@ describe('Endpoints reading endpoints', () => {
     await admin().delete(`/api/endpoints/${tag}.c-outer`).expect(204);
     await admin()
       .patch(`/api/endpoints/${tag}.c-inner`, { name: `${tag}.c-renamed` })
-      .expect(200);
+      .expect(204);
     await admin().delete(`/api/endpoints/${tag}.c-renamed`).expect(204);
   });
 

@@ -133,4 +133,22 @@ describe('rate limits per key', function () {
     assert.equal(await runCli(['keys', 'limits', limitedId, '--rate-limit', 'fast'], io), 2);
     assert.match(err.join('\n'), /--rate-limit must be a whole number/);
   });
+  it('when a public endpoint is called without a key past the burst, then 429 for that address; keys are counted apart', async () => {
+    const created = await fetch(`${base}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'X-API-KEY': admin, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: `${tag}.public`, query: 'select 1 as one', enable_auth: false, cache_duration_seconds: 600 }),
+    });
+    assert.equal(created.status, 201);
+    const path = `/api/endpoints/query/${tag}.public`;
+    const answers = await Promise.all(Array.from({ length: 16 }, () => fetch(base + path)));
+    const statuses = answers.map((r) => r.status);
+    assert.ok(statuses.filter((s) => s === 200).length >= 8, `the burst of an address (RATE_LIMIT_BURST 8): ${statuses.join(',')}`);
+    const refused = answers.find((r) => r.status === 429);
+    assert.ok(refused, statuses.join(','));
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    assert.equal(refused.headers.get('access-control-allow-origin'), '*', 'a page can read the refusal');
+    // A caller with a key is counted under its key, not its address.
+    assert.equal((await get(path, other)).status, 200);
+  });
 });

@@ -111,10 +111,10 @@ describe('Management: /api/endpoints', () => {
     assert.match(created.body.warnings[1].message, /unknown field no_such_leaf reads as NULL until events bring it/);
     const plan = await admin().get('/api/endpoints/mgmt.unknown-fields/sql?project=x').expect(200);
     assert.deepEqual(plan.body.warnings, created.body.warnings);
-    const patched = await admin()
-      .patch('/api/endpoints/mgmt.unknown-fields', { query: query.replace('r.no_such_leaf', 'r.path') })
+    const replaced = await admin()
+      .put('/api/endpoints/mgmt.unknown-fields', { name: 'mgmt.unknown-fields', query: query.replace('r.no_such_leaf', 'r.path') })
       .expect(200);
-    assert.equal(patched.body.warnings.length, 1);
+    assert.equal(replaced.body.warnings.length, 1);
     await admin().get('/api/endpoints/query/mgmt.unknown-fields?project=default').expect(200);
   });
 
@@ -196,16 +196,18 @@ describe('Management: /api/endpoints', () => {
         })
         .expect(201)
     ).body;
-    const first = (await admin().patch(`/api/endpoints/${created.id}`, { max_rows: 20 }).expect(200)).body;
+    // As the original service answers it: 204 without a body (docs/API.md, "Management API").
+    const patch = await admin().patch(`/api/endpoints/${created.id}`, { max_rows: 20 }).expect(204);
+    assert.equal(patch.text, '');
+    const first = (await admin().get(`/api/endpoints/${created.id}`).expect(200)).body;
     assert.equal(first.max_rows, 20);
     assert.equal(first.query, QUERY);
     assert.equal(first.version, 2);
     // A new query without parameters keeps the declarations of names still used and declares the new ones.
-    const second = (
-      await admin()
-        .patch('/api/endpoints/mgmt.patch', { query: 'select id from `cloudflare.logs.prod` where project = @project and id = @id' })
-        .expect(200)
-    ).body;
+    await admin()
+      .patch('/api/endpoints/mgmt.patch', { query: 'select id from `cloudflare.logs.prod` where project = @project and id = @id' })
+      .expect(204);
+    const second = (await admin().get('/api/endpoints/mgmt.patch').expect(200)).body;
     assert.deepEqual(second.parameters, [
       { name: 'project', required: true, allowed_values: null, description: 'p' },
       { name: 'id', required: false, allowed_values: null, description: '' },

@@ -44,6 +44,8 @@ export interface EndpointSummary {
   cache_warming_seconds?: number | null;
   sandboxable?: boolean;
   redact_pii?: boolean;
+  enable_auth?: boolean;
+  labels?: string | null;
   query?: string;
 }
 

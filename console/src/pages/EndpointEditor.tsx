@@ -81,6 +81,10 @@ export function EndpointEditor({ session, name }: { session: Session; name?: str
     cache_warming_seconds: draft.cache_warming_seconds.trim() ? Number(draft.cache_warming_seconds) : null,
     sandboxable: draft.sandboxable,
     redact_pii: draft.redact_pii,
+    // Not edited here: kept as they are (PUT gives an omitted field its default).
+    enable_auth: existing?.enable_auth ?? true,
+    language: 'bq_sql',
+    labels: existing?.labels ?? null,
   });
   const save = async (e: Event) => {
     e.preventDefault();
