@@ -14,6 +14,8 @@ import { ingestRoutes } from './ingest/routes.js';
 import { IngestService } from './ingest/service.js';
 import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
+import { EventSearch } from './lql/search.js';
+import { searchRoutes } from './lql/routes.js';
 import { keyRoutes } from './auth/routes.js';
 import { openApiRoutes } from './api/routes.js';
 import { consoleRoutes } from './console/routes.js';
@@ -78,6 +80,13 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   app.use(ingestRoutes(auth, new IngestService({ sources: ctx.sources, writer: ctx.writer, metrics })));
   app.use(endpointManagementRoutes({ auth, knex: ctx.db.knex, sources: ctx.sources.lookup, onChange: () => queries.forgetEndpoints() }));
   app.use(sourceRoutes({ auth, sources: ctx.sources, writer: ctx.writer, retentionDays: ctx.config.retentionDays }));
+  const search = new EventSearch({
+    sources: ctx.sources,
+    reads: ctx.reads,
+    queryTimeoutMs: ctx.config.queryTimeoutMs,
+    embedded: ctx.embedded,
+  });
+  app.use(searchRoutes(auth, search));
   app.use(keyRoutes({ auth, keys: ctx.keys }));
   app.use(openApiRoutes({ auth, knex: ctx.db.knex }));
   app.use(consoleRoutes());
