@@ -289,15 +289,14 @@ class Parser {
     this.filters.push(regex ? { ...rule, operator: '~', value: w } : { ...rule, operator: '=', contains: true, value: w });
   }
 
-  /** `"…"` with `\"` for a quote; other backslashes are kept (a regex needs them). */
+  /** `"…"` with `\"` for a quote and `\\` for a backslash; other backslashes are kept (`~"\d\d"` is a regex). */
   private quoted(): LqlValue {
     const at = this.pos;
     let text = '';
     for (let i = this.pos + 1; i < this.text.length; i++) {
       const c = this.text[i];
-      if (c === '\\' && this.text[i + 1] === '"') {
-        text += '"';
-        i++;
+      if (c === '\\' && (this.text[i + 1] === '"' || this.text[i + 1] === '\\')) {
+        text += this.text[++i];
       } else if (c === '"') {
         this.pos = i + 1;
         return value(text, true, at);
@@ -337,14 +336,15 @@ function timeValue(token: string, operator: FilterOperator, text: string, at: nu
   if (parts.length === 2) {
     if (operator !== '=') throw fail('a range takes ":" alone');
     const [from, to] = parts.map((p) => moment(p, fail));
-    if (isUnix(parts[0]) !== isUnix(parts[1])) throw fail('both ends of a range must be Unix timestamps, or neither');
+    if (hasZone(parts[0]) !== hasZone(parts[1])) throw fail('a timestamp range cannot mix timestamps with and without a time zone offset');
     return { from, to };
   }
   return { from: moment(token, fail) };
 }
 
-function isUnix(text: string): boolean {
-  return /^\d+$/.test(text);
+/** A Unix timestamp or a datetime with `Z`/`±hh:mm` names an instant; a datetime without is read as UTC. */
+function hasZone(text: string): boolean {
+  return /^\d+$/.test(text) || /(Z|[+-]\d{2}:\d{2})$/.test(text);
 }
 
 function moment(text: string, fail: (d: string) => LqlError): Moment {
