@@ -20,6 +20,10 @@ interface Rule {
   values?: unknown[];
   negate?: boolean;
 }
+interface SelectField {
+  path: string;
+  alias?: string;
+}
 interface Case {
   id: string;
   fixture: string;
@@ -241,11 +245,12 @@ describe("compatibility: the original service's LQL tests over one source", func
       }
       const ids = (rows: Json[]) => rows.map((r) => String(r.id)).sort();
       assert.deepEqual(ids(res.body.result), ids(events), `rows of ${c.lql}`);
-      if (expect.select) {
-        for (const row of res.body.result as Json[]) {
-          const event = events.find((e) => e.id === row.id)!;
-          for (const s of expect.select) assert.deepEqual(row[s.alias ?? s.path], read(event, s.path) ?? null, `${s.path} of ${event.id}`);
-        }
+      const fields: SelectField[] = expect.select ?? [];
+      const rows = res.body.result as Json[];
+      for (const row of rows) {
+        const event = events.find((e) => e.id === row.id)!;
+        for (const field of fields)
+          assert.deepEqual(row[field.alias ?? field.path], read(event, field.path) ?? null, `${field.path} of ${event.id}`);
       }
     });
   }
