@@ -31,6 +31,10 @@ export interface EventsWindow {
   /** Rows strictly older than this (timestamp, id) pair: the previous page's last row. */
   readonly before?: { readonly timestamp: string; readonly id: string };
   readonly limit?: number;
+  /** Only these events (live tail: the ones that just arrived). */
+  readonly ids?: readonly string[];
+  /** Oldest first (live tail). */
+  readonly ascending?: boolean;
   /** Instead of rows: the count of matching events per bucket of this many seconds (a `c:` is ignored). */
   readonly histogramSeconds?: number;
 }
@@ -73,6 +77,8 @@ class Builder {
     const conditions = this.rules.filters.map((f) => this.filter(f));
     if (window.start) conditions.push(n.binary(pos, '>=', n.path(pos, T, 'timestamp'), n.timestamp(pos, window.start)));
     if (window.end) conditions.push(n.binary(pos, '<', n.path(pos, T, 'timestamp'), n.timestamp(pos, window.end)));
+    if (window.ids)
+      conditions.push({ kind: 'inList', pos, operand: n.path(pos, T, 'id'), list: window.ids.map((id) => n.str(pos, id)), negated: false });
     const from = n.table(pos, this.tableName(), T);
     if (window.histogramSeconds !== undefined) return { query: this.histogram(window.histogramSeconds, from, conditions), shape: 'chart' };
     if (this.rules.chart) return { query: this.chart(this.rules.chart, from, conditions), shape: 'chart' };
@@ -94,7 +100,7 @@ class Builder {
     if (this.target.kind === 'cte') return { query: n.query(pos, body), shape: 'events' };
     return {
       query: n.query(pos, body, {
-        orderBy: [n.order(pos, n.path(pos, T, 'timestamp'), true), n.order(pos, n.path(pos, T, 'id'), true)],
+        orderBy: [n.order(pos, n.path(pos, T, 'timestamp'), !window.ascending), n.order(pos, n.path(pos, T, 'id'), !window.ascending)],
         ...(window.limit !== undefined && { limit: n.num(pos, String(window.limit)) }),
       }),
       shape: 'events',

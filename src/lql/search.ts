@@ -16,6 +16,7 @@ import { SqlError, translateQuery } from '../sql/index.js';
 import { buildLqlQuery, type EventsWindow } from './build.js';
 import { parseLql } from './parser.js';
 import type { LqlRules } from './rules.js';
+import type { TailQuery } from './tail.js';
 
 export const SEARCH_DEFAULT_LIMIT = 100;
 export const SEARCH_MAX_LIMIT = 1000;
@@ -83,6 +84,25 @@ export class EventSearch {
         buckets: buckets.rows.map((b) => ({ timestamp: microsToIso(b.timestamp as number), count: Number(b.value) })),
       },
     };
+  }
+
+  /**
+   * Live tail of a source (tail.ts): the LQL checked now, so a problem answers 400 before the
+   * stream starts; then the query of each batch of arrivals.
+   */
+  async prepareTail(idOrName: string, text: string): Promise<{ source: string; rules: LqlRules; query: TailQuery }> {
+    const record = await this.deps.sources.get(idOrName);
+    const rules = this.parse(text);
+    if (rules.chart) throw parameterError('lql', 'invalidParameter', 'Live tail streams events: a c: chart cannot be tailed.');
+    const query: TailQuery = async (r, ids, from, to) => {
+      const source = this.deps.sources.lookup(record.name);
+      if (!source) return [];
+      const window: EventsWindow = { start: microsToIso(Number(from)), end: microsToIso(Number(to) + 1), ids, ascending: true };
+      return (await this.run(text, r, source, window)).rows;
+    };
+    const source = this.deps.sources.lookup(record.name);
+    if (source) await query(rules, ['00000000-check'], 0n, 0n); // translates and runs once over nothing: a bad field is a 400 now
+    return { source: record.name, rules, query };
   }
 
   private parse(text: string): LqlRules {
