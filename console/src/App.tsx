@@ -6,6 +6,7 @@ import { EndpointsPage } from './pages/EndpointsPage';
 import { SignIn } from './pages/SignIn';
 import { SourcePage, SourcesPage } from './pages/SourcesPage';
 import { linkProps, useRoute } from './router';
+import { Explorer } from './explorer/Explorer';
 
 export interface Session {
   admin: boolean;
@@ -82,6 +83,8 @@ export function App() {
           <EndpointEditor session={session} name={route.name} />
         ) : route.page === 'sources' ? (
           <SourcesPage />
+        ) : route.page === 'explorer' ? (
+          <Explorer key={route.name} name={route.name} />
         ) : (
           <SourcePage name={route.name} />
         )}

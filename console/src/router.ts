@@ -10,11 +10,13 @@ export type Route =
   | { page: 'edit'; name: string }
   | { page: 'new' }
   | { page: 'sources' }
-  | { page: 'source'; name: string };
+  | { page: 'source'; name: string }
+  | { page: 'explorer'; name: string };
 
 export function parseRoute(pathname: string): Route {
   const [first, name, action] = pathname.split('/').filter(Boolean).map(decodeURIComponent);
   if (first === 'new-endpoint') return { page: 'new' };
+  if (first === 'sources' && name && action === 'search') return { page: 'explorer', name };
   if (first === 'sources') return name ? { page: 'source', name } : { page: 'sources' };
   if (first === 'endpoints' && name) return action === 'edit' ? { page: 'edit', name } : { page: 'endpoint', name };
   return { page: 'endpoints' };
@@ -34,6 +36,8 @@ export function href(route: Route): string {
       return '/sources';
     case 'source':
       return `/sources/${encodeURIComponent(route.name)}`;
+    case 'explorer':
+      return `/sources/${encodeURIComponent(route.name)}/search`;
   }
 }
 

@@ -11,7 +11,8 @@ import { SCOPES } from '../auth/keys.js';
 import { RESOURCE_SCOPE_PATTERN } from '../auth/scopes.js';
 import { LIMIT_FIELDS } from '../rateLimit/limits.js';
 import { EndpointBodySchema, EndpointCreateSchema, ParameterDeclarationSchema } from '../endpoints/definition.js';
-import { parametersSchema, SandboxSqlSchema } from '../endpoints/params.js';
+import { parametersSchema, SandboxLqlSchema, SandboxSqlSchema } from '../endpoints/params.js';
+import { SEARCH_PATHS, SEARCH_SCHEMAS } from '../lql/openapi.js';
 import type { EndpointRecord } from '../endpoints/repository.js';
 import { SourceBodySchema, SourceCreateSchema } from '../sources/body.js';
 import { PROBLEM } from './validation.js';
@@ -48,6 +49,7 @@ const sqlParam = {
   description: SandboxSqlSchema.description,
   schema: plain(SandboxSqlSchema),
 };
+const lqlParam = { name: 'lql', in: 'query', required: false, description: SandboxLqlSchema.description, schema: plain(SandboxLqlSchema) };
 const paramsParam = {
   name: 'params',
   in: 'query',
@@ -163,6 +165,7 @@ const COMPONENTS = {
       events: { type: 'integer' },
       drops_at: { type: 'string', format: 'date-time', description: 'When retention drops the partition' },
     }),
+    ...SEARCH_SCHEMAS,
     KeyBody: plain(KeyBodySchema),
     KeyLimitsBody: plain(KeyLimitsBodySchema),
     AccessTokenBody: {
@@ -257,7 +260,7 @@ const GENERIC_PATHS = {
       tags: ['query'],
       summary: 'Run an endpoint; its parameters are the query string (the per-endpoint paths list them)',
       security: runSecurity,
-      parameters: [sqlParam, paramsParam],
+      parameters: [sqlParam, lqlParam, paramsParam],
       responses: runResponses,
     },
     post: {
@@ -305,6 +308,7 @@ const GENERIC_PATHS = {
       responses: { '200': json({ type: 'array', items: ref('PartitionCount') }, 'The partitions'), ...ERRORS },
     },
   },
+  ...SEARCH_PATHS,
   '/api/keys': {
     get: {
       tags: ['keys'],

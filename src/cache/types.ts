@@ -11,6 +11,8 @@ export interface WarmSpec {
   /** Declared parameter values only (undeclared ones never reach the cache). */
   params: Record<string, string>;
   sql?: string;
+  /** The caller's LQL over the endpoint's CTEs (src/lql/), when `sql` is not given. */
+  lql?: string;
   redact: boolean;
 }
 

@@ -13,6 +13,7 @@ import type { SourceLookup } from '../sources/schema.js';
 import { MAX_ENDPOINT_DEPTH } from '../limits.js';
 import { queryParameters, translateQuery, type EndpointTable, type Translation } from '../sql/index.js';
 import { SqlError } from '../sql/errors.js';
+import type * as Q from '../sql/ast/queries.js';
 import { queryTables, type QueryTables } from '../sql/tables.js';
 import type { EndpointRecord, ParameterDeclaration } from './repository.js';
 
@@ -85,7 +86,7 @@ export interface NestedTranslation {
  * (a map by name, or a lookup), and records which ones it read. Throws SqlError.
  */
 export function translateNested(
-  self: { name: string; query: string; maxRows?: number; sandboxSql?: string },
+  self: { name: string; query: string; maxRows?: number; sandboxSql?: string; sandboxParsed?: Q.Query },
   sources: SourceLookup,
   endpoints: (name: string) => NestedEndpoint | undefined,
 ): NestedTranslation {
@@ -102,6 +103,7 @@ export function translateNested(
     endpointName: self.name,
     ...(self.maxRows !== undefined && { maxRows: self.maxRows }),
     ...(self.sandboxSql !== undefined && { sandboxSql: self.sandboxSql }),
+    ...(self.sandboxParsed !== undefined && { sandboxParsed: self.sandboxParsed }),
   });
   return { translation, read: [...read.values()] };
 }

@@ -13,6 +13,9 @@ import type { ParameterDeclaration } from './repository.js';
 /** The reserved parameter that carries a caller's sandboxed query. */
 export const SANDBOX_PARAM = 'sql';
 
+/** The parameter that carries a caller's LQL on a sandboxable endpoint. */
+export const LQL_PARAM = 'lql';
+
 export type ParamValues = Record<string, string>;
 
 /** Query-string or body values: strings, each given once. */
@@ -133,6 +136,29 @@ export const SandboxSqlSchema = Type.String({
   ...problem('invalidParameter', `"sql" is longer than the limit of ${MAX_QUERY_BYTES} bytes.`),
 });
 const checkSandboxSql = compile(Type.Object({ [SANDBOX_PARAM]: SandboxSqlSchema }));
+/** The caller's LQL over the endpoint's CTEs (docs/LQL.md, "On endpoints"). */
+export const SandboxLqlSchema = Type.String({
+  [MAX_BYTES]: MAX_QUERY_BYTES,
+  description: "LQL over the endpoint's CTEs, when `sql` is not given (sandboxable endpoints only); at most 100 KB.",
+  ...problem('invalidParameter', `"lql" is longer than the limit of ${MAX_QUERY_BYTES} bytes.`),
+});
+const checkSandboxLql = compile(Type.Object({ [LQL_PARAM]: SandboxLqlSchema }));
+
+/**
+ * The caller's LQL (src/lql/, docs/LQL.md) of a sandboxable endpoint, as the original reads
+ * `lql`: only where `sql` is not given, and not where the endpoint declares a parameter `lql`.
+ * Elsewhere `lql` is an undeclared parameter, dropped like any other.
+ */
+export function sandboxLqlOf(
+  endpoint: { sandboxable: boolean; parameters: readonly ParameterDeclaration[] },
+  input: ParamValues,
+): string | undefined {
+  const lql = input[LQL_PARAM];
+  if (!endpoint.sandboxable || lql === undefined || lql.trim() === '' || endpoint.parameters.some((p) => p.name === LQL_PARAM))
+    return undefined;
+  refuse(checkSandboxLql({ [LQL_PARAM]: lql }));
+  return lql;
+}
 
 export function sandboxSqlOf(input: ParamValues): string | undefined {
   const sql = Object.hasOwn(input, SANDBOX_PARAM) ? input[SANDBOX_PARAM] : undefined;

@@ -25,7 +25,8 @@ import { LookupCache } from '../lookupCache.js';
 import { LRUCache } from 'lru-cache';
 import { LRU_READ } from '../lruRead.js';
 import { TranslationCache, translationKey } from './translationCache.js';
-import { collectInput, sandboxSqlOf, validateParameters, type ParamValues } from './params.js';
+import { collectInput, sandboxLqlOf, sandboxSqlOf, validateParameters, type ParamValues } from './params.js';
+import { lqlSandbox } from '../lql/index.js';
 
 export interface RunRequest {
   /** Query-string (and JSON body) values, all strings. */
@@ -182,6 +183,7 @@ export class EndpointQueryService {
   private specOf(endpoint: EndpointRecord, request: RunRequest): WarmSpec {
     const params = validateParameters(endpoint.parameters, request.input);
     const sql = sandboxSqlOf(request.input);
+    const lql = sql === undefined ? sandboxLqlOf(endpoint, request.input) : undefined;
     if (sql !== undefined && !endpoint.sandboxable) {
       throw parameterError(
         'sql',
@@ -194,6 +196,7 @@ export class EndpointQueryService {
       version: endpoint.version,
       params,
       ...(sql === undefined ? {} : { sql }),
+      ...(lql === undefined ? {} : { lql }),
       redact: endpoint.redact_pii || request.redact,
     };
   }
@@ -214,7 +217,7 @@ export class EndpointQueryService {
 
   /** The translation of a spec and the value of each of its `$n`, in order (missing optional ones are NULL). */
   private async prepare(endpoint: EndpointRecord, spec: WarmSpec): Promise<{ translation: Translation; values: Array<string | null> }> {
-    const translation = await this.translate(endpoint, spec.sql);
+    const translation = await this.translate(endpoint, spec.sql, spec.lql);
     return { translation, values: translation.parameters.map((name) => spec.params[name] ?? null) };
   }
 
@@ -254,25 +257,26 @@ export class EndpointQueryService {
    * lookup cache, on each translation: a change of one of them bumps this endpoint's version in the
    * same transaction, so once this version is seen their new text is there to read.
    */
-  private async translate(endpoint: EndpointRecord, sandboxSql: string | undefined): Promise<Translation> {
-    const key = translationKey(endpoint.id, endpoint.version, this.deps.sources.catalogVersion, sandboxSql);
+  private async translate(endpoint: EndpointRecord, sandboxSql: string | undefined, lql?: string): Promise<Translation> {
+    const key = translationKey(endpoint.id, endpoint.version, this.deps.sources.catalogVersion, sandboxSql, lql);
     const cached = this.translations.get(key);
     if (cached) return cached;
     const sources = this.deps.sources.lookup;
     const readable = await loadReadable(endpoint.query, sources, (names) => this.repository.findByNames(names));
     let translation: Translation;
     try {
-      translation = translateNested({ name: endpoint.name, query: endpoint.query, sandboxSql, maxRows: endpoint.max_rows }, sources, (n) =>
+      const caller = lql === undefined ? { sandboxSql } : lqlSandbox(lql, endpoint.query);
+      translation = translateNested({ name: endpoint.name, query: endpoint.query, ...caller, maxRows: endpoint.max_rows }, sources, (n) =>
         readable.get(n),
       ).translation;
     } catch (err) {
       if (err instanceof SqlNestingError) throw nestingError(err);
-      if (err instanceof SqlError) throw sqlBadRequest(err, sandboxSql === undefined ? 'query' : 'sql');
+      if (err instanceof SqlError) throw sqlBadRequest(err, lql !== undefined ? 'lql' : sandboxSql === undefined ? 'query' : 'sql');
       throw err;
     }
     const declared = new Set(endpoint.parameters.map((p) => p.name));
     const unknown = translation.parameters.find((name) => !declared.has(name));
-    if (unknown && sandboxSql === undefined) {
+    if (unknown && sandboxSql === undefined && lql === undefined) {
       // Only through an endpoint it reads that changed without this one being re-checked (a race of two changes).
       throw new UnprocessableError(
         `Endpoint "${endpoint.name}" uses @${unknown} (through an endpoint it reads) but does not declare it; save it again to declare it.`,
@@ -305,7 +309,7 @@ export function cacheKey(spec: WarmSpec): string {
     .sort()
     .map((k) => [k, spec.params[k]]);
   const hash = createHash('sha256')
-    .update(JSON.stringify([params, spec.sql ?? null, spec.redact]))
+    .update(JSON.stringify([params, spec.sql ?? null, spec.redact, ...(spec.lql === undefined ? [] : [spec.lql])]))
     .digest('base64url');
   return `ep:${spec.endpointId}:${spec.version}:${hash}`;
 }
@@ -318,10 +322,11 @@ function nestingError(err: SqlNestingError): UnprocessableError {
 }
 
 /** A translation problem: 400 naming line, column and the construct. */
-export function sqlBadRequest(err: SqlError, where: 'query' | 'sql'): BadRequestError {
+export function sqlBadRequest(err: SqlError, where: 'query' | 'sql' | 'lql'): BadRequestError {
   const location = `${where}:${err.line}:${err.column}`;
-  const detail: ErrorDetail = { domain: where === 'sql' ? 'sandbox' : 'endpoint', reason: err.name, message: err.message, location };
-  const prefix = where === 'sql' ? 'The "sql" parameter' : "The endpoint's query";
+  const domain = where === 'query' ? 'endpoint' : where === 'sql' ? 'sandbox' : 'lql';
+  const detail: ErrorDetail = { domain, reason: err.name, message: err.message, location };
+  const prefix = where === 'query' ? "The endpoint's query" : `The "${where}" parameter`;
   return new BadRequestError(`${prefix} cannot run: ${err.message}`, [detail]);
 }
 
@@ -332,7 +337,7 @@ export function sqlBadRequest(err: SqlError, where: 'query' | 'sql'): BadRequest
  * a string past 1 GB).
  * Everything else goes on to the error middleware (503, 504, 500).
  */
-function queryError(err: unknown): unknown {
+export function queryError(err: unknown): unknown {
   const e = err as { code?: string; message?: string };
   if (!e.code) return err;
   if (e.code.startsWith('22')) {

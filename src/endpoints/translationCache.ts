@@ -14,8 +14,16 @@ export const TRANSLATION_MAX_KEY_BYTES = MAX_QUERY_BYTES + 256;
 export const TRANSLATION_MAX_VALUE_BYTES = 1024 * 1024;
 const TRANSLATION_MAX_BYTES = 32 * 1024 * 1024;
 
-export function translationKey(endpointId: string, version: number, catalogVersion: number, sandboxSql: string | undefined): string {
-  return `${endpointId}:${version}:${catalogVersion}:${sandboxSql ?? ''}`;
+export function translationKey(
+  endpointId: string,
+  version: number,
+  catalogVersion: number,
+  sandboxSql: string | undefined,
+  lql?: string,
+): string {
+  return lql === undefined
+    ? `${endpointId}:${version}:${catalogVersion}:${sandboxSql ?? ''}`
+    : `${endpointId}:${version}:${catalogVersion}:lql:${lql}`;
 }
 
 /** What a translation holds on to, about: its SQL text and its column names and types. */

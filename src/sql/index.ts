@@ -39,6 +39,12 @@ export interface TranslateInput {
   sources: SourceLookup;
   /** The caller's SELECT replacing the endpoint's final selection (docs/API.md, "Query sandboxing"). */
   sandboxSql?: string;
+  /**
+   * The trees of `query` and `sandboxSql` when another front end parsed them (LQL, src/lql/):
+   * used instead of parsing the text, which stays what error positions point into.
+   */
+  parsed?: Q.Query;
+  sandboxParsed?: Q.Query;
   /** Cap on rows: LIMIT min(existing, maxRows), or added. */
   maxRows?: number;
   /**
@@ -111,7 +117,7 @@ interface Resolution {
 }
 
 function resolveEndpoint(input: TranslateInput): Resolution {
-  const endpoint = parseQuery(input.query);
+  const endpoint = input.parsed ?? parseQuery(input.query);
   const state = new TranslationState();
   const endpoints = nestedEndpoints(input.endpoints, input.endpointName);
   const base = rootContext({
@@ -128,14 +134,14 @@ function resolveSandboxed(input: TranslateInput, sandboxSql: string): Resolution
   let endpoint = reusableEndpointCtes(input);
   let caller: Q.Query;
   if (endpoint) {
-    caller = parseQuery(sandboxSql);
+    caller = input.sandboxParsed ?? parseQuery(sandboxSql);
   } else {
     // The same steps in the same order as without reuse, so the same error comes first.
     const parsed = parseQuery(input.query);
     if (!parsed.ctes.length) {
       throw new SqlSandboxError('this endpoint has no WITH clause, so its query cannot be replaced by `sql`', input.query, parsed.pos);
     }
-    caller = parseQuery(sandboxSql);
+    caller = input.sandboxParsed ?? parseQuery(sandboxSql);
     endpoint = resolveEndpointCtes(parsed, input);
   }
   const state = endpoint.state.clone();

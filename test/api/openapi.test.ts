@@ -34,6 +34,7 @@ describe('OpenAPI: GET /api/openapi.json', () => {
       '/api/endpoints/{idOrName}',
       '/api/endpoints/query/{idOrName}',
       '/api/sources/{idOrName}/partitions',
+      '/api/sources/{idOrName}/events',
       '/api/keys',
       '/api/access-tokens',
       '/api/access-tokens/{token}',

@@ -18,6 +18,8 @@ interface Case {
   kind: 'endpoint' | 'sandboxed' | 'translation';
   query: string;
   sandbox_sql?: string;
+  /** LQL sent as `lql=` instead of `sql=`. */
+  lql?: string;
   sources: string[];
   missing_sources?: string[];
   params?: Record<string, string>;
@@ -175,6 +177,7 @@ describe("compatibility: the original service's SQL tests", function () {
         const query: Record<string, string> = {};
         for (const [k, v] of Object.entries(c.params ?? {})) query[k] = String(own(PLACEHOLDERS[v]?.() ?? v));
         if (c.sandbox_sql !== undefined) query.sql = c.sandbox_sql;
+        if (c.lql !== undefined) query.lql = c.lql;
         const run = await request(t.app)
           .get(`/api/endpoints/query/${encodeURIComponent(name)}`)
           .query(query)

@@ -26,7 +26,10 @@ export function SourcesPage() {
           {sources.map((s) => (
             <tr data-source={s.name}>
               <td>
-                <a {...linkProps({ page: 'source', name: s.name })}>{s.name}</a>
+                <a {...linkProps({ page: 'source', name: s.name })}>{s.name}</a>{' '}
+                <a class="search-link" {...linkProps({ page: 'explorer', name: s.name })}>
+                  search
+                </a>
               </td>
               <td>
                 <code>logs.{s.table_name}</code>
@@ -59,6 +62,11 @@ export function SourcePage({ name }: { name: string }) {
   return (
     <section class="source">
       <h2>{source.name}</h2>
+      <p>
+        <a class="button" {...linkProps({ page: 'explorer', name: source.name })}>
+          Search its logs
+        </a>
+      </p>
       <p class="settings">
         <span>
           table <code>logs.{source.table_name}</code>
