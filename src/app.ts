@@ -17,6 +17,7 @@ import { sourceRoutes } from './sources/routes.js';
 import { keyRoutes } from './auth/routes.js';
 import { openApiRoutes } from './api/routes.js';
 import { consoleRoutes } from './console/routes.js';
+import { alertRoutes } from './alerts/routes.js';
 import { EndpointQueryService } from './endpoints/queryService.js';
 import { fastQueryRoute, queryRoutes } from './endpoints/queryRoutes.js';
 
@@ -79,6 +80,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   app.use(endpointManagementRoutes({ auth, knex: ctx.db.knex, sources: ctx.sources.lookup, onChange: () => queries.forgetEndpoints() }));
   app.use(sourceRoutes({ auth, sources: ctx.sources, writer: ctx.writer, retentionDays: ctx.config.retentionDays }));
   app.use(keyRoutes({ auth, keys: ctx.keys }));
+  app.use(alertRoutes({ auth, alerts: ctx.alerts }));
   app.use(openApiRoutes({ auth, knex: ctx.db.knex }));
   app.use(consoleRoutes());
 

@@ -35,6 +35,11 @@ describe('OpenAPI: GET /api/openapi.json', () => {
       '/api/endpoints/query/{idOrName}',
       '/api/sources/{idOrName}/partitions',
       '/api/keys',
+      '/api/alerts',
+      '/api/alerts/{idOrName}',
+      '/api/alerts/{idOrName}/runs',
+      '/api/alerts/{idOrName}/run',
+      '/api/alerts/preview',
     ])
       assert.ok(doc.paths[path], path);
     assert.ok(!Object.keys(doc.paths).some((p) => p.startsWith('/api/endpoints/query/') && !p.includes('{')), 'no per-endpoint path');
