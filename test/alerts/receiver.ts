@@ -8,6 +8,9 @@
 import http from 'node:http';
 import { listenLocally } from '../support/net.js';
 
+/** A scripted answer: a status, a status with headers, or `'hang'` (read the request, never answer). */
+export type Answer = number | { status: number; headers: Record<string, string> } | 'hang';
+
 export interface Received {
   path: string;
   headers: http.IncomingHttpHeaders;
@@ -20,10 +23,10 @@ export class Receiver {
   private constructor(
     private readonly server: http.Server,
     readonly base: string,
-    private readonly script: Array<number | { status: number; headers: Record<string, string> }>,
+    private readonly script: Answer[],
   ) {}
 
-  static async start(script: Array<number | { status: number; headers: Record<string, string> }> = []): Promise<Receiver> {
+  static async start(script: Answer[] = []): Promise<Receiver> {
     const server = http.createServer();
     const { base } = await listenLocally(server);
     const receiver = new Receiver(server, base, [...script]);
@@ -41,7 +44,7 @@ export class Receiver {
   }
 
   /** The next answers (then 200). */
-  answerNext(...script: Array<number | { status: number; headers: Record<string, string> }>): void {
+  answerNext(...script: Answer[]): void {
     this.script.push(...script);
   }
 
@@ -55,16 +58,21 @@ export class Receiver {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const next = this.script.shift() ?? 200;
-      const { status, headers } = typeof next === 'number' ? { status: next, headers: {} } : next;
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // kept as text
+      if (next === 'hang') {
+        this.received.push({ path: req.url ?? '', headers: req.headers, body: parse(Buffer.concat(chunks).toString('utf8')), status: 0 });
+        return;
       }
-      this.received.push({ path: req.url ?? '', headers: req.headers, body, status });
+      const { status, headers } = typeof next === 'number' ? { status: next, headers: {} } : next;
+      this.received.push({ path: req.url ?? '', headers: req.headers, body: parse(Buffer.concat(chunks).toString('utf8')), status });
       res.writeHead(status, headers).end(status < 300 ? 'ok' : 'no');
     });
+  }
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
