@@ -5,6 +5,7 @@ import { EndpointPage } from './pages/EndpointPage';
 import { EndpointsPage } from './pages/EndpointsPage';
 import { SignIn } from './pages/SignIn';
 import { SourcePage, SourcesPage } from './pages/SourcesPage';
+import { AlertPage, AlertsPage } from './pages/AlertsPage';
 import { linkProps, useRoute } from './router';
 
 export interface Session {
@@ -55,6 +56,11 @@ export function App() {
             </a>
           )}
           {session?.admin && (
+            <a {...linkProps({ page: 'alerts' })} class={route.page.includes('alert') ? 'active' : ''}>
+              Alerts
+            </a>
+          )}
+          {session?.admin && (
             <a {...linkProps({ page: 'new' })} class={route.page === 'new' ? 'active' : ''}>
               New endpoint
             </a>
@@ -82,6 +88,12 @@ export function App() {
           <EndpointEditor session={session} name={route.name} />
         ) : route.page === 'sources' ? (
           <SourcesPage />
+        ) : route.page === 'alerts' ? (
+          <AlertsPage />
+        ) : route.page === 'alert' ? (
+          <AlertPage key={route.name} name={route.name} />
+        ) : route.page === 'new-alert' ? (
+          <AlertPage />
         ) : (
           <SourcePage name={route.name} />
         )}
