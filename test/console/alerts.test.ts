@@ -4,69 +4,38 @@
  * send, run it and see the run in its history, delivered to a receiver on loopback.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import http, { type Server } from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { CONSOLE_DIR } from '../../src/console/routes.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
+import type { Page } from 'playwright-core';
 import { insertEvents } from '../support/db.js';
 import { listenLocally } from '../support/net.js';
 import { alertTestApp, type AlertTestApp } from '../alerts/support.js';
 import { Receiver } from '../alerts/receiver.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { buildConsole, openBrowser, type Browser } from './browser.js';
 
 describe('console in the browser: alerts', function () {
   this.timeout(120_000);
   let t: AlertTestApp;
   let server: Server;
   let base: string;
-  let profile: string;
-  let browser: BrowserContext;
+  let browser: Browser;
   let page: Page;
   let receiver: Receiver;
   const mark = `console-alert-${Date.now()}`;
 
   before(async function () {
     this.timeout(240_000);
-    execFileSync(
-      path.join(PROJECT_ROOT, 'node_modules', '.bin', 'vite'),
-      ['build', '--config', 'console/vite.config.ts', '--logLevel', 'error'],
-      {
-        cwd: PROJECT_ROOT,
-        stdio: 'inherit',
-      },
-    );
-    assert.ok(fs.existsSync(path.join(CONSOLE_DIR, 'index.html')));
+    buildConsole();
     t = await alertTestApp();
     receiver = await Receiver.start();
     await insertEvents('postgres.logs', [{ event_message: mark }, { event_message: mark }]);
     server = http.createServer(t.app);
     ({ base } = await listenLocally(server));
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'logquery-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
+    browser = await openBrowser();
+    page = browser.page;
   });
 
   after(async () => {
     await browser?.close();
-    if (profile) fs.rmSync(profile, { recursive: true, force: true });
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
     await receiver?.close();
     await t?.close();
