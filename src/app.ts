@@ -21,6 +21,7 @@ import { keyRoutes } from './auth/routes.js';
 import { accessTokenRoutes } from './auth/accessTokens.js';
 import { openApiRoutes } from './api/routes.js';
 import { consoleRoutes } from './console/routes.js';
+import { alertRoutes } from './alerts/routes.js';
 import { EndpointQueryService } from './endpoints/queryService.js';
 import { fastQueryRoute, queryRoutes } from './endpoints/queryRoutes.js';
 import { endpointAccess } from './endpoints/access.js';
@@ -94,6 +95,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   app.use(searchRoutes(auth, search, arrivals));
   app.use(keyRoutes({ auth, keys: ctx.keys }));
   app.use(accessTokenRoutes({ auth, keys: ctx.keys }));
+  app.use(alertRoutes({ auth, alerts: ctx.alerts }));
   app.use(openApiRoutes({ auth, knex: ctx.db.knex }));
   app.use(consoleRoutes());
 

@@ -8,6 +8,9 @@
  *   endpoints list
  *   sources list
  *   sources create NAME [--retention-days N]
+ *   alerts list
+ *   alerts create --name N --cron C --query Q [--webhook URL] [--slack URL] [--description D]
+ *   alerts run ID|NAME                                     runs it now (delivered if it finds rows); prints the run
  *
  * It reads the same configuration as the service (DATABASE_URL, ...) and opens the database the
  * same way (loadConfig + createContext), so migrations and the default sources are in place.
@@ -40,6 +43,9 @@ export const USAGE = `Usage: npm run cli -- <command>
   endpoints list
   sources list
   sources create NAME [--retention-days N]
+  alerts list
+  alerts create --name N --cron C --query Q [--webhook URL] [--slack URL] [--description D]
+  alerts run ID|NAME      runs it now, delivered if it finds rows (docs/ALERTS.md)
 
 Uses DATABASE_URL like the service. Without it (the embedded database in ./data), stop the
 service first: the embedded data directory can be opened by only one process at a time.`;
@@ -93,7 +99,18 @@ async function dispatch(argv: string[], io: CliIo): Promise<void> {
     return;
   }
   const command = `${noun} ${verb ?? ''}`.trim();
-  const known = ['keys create', 'keys list', 'keys limits', 'keys delete', 'endpoints list', 'sources list', 'sources create'];
+  const known = [
+    'keys create',
+    'keys list',
+    'keys limits',
+    'keys delete',
+    'endpoints list',
+    'sources list',
+    'sources create',
+    'alerts list',
+    'alerts create',
+    'alerts run',
+  ];
   if (!known.includes(command)) throw new CliError(`unknown command "${command}"\n\n${USAGE}`, 2);
 
   const config = loadConfig(io.env);
@@ -143,6 +160,11 @@ function parse(argv: string[]) {
         'max-queries': { type: 'string' },
         'query-ms': { type: 'string' },
         'query-ms-burst': { type: 'string' },
+        cron: { type: 'string' },
+        query: { type: 'string' },
+        webhook: { type: 'string' },
+        slack: { type: 'string' },
+        description: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -204,7 +226,37 @@ async function run(command: string, args: string[], values: Values, ctx: AppCont
       print(await ctx.sources.create({ ...body, name }));
       return;
     }
+    case 'alerts list':
+      print(await ctx.alerts.list());
+      return;
+    case 'alerts create': {
+      if (!values.name || !values.cron || !values.query) throw new CliError('alerts create needs --name, --cron and --query', 2);
+      const body = {
+        name: values.name,
+        cron: values.cron,
+        query: values.query,
+        ...(values.description !== undefined && { description: values.description }),
+        ...(values.webhook !== undefined && { webhook_notification_url: values.webhook }),
+        ...(values.slack !== undefined && { slack_hook_url: values.slack }),
+      };
+      // The same checks as POST /api/alerts: a problem is printed with its field.
+      print(await ctx.alerts.create(body).catch(withLocations));
+      return;
+    }
+    case 'alerts run': {
+      const id = args[0];
+      if (!id) throw new CliError('alerts run needs the alert id or name (see alerts list)', 2);
+      print(await ctx.alerts.runNow(id));
+      return;
+    }
   }
+}
+
+/** An AppError with field problems, as one message naming each field. */
+function withLocations(err: unknown): never {
+  if (err instanceof AppError && err.details.length)
+    throw new CliError(err.details.map((d) => (d.location ? `${d.location}: ${d.message}` : d.message)).join('\n'));
+  throw err;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -4,6 +4,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { splitDatabaseUrl } from './db/databaseUrl.js';
+import { isIP } from 'node:net';
+import cron from 'node-cron';
 
 export interface Config {
   readonly port: number;
@@ -48,6 +50,23 @@ export interface Config {
   readonly queryTimePerSecondMs: number;
   /** A hard budget: milliseconds of query time a key holds at most (0: none). */
   readonly queryTimeBurstMs: number;
+  /** Alerts (docs/ALERTS.md): how often the scheduler looks for due alerts (node-cron, seconds field allowed). */
+  readonly alertTick: string;
+  /** The shortest time between two runs an alert's cron may ask for (the original: 5 minutes). */
+  readonly alertMinIntervalSeconds: number;
+  /**
+   * Where alert deliveries may go: empty, any public address; else only the entries (host names,
+   * IP addresses, CIDR ranges, `public`). Loopback and private ranges only when listed (SECURITY.md).
+   */
+  readonly alertWebhookHosts: readonly string[];
+  /** Time limit of one delivery attempt. */
+  readonly alertDeliveryTimeoutMs: number;
+  /** Attempts of one delivery (the first and its retries) on 5xx, 429, a timeout or a dropped connection. */
+  readonly alertDeliveryAttempts: number;
+  /** The wait before the first retry; it doubles for each next one. */
+  readonly alertRetryBackoffMs: number;
+  /** How long a run's claim holds without news of its process before another process resumes the run. */
+  readonly alertRunLeaseMs: number;
   readonly logLevel: string;
   /** How long a stop (SIGTERM/SIGINT) may take before the process exits 1 anyway. */
   readonly shutdownTimeoutMs: number;
@@ -104,6 +123,13 @@ export function loadConfig(env: Env = process.env): Config {
     maxConcurrentQueries: integer(env, 'MAX_CONCURRENT_QUERIES', 0, 0, 1_000_000),
     queryTimePerSecondMs: integer(env, 'QUERY_TIME_PER_SECOND_MS', 0, 0, 1_000_000_000),
     queryTimeBurstMs: integer(env, 'QUERY_TIME_BURST_MS', 0, 0, 1_000_000_000),
+    alertTick: cronExpression(env, 'ALERT_TICK', '*/10 * * * * *'),
+    alertMinIntervalSeconds: integer(env, 'ALERT_MIN_INTERVAL_SECONDS', 300, 1, 86_400),
+    alertWebhookHosts: webhookHosts(env),
+    alertDeliveryTimeoutMs: integer(env, 'ALERT_DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000),
+    alertDeliveryAttempts: integer(env, 'ALERT_DELIVERY_ATTEMPTS', 4, 1, 10),
+    alertRetryBackoffMs: integer(env, 'ALERT_RETRY_BACKOFF_MS', 1000, 0, 600_000),
+    alertRunLeaseMs: integer(env, 'ALERT_RUN_LEASE_MS', 60_000, 1000, 3_600_000),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
@@ -143,6 +169,32 @@ function bootstrapKeys(env: Env): Config['bootstrapKeys'] {
     keys.push({ name: name.toLowerCase(), key, scopes });
   }
   return keys;
+}
+
+function cronExpression(env: Env, name: string, fallback: string): string {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  if (!cron.validate(raw)) throw new ConfigError(`${name} must be a cron expression (node-cron, seconds field allowed), got "${raw}"`);
+  return raw;
+}
+
+/** ALERT_WEBHOOK_HOSTS: comma-separated host names, IP addresses, CIDR ranges (`10.0.0.0/8`) or `public`. */
+function webhookHosts(env: Env): string[] {
+  const entries = (env.ALERT_WEBHOOK_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const ok =
+      bits === undefined
+        ? entry === 'public' || family !== 0 || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(entry)
+        : extra === undefined && family !== 0 && /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+    if (!ok)
+      throw new ConfigError(`ALERT_WEBHOOK_HOSTS: "${entry}" is not a host name, an IP address, a CIDR range (10.0.0.0/8) or "public"`);
+  }
+  return entries;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -26,6 +26,8 @@ import { supportsReaderRole } from './query/execute.js';
 import { KeyLimiter } from './rateLimit/index.js';
 import { splitDatabaseUrl } from './db/databaseUrl.js';
 import { PrimaryLocator } from './db/primary.js';
+import { AlertService } from './alerts/service.js';
+import { DestinationPolicy } from './alerts/destinations.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -53,6 +55,8 @@ export interface AppContext {
   readonly limiter: KeyLimiter;
   /** True when running on the embedded database. */
   readonly embedded: boolean;
+  /** Alerts (src/alerts/): their management and runs; the scheduler is a background job (src/jobs.ts). */
+  readonly alerts: AlertService;
   close(): Promise<void>;
 }
 
@@ -155,6 +159,22 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       reads,
       limiter,
       embedded: embedded !== undefined,
+      alerts: new AlertService({
+        knex: db.knex,
+        sources: sources.lookup,
+        reads,
+        queryTimeoutMs: config.queryTimeoutMs,
+        embedded: embedded !== undefined,
+        policy: new DestinationPolicy(config.alertWebhookHosts),
+        minIntervalSeconds: config.alertMinIntervalSeconds,
+        delivery: {
+          timeoutMs: config.alertDeliveryTimeoutMs,
+          attempts: config.alertDeliveryAttempts,
+          backoffMs: config.alertRetryBackoffMs,
+        },
+        leaseMs: config.alertRunLeaseMs,
+        logger,
+      }),
       close: () => closeAll(opened),
     };
   } catch (err) {

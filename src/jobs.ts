@@ -2,18 +2,25 @@ import cron from 'node-cron';
 import type { LogWriter } from './ingest/write.js';
 import type { Logger } from './logger.js';
 import type { SourceService } from './sources/service.js';
+import type { Config } from './config.js';
+import type { AlertService } from './alerts/service.js';
+import { AlertScheduler } from './alerts/scheduler.js';
 
 export interface JobDeps {
   sources: Pick<SourceService, 'runPartitionUpkeep' | 'reload' | 'runHotLeafBackfill' | 'runIndexUpkeep'>;
   writer: Pick<LogWriter, 'forgetPartitions'>;
   logger: Logger;
+  /** With both, the alert scheduler runs (src/alerts/scheduler.ts). */
+  alerts?: AlertService;
+  config?: Pick<Config, 'alertTick' | 'alertRunLeaseMs'>;
 }
 
 /**
  * Background upkeep: partitions ahead and retention, at start and every hour (idempotent, so
  * several replicas may run it; the DDL is guarded by IF [NOT] EXISTS), and the source catalog
  * read again every 10 s so changes made by other replicas are seen; hot leaf backfills and
- * then index upkeep (covering indexes, src/storage/indexUpkeep.ts) every minute.
+ * then index upkeep (covering indexes, src/storage/indexUpkeep.ts) every minute; alerts on their
+ * schedules (src/alerts/scheduler.ts: each due time run once across processes).
  */
 export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: number } = {}): { stop(): void } {
   const upkeep = async () => {
@@ -41,8 +48,14 @@ export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: n
       .catch((err: Error) => ctx.logger.warn({ err: err.message }, `source catalog reload failed; retrying in ${reloadMs / 1000} s`));
   const catalog = setInterval(() => void reloadCatalog(), reloadMs);
   catalog.unref();
+  const alerts =
+    ctx.alerts && ctx.config
+      ? new AlertScheduler(ctx.alerts, ctx.logger, { tick: ctx.config.alertTick, leaseMs: ctx.config.alertRunLeaseMs })
+      : undefined;
+  alerts?.start();
   return {
     stop() {
+      void alerts?.stop();
       void hourly.stop();
       clearInterval(catalog);
       clearInterval(everyMinute);

@@ -5,6 +5,7 @@ import { EndpointPage } from './pages/EndpointPage';
 import { EndpointsPage } from './pages/EndpointsPage';
 import { SignIn } from './pages/SignIn';
 import { SourcePage, SourcesPage } from './pages/SourcesPage';
+import { AlertPage, AlertsPage } from './pages/AlertsPage';
 import { linkProps, useRoute } from './router';
 import { Explorer } from './explorer/Explorer';
 
@@ -56,6 +57,11 @@ export function App() {
             </a>
           )}
           {session?.admin && (
+            <a {...linkProps({ page: 'alerts' })} class={route.page.includes('alert') ? 'active' : ''}>
+              Alerts
+            </a>
+          )}
+          {session?.admin && (
             <a {...linkProps({ page: 'new' })} class={route.page === 'new' ? 'active' : ''}>
               New endpoint
             </a>
@@ -85,6 +91,12 @@ export function App() {
           <SourcesPage />
         ) : route.page === 'explorer' ? (
           <Explorer key={route.name} name={route.name} />
+        ) : route.page === 'alerts' ? (
+          <AlertsPage />
+        ) : route.page === 'alert' ? (
+          <AlertPage key={route.name} name={route.name} />
+        ) : route.page === 'new-alert' ? (
+          <AlertPage />
         ) : (
           <SourcePage name={route.name} />
         )}

@@ -11,12 +11,17 @@ export type Route =
   | { page: 'new' }
   | { page: 'sources' }
   | { page: 'source'; name: string }
-  | { page: 'explorer'; name: string };
+  | { page: 'explorer'; name: string }
+  | { page: 'alerts' }
+  | { page: 'alert'; name: string }
+  | { page: 'new-alert' };
 
 export function parseRoute(pathname: string): Route {
   const [first, name, action] = pathname.split('/').filter(Boolean).map(decodeURIComponent);
   if (first === 'new-endpoint') return { page: 'new' };
   if (first === 'sources' && name && action === 'search') return { page: 'explorer', name };
+  if (first === 'new-alert') return { page: 'new-alert' };
+  if (first === 'alerts') return name ? { page: 'alert', name } : { page: 'alerts' };
   if (first === 'sources') return name ? { page: 'source', name } : { page: 'sources' };
   if (first === 'endpoints' && name) return action === 'edit' ? { page: 'edit', name } : { page: 'endpoint', name };
   return { page: 'endpoints' };
@@ -38,6 +43,12 @@ export function href(route: Route): string {
       return `/sources/${encodeURIComponent(route.name)}`;
     case 'explorer':
       return `/sources/${encodeURIComponent(route.name)}/search`;
+    case 'alerts':
+      return '/alerts';
+    case 'alert':
+      return `/alerts/${encodeURIComponent(route.name)}`;
+    case 'new-alert':
+      return '/new-alert';
   }
 }
 

@@ -16,6 +16,7 @@ import { SEARCH_PATHS, SEARCH_SCHEMAS } from '../lql/openapi.js';
 import type { EndpointRecord } from '../endpoints/repository.js';
 import { SourceBodySchema, SourceCreateSchema } from '../sources/body.js';
 import { PROBLEM } from './validation.js';
+import { alertPaths, alertSchemas } from '../alerts/openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -204,6 +205,7 @@ const COMPONENTS = {
         key: { type: 'string', description: 'Only in the answer to POST, shown this once.' },
       },
     },
+    ...alertSchemas(plain),
   },
 };
 
@@ -359,6 +361,7 @@ const GENERIC_PATHS = {
       responses: { '204': { description: 'Deleted' }, ...ERRORS },
     },
   },
+  ...alertPaths({ ref, json, errors: ERRORS, managementErrors: MANAGEMENT_ERRORS, runErrors: RUN_ERRORS, security: admin }),
   '/api/logs': {
     post: {
       tags: ['ingest'],
@@ -466,7 +469,7 @@ export function openApiDocument(endpoints: readonly EndpointRecord[] = []): Json
     },
     servers: [{ url: '/' }],
     security: [{ ApiKeyHeader: [] }],
-    tags: ['query', 'endpoint', 'endpoints', 'sources', 'keys', 'ingest', 'meta'].map((name) => ({ name })),
+    tags: ['query', 'endpoint', 'endpoints', 'sources', 'keys', 'alerts', 'ingest', 'meta'].map((name) => ({ name })),
     paths: { ...perEndpoint, ...GENERIC_PATHS },
     components: COMPONENTS,
   };

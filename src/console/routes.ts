@@ -13,7 +13,7 @@ import { PROJECT_ROOT } from '../paths.js';
 
 export const CONSOLE_DIR = path.join(PROJECT_ROOT, 'dist', 'console');
 /** Paths the console routes in the browser (console/src/router.ts). */
-const CONSOLE_PAGES = /^\/(?:(?:endpoints|sources|new-endpoint)(?:\/[^/]*)*)?\/?$/;
+const CONSOLE_PAGES = /^\/(?:(?:endpoints|sources|new-endpoint|alerts|new-alert)(?:\/[^/]*)*)?\/?$/;
 const YEAR_SECONDS = 365 * 86_400;
 
 export function consoleRoutes(dir = CONSOLE_DIR): Router {

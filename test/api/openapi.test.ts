@@ -40,6 +40,11 @@ describe('OpenAPI: GET /api/openapi.json', () => {
       '/api/access-tokens/{token}',
       '/endpoints/query/{idOrName}',
       '/api/endpoints/query/name/{idOrName}',
+      '/api/alerts',
+      '/api/alerts/{idOrName}',
+      '/api/alerts/{idOrName}/runs',
+      '/api/alerts/{idOrName}/run',
+      '/api/alerts/preview',
     ])
       assert.ok(doc.paths[path], path);
     // As the original service answers: PATCH of an endpoint is 204 without a body (docs/API.md, "Management API").

@@ -5,20 +5,17 @@
  * against the test database. Screenshots go to test/console/screenshots/ (gitignored).
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http, { type Server } from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import request from 'supertest';
-import { CONSOLE_DIR } from '../../src/console/routes.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { insertEvents } from '../support/db.js';
 import { testApp, type TestApp } from '../support/http.js';
 import { listenLocally } from '../support/net.js';
+import { buildConsole, openBrowser, type Browser } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = path.join(PROJECT_ROOT, 'test', 'console', 'screenshots');
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -30,48 +27,24 @@ describe('console in the browser', function () {
   let t: TestApp;
   let server: Server;
   let base: string;
-  let profile: string;
-  let browser: BrowserContext;
+  let browser: Browser;
   let page: Page;
   const host = `console${Date.now().toString(36)}.supabase.co`;
 
   before(async function () {
     this.timeout(240_000);
-    execFileSync(
-      path.join(PROJECT_ROOT, 'node_modules', '.bin', 'vite'),
-      ['build', '--config', 'console/vite.config.ts', '--logLevel', 'error'],
-      {
-        cwd: PROJECT_ROOT,
-        stdio: 'inherit',
-      },
-    );
-    assert.ok(fs.existsSync(path.join(CONSOLE_DIR, 'index.html')));
+    buildConsole();
     t = await testApp();
     await insertEvents('cloudflare.logs.prod', requests(host, Date.now()));
     server = http.createServer(t.app);
     ({ base } = await listenLocally(server));
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'logquery-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
+    browser = await openBrowser();
+    page = browser.page;
   });
 
   after(async () => {
     await browser?.close();
-    if (profile) fs.rmSync(profile, { recursive: true, force: true });
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   });
 

@@ -6,14 +6,16 @@ import pg from 'pg';
 import { createEmptyDatabase, dropDatabase } from '../support/db.js';
 import { OwnRedis, freePort } from '../cache/support.js';
 import { eventually, sleep } from '../support/wait.js';
+import { Receiver } from '../alerts/receiver.js';
 
 /**
  * Three service processes (`tsx src/main.ts`) on one database and one Redis, as behind a load
  * balancer, with warming shortened (WARMING_SCALE=0.01: usage.api-counts is re-run every 3 s
  * instead of 300 s). Between them: a missed key is computed by one process while the others wait
  * for it (single flight), a live key is warmed once per period (not once per process), a changed
- * endpoint is answered anew by all of them, a key's request rate is one budget for all, and the
- * database's query slots are shared fairly by all (src/rateLimit/scheduler.ts).
+ * endpoint is answered anew by all of them, a key's request rate is one budget for all, the
+ * database's query slots are shared fairly by all (src/rateLimit/scheduler.ts), and each due time
+ * of an alert is delivered once.
  */
 describe('three service processes on one Redis', function () {
   this.timeout(240_000);
@@ -41,6 +43,10 @@ describe('three service processes on one Redis', function () {
         WARMING_SCALE: '0.01',
         // Two database slots for the three processes together (shared through Redis).
         QUERY_SLOTS: '2',
+        // Alerts due every 2 s, looked for every second, delivered to a receiver on loopback.
+        ALERT_TICK: '* * * * * *',
+        ALERT_MIN_INTERVAL_SECONDS: '1',
+        ALERT_WEBHOOK_HOSTS: '127.0.0.1',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -240,5 +246,41 @@ describe('three service processes on one Redis', function () {
     assert.ok(passedMeanwhile <= 4, `${passedMeanwhile} flood queries finished while the quiet key's one waited and ran`);
     assert.deepEqual(statuses, Array(30).fill(200), 'the flooding key is slowed, not starved');
     assert.ok(most >= 1 && most <= 2, `${most} queries at once on the database (QUERY_SLOTS 2 for the three processes)`);
+  });
+
+  it('when an alert is due every 2 s, then the three processes deliver each firing once', async () => {
+    const receiver = await Receiver.start();
+    try {
+      const events = [{ project: 'alerting', event_message: 'procs alert' }];
+      assert.equal((await call(ports[0], '/api/logs?source_name=cloudflare.logs.prod', { method: 'POST', body: events })).status, 200);
+      const created = await call(ports[0], '/api/alerts', {
+        method: 'POST',
+        body: {
+          name: 'procs alert',
+          query: "select event_message from `cloudflare.logs.prod` where project = 'alerting'",
+          cron: '*/2 * * * * *',
+          webhook_notification_url: receiver.url(),
+        },
+      });
+      const text = await created.text();
+      assert.equal(created.status, 201, text);
+      const { id } = JSON.parse(text) as { id: string };
+      await sleep(9_000);
+      assert.equal((await call(ports[1], `/api/alerts/${id}`, { method: 'PATCH', body: { enabled: false } })).status, 204);
+      await sleep(2_000); // runs claimed before the change finish
+      const runs = (await (await call(ports[2], `/api/alerts/${id}/runs`)).json()) as Array<{
+        id: string;
+        scheduled_for: string;
+        delivery: string;
+      }>;
+      const firings = receiver.received.map((r) => (r.body as { fired_at: string }).fired_at);
+      assert.ok(firings.length >= 3, `${firings.length} firings in 9 s of a 2 s schedule`);
+      assert.equal(new Set(firings).size, firings.length, `each due time once: ${firings.join(', ')}`);
+      assert.deepEqual(runs.map((r) => r.scheduled_for).sort(), [...firings].sort());
+      assert.ok(runs.every((r) => r.delivery === 'delivered'));
+      assert.deepEqual(receiver.received.map((r) => r.headers['idempotency-key']).sort(), runs.map((r) => r.id).sort());
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -156,7 +156,7 @@ const length = (pgName: string): FunctionDef =>
 
 export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = safeWhereTotal({
   regexp_contains: defWith(
-    def(2, 2, { replace: PARTIAL_STRICT }, (s) => {
+    def(2, 2, { replace: TOTAL_STRICT }, (s) => {
       const text = stringArg(s, 0);
       const pattern = regexArg(s, 1);
       // A pattern without metacharacters is a plain containment test: cheaper than a regex, and
