@@ -84,23 +84,11 @@ export class UnprocessableError extends AppError {
 }
 
 export class QueryTimeoutError extends AppError {
-  /** `queued`: the time limit passed while the query waited for a database slot (src/rateLimit/scheduler.ts). */
-  constructor(timeoutMs: number, queued?: 'waited for a database slot') {
-    super(
-      504,
-      'DEADLINE_EXCEEDED',
-      queued
-        ? `The query waited for a database slot longer than its time limit of ${timeoutMs} ms; the database is busy with other keys' queries.`
-        : `The query ran longer than the time limit of ${timeoutMs} ms and was cancelled.`,
-    );
+  constructor(timeoutMs: number) {
+    super(504, 'DEADLINE_EXCEEDED', `The query ran longer than the time limit of ${timeoutMs} ms and was cancelled.`);
   }
 }
 
-/**
- * 503: the database is not there (stopped, unreachable, or no primary during a failover:
- * src/db/primary.ts). `Retry-After` tells shippers and clients when to send again; nothing was
- * stored for the request.
- */
 export class UnavailableError extends AppError {
   readonly retryAfterSeconds = 1;
   constructor(message = 'The database is unavailable; try again shortly.') {

@@ -10,7 +10,7 @@ import { createClient } from 'redis';
 import type { RedisClient } from './redisClient.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import { QueryTimeoutError, TooManyRequestsError } from '../errors.js';
+import { TooManyRequestsError, UnavailableError } from '../errors.js';
 import { limitsOf, type KeyLimitFields } from './limits.js';
 import { FairScheduler, QueueFull, QueueTimeout, type Grant } from './scheduler.js';
 import { QueryTimeBudget } from './queryTimeBudget.js';
@@ -106,7 +106,12 @@ export class KeyLimiter {
           'tooManyQueries',
         );
       }
-      if (err instanceof QueueTimeout) throw new QueryTimeoutError(timeLimitMs, 'waited for a database slot');
+      // The database did not free a slot within the query's whole time limit: it is overloaded or stalled
+      // (the queries holding the slots are), so the answer is the one for a database that cannot serve now.
+      if (err instanceof QueueTimeout)
+        throw new UnavailableError(
+          `The query waited ${timeLimitMs} ms (its time limit) for a database slot without getting one; the database is busy or not answering. Retry shortly.`,
+        );
       throw err;
     });
   }

@@ -162,6 +162,8 @@ export async function startService(
       RATE_LIMIT_PER_SECOND: '0',
       MAX_CONCURRENT_QUERIES: '0',
       QUERY_TIME_PER_SECOND_MS: '0',
+      // One key's queries queue for the database's slots however many it sends (no 429 past 64 waiting).
+      QUERY_QUEUE_LIMIT: '1000000',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
