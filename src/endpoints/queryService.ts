@@ -221,13 +221,13 @@ export class EndpointQueryService {
     return { translation, values: translation.parameters.map((name) => spec.params[name] ?? null) };
   }
 
-  /** `grant`: the scheduler's slot (src/rateLimit/scheduler.ts): what is left of the time limit, and whether to run without parallel workers. */
+  /** `grant`: the scheduler's slot (src/rateLimit/scheduler.ts): whether to run without parallel workers. */
   private execute(sql: string, values: Array<string | null>, grant?: Grant) {
     // The embedded PGlite is not known to take a pipelined batch: it gets the transaction in three round trips.
     // On a read replica when one is healthy (src/db/replicas.ts), else on the primary.
     return this.deps.reads.run((target) =>
       executeReadOnly(target.pool, sql, values, {
-        timeoutMs: grant?.remainingMs ?? this.deps.queryTimeoutMs,
+        timeoutMs: this.deps.queryTimeoutMs,
         serial: grant?.serial ?? false,
         useReaderRole: target.useReaderRole,
         pipelined: !this.deps.embedded,

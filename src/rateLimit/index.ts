@@ -78,8 +78,8 @@ export class KeyLimiter {
 
   /**
    * Runs an uncached query of `key` (undefined: a warming run) in a slot of the fair scheduler,
-   * within the query's time limit, wait included: `fn` gets what is left of it and whether to run
-   * without parallel workers. A key's explicit query-time budget is checked first, so a key in
+   * waiting for one at most the query's time limit: `fn` is told whether to run without parallel
+   * workers. A key's explicit query-time budget is checked first, so a key in
    * debt does not take a slot; the time charged is the query's own, not its wait.
    */
   async query<T>(key: LimitedKey | undefined, fn: (grant: Grant) => Promise<T>): Promise<T> {

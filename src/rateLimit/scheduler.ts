@@ -6,8 +6,8 @@
  * - The database has QUERY_SLOTS slots (queries running at once). A query takes one or waits.
  * - A key alone may take every slot: nothing refuses or slows a key while nobody else waits.
  * - A query that finds every slot taken waits in its key's queue, up to its own time limit
- *   (QUERY_TIMEOUT_MS, wait and run together). Only a queue longer than QUERY_QUEUE_LIMIT answers
- *   429: that key is sending faster than anything could serve it.
+ *   (QUERY_TIMEOUT_MS), then runs with that limit. Only a queue longer than QUERY_QUEUE_LIMIT
+ *   answers 429: that key is sending faster than anything could serve it.
  * - When a slot frees, it goes to the waiting key that is running the fewest queries, then to the
  *   one that used the least database time lately (decayed, half-life USAGE_HALF_LIFE_MS), then to
  *   the one waiting longest. So a key with one query waiting runs next even behind a key with
@@ -36,8 +36,6 @@ import { withinRedisWait } from './redisWait.js';
 export interface Grant {
   /** Run without parallel workers: the key is above its share while another key is active. */
   serial: boolean;
-  /** What is left of the query's time limit after its wait, in ms. */
-  remainingMs: number;
 }
 
 export interface SchedulerOptions {
@@ -206,8 +204,8 @@ export class FairScheduler {
   }
 
   /**
-   * Runs `fn` in a slot for `keyId`, within `timeLimitMs` (wait and run together). `cap`: the key's
-   * explicit limit of queries at once (0: none). QueueFull or QueueTimeout when it cannot run.
+   * Runs `fn` in a slot for `keyId` once one is free, waiting at most `timeLimitMs` for it. `cap`:
+   * the key's explicit limit of queries at once (0: none). QueueFull or QueueTimeout when it cannot run.
    */
   async run<T>(keyId: string, cap: number, timeLimitMs: number, fn: (grant: Grant) => Promise<T>): Promise<T> {
     const queue = this.queues.get(keyId);
@@ -378,10 +376,7 @@ export class FairScheduler {
       releaseShared(ms);
       if (this.queues.size > 0) this.kick();
     };
-    // A query that hardly waited keeps its whole limit (the reader connections' own statement_timeout, no SET).
-    const now = this.now();
-    const remainingMs = now - waiter.enqueued < 100 ? waiter.deadline - waiter.enqueued : Math.max(1, waiter.deadline - now);
-    waiter.resolve({ grant: { serial, remainingMs }, release });
+    waiter.resolve({ grant: { serial }, release });
   }
 
   private releaseShared(member: string, keyId: string, ms: number): void {
