@@ -143,7 +143,11 @@ describe('hardening: SIGTERM', function () {
     );
     assert.equal(u.status, 200, u.text);
     assert.deepEqual(JSON.parse(u.text), { message: 'Logged!', count: 50 });
-    assert.equal(afterSignal, 'ECONNREFUSED', 'new connections are refused once SIGTERM arrived');
+    // A connection that reaches the listening socket in the instant it closes is reset rather than refused: both refuse it.
+    assert.ok(
+      ['ECONNREFUSED', 'ECONNRESET'].includes(String(afterSignal)),
+      `new connections are refused once SIGTERM arrived (${afterSignal})`,
+    );
     assert.deepEqual(exit, { code: 0, signal: null });
     assert.ok(exitMs < 10_000, `exited ${Math.round(exitMs)} ms after the signal`);
     assert.match(s.output(), /stopping/);
