@@ -10,7 +10,7 @@
  */
 import pg from 'pg';
 import { initTranslator, translateQuery } from '../../src/sql/index.js';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 import { SCENARIOS } from '../queries.js';
 const c = new pg.Client({ connectionString: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/lq_bench_1m' });
 await c.connect();

@@ -12,7 +12,7 @@
  */
 import { INT64_FUNCTION, JSON_FUNCTION, SAFE_FUNCTIONS, TIMESTAMP_FUNCTION } from './coerce.js';
 import { FUNCTIONS } from './functions.js';
-import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../storage/hotLeafFacts.js';
+import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from './catalog.js';
 import {
   ORDER_SENSITIVE_AGGREGATE,
   PARTIAL,

@@ -24,7 +24,7 @@ import { nestedEndpoints } from './resolve/endpoints.js';
 import type { EndpointLookup, EndpointTable } from './resolve/scope.js';
 import { typeName } from './types.js';
 import { loadValidator, validatePostgres } from './validate.js';
-import type { SourceLookup, SourceTable } from '../sources/schema.js';
+import type { SourceLookup, SourceTable } from './catalog.js';
 
 export type { SqlWarning } from './errors.js';
 export { SqlError, SqlSyntaxError, SqlUnsupportedError, SqlNameError, SqlSandboxError, SqlLimitError } from './errors.js';

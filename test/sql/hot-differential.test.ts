@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type pg from 'pg';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 import { initTranslator } from '../../src/sql/index.js';
 import type { SourceLookup, SourceTable } from '../../src/sources/schema.js';
 import { createContext, type AppContext } from '../../src/context.js';
