@@ -48,8 +48,8 @@ export const BODY_COLUMN = 'body';
 export interface SourceTable {
   /** Name used in queries, e.g. `cloudflare.logs.prod`. */
   readonly name: string;
-  /** Schema-qualified, already safe identifier pair, e.g. { schema: 'logs', table: 'cloudflare_logs_prod' }. */
-  readonly schema: string;
+  /** The Postgres schema and table, already safe identifiers, e.g. { pgSchema: 'logs', table: 'cloudflare_logs_prod' } (not the field map: that is `fields`). */
+  readonly pgSchema: string;
   readonly table: string;
   /** Inferred schema of the JSON fields, keyed by top-level field name (`metadata`, and others stored in `body`). */
   readonly fields: FieldMap;

@@ -100,7 +100,7 @@ describe('differential: hot leaf columns give the rows of the JSON reads', funct
     cold = (name) => {
       if (!stripped.has(name)) {
         const t = hot(name);
-        stripped.set(name, t && { name: t.name, schema: t.schema, table: t.table, fields: t.fields });
+        stripped.set(name, t && { name: t.name, pgSchema: t.pgSchema, table: t.table, fields: t.fields });
       }
       return stripped.get(name);
     };

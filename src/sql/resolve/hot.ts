@@ -18,7 +18,7 @@
  * columns (exposeHotColumns), so `edge_logs` of `logs.all` keeps them for the caller's query.
  */
 import { fromJsonText } from '../coerce.js';
-import { isAggregate } from '../catalogue.js';
+import { isAggregate } from '../postgres/functions.js';
 import { pg, type PgExpr, type PgSelect } from '../postgres/ast.js';
 import { fromAliases } from '../postgres/narrow.js';
 import { some } from '../postgres/transform.js';
