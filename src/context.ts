@@ -24,7 +24,6 @@ import { ensureSeededEndpoints } from './seed.js';
 import type { ResultCache } from './cache/types.js';
 import { createResultCache } from './cache/index.js';
 import { ReplicaRouter, type QueryTarget } from './db/replicas.js';
-import { supportsReaderRole } from './query/execute.js';
 import { KeyLimiter } from './rateLimit/index.js';
 import { splitDatabaseUrl } from './db/databaseUrl.js';
 import { PrimaryLocator } from './db/primary.js';
@@ -99,7 +98,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
 
     await migrateUp(url, logger);
 
-    const db = openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, primary });
+    const db = await openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, primary });
     opened.push({ name: 'database pools', close: () => db.close() });
     const sources = new SourceService(db, config.retentionDays, async (name) =>
       sourceReaders(await new EndpointRepository(db.knex).list(), name),
@@ -125,7 +124,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     }
     const primaryTarget: QueryTarget = reader
       ? { name: 'primary', pool: reader, useReaderRole: false } // logged in as the reader already
-      : { name: 'primary', pool: db.pool, useReaderRole: await supportsReaderRole(db.pool) };
+      : { name: 'primary', pool: db.pool, useReaderRole: db.capabilities.readerRole };
     if (!reader && !primaryTarget.useReaderRole)
       logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
     const reads = new ReplicaRouter(primaryTarget, {
@@ -156,7 +155,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       sources,
       keys,
       auth: new Authenticator(keys),
-      writer: new LogWriter(db.pool, sources, logger),
+      writer: new LogWriter(db.pool, sources, logger, db.capabilities),
       metrics,
       cache,
       reader,
@@ -168,7 +167,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
         sources: sources.lookup,
         reads,
         queryTimeoutMs: config.queryTimeoutMs,
-        embedded: embedded !== undefined,
+        pipelined: db.capabilities.pipelinedBatch,
         policy: new DestinationPolicy(config.alertWebhookHosts),
         minIntervalSeconds: config.alertMinIntervalSeconds,
         delivery: {

@@ -1,3 +1,4 @@
+import { probeCapabilities, type DatabaseCapabilities } from './capabilities.js';
 import pg from 'pg';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '../logger.js';
@@ -12,6 +13,8 @@ export interface Database {
   readonly url: string;
   /** HA mode (several hosts in DATABASE_URL, src/db/primary.ts): what finds the primary; undefined otherwise. */
   readonly primary: PrimaryLocator | undefined;
+  /** What this database can do, asked once when it is opened (src/db/capabilities.ts). */
+  readonly capabilities: DatabaseCapabilities;
   close(): Promise<void>;
 }
 
@@ -42,7 +45,8 @@ export const HA_SESSION_OPTIONS = '-c synchronous_commit=on';
 export const POOL_READ_TIMEOUT_MS = 60_000;
 export const ADMIN_READ_TIMEOUT_MS = 10_000;
 
-export function openDatabase(options: DatabaseOptions): Database {
+/** Opens the pools and asks the database what it can do (after migrations: the reader role is theirs). */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const { url, poolSize, connectTimeoutMs, primary } = options;
   const pool = onPrimary(options, (primaryUrl) =>
     createPgPool({ ...options, url: primaryUrl }, 'logquery', primary ? HA_SESSION_OPTIONS : undefined),
@@ -69,15 +73,14 @@ export function openDatabase(options: DatabaseOptions): Database {
     acquireConnectionTimeout: connectTimeoutMs,
   });
 
-  return {
-    pool,
-    knex,
-    url,
-    primary,
-    async close() {
-      await Promise.allSettled([pool.end(), knex.destroy()]);
-    },
+  const close = async () => {
+    await Promise.allSettled([pool.end(), knex.destroy()]);
   };
+  const capabilities = await probeCapabilities(pool).catch(async (err: unknown) => {
+    await close();
+    throw err;
+  });
+  return { pool, knex, url, primary, capabilities, close };
 }
 
 /**

@@ -21,14 +21,15 @@ import { dayStart, ensurePartitions, qualifiedTable, quoteIdent } from '../stora
 import { hotColumnName, PG_HOT_TYPES, UNKNOWN_LEAF_CODE, type HotLeaf } from '../storage/hotLeaves.js';
 import { FactsObserver, recordObservedFacts } from '../storage/hotLeafFacts.js';
 import type { Logger } from '../logger.js';
+import type { DatabaseCapabilities } from '../db/capabilities.js';
 import type { LogRow } from './normalise.js';
 import { microsToIso } from './timestamp.js';
 
 export class LogWriter {
   /** `table:dayMs` of partitions known to exist, so the hot path skips DDL. */
   private readonly knownPartitions = new Set<string>();
-  /** How this database takes rows; asked once, on the first batch (rowWriterFor). */
-  private rowWriter: Promise<RowWriter> | undefined;
+  /** How this database takes rows (rowWriterFor). */
+  private readonly writeRows: RowWriter;
 
   /** A background reload of the catalog is scheduled (see reloadCatalog). */
   private reloadRetry: NodeJS.Timeout | undefined;
@@ -36,8 +37,11 @@ export class LogWriter {
   constructor(
     private readonly pool: pg.Pool,
     private readonly sources: SourceService,
-    private readonly logger?: Logger,
-  ) {}
+    private readonly logger: Logger | undefined,
+    capabilities: Pick<DatabaseCapabilities, 'copyFromStdin'>,
+  ) {
+    this.writeRows = rowWriterFor(capabilities);
+  }
 
   async write(source: SourceRecord, rows: LogRow[], fields: FieldMap): Promise<void> {
     await this.writeBatch(source, rows, fields).catch((err: unknown) => {
@@ -56,13 +60,7 @@ export class LogWriter {
     // Most batches bring no new field: mergeSchema then returns at once, without locking the
     // source row (which would serialise concurrent batches) or reloading the catalog.
     const changed = await withTransaction(this.pool, async (client) => {
-      // Asked on the transaction's own client: on the embedded database another pool query
-      // would wait for this transaction to end (src/db/embedded.ts).
-      this.rowWriter ??= rowWriterFor(client);
-      const writeRows = await this.rowWriter.catch((err) => {
-        this.rowWriter = undefined; // e.g. the connection was lost: ask again next time
-        throw err;
-      });
+      const writeRows = this.writeRows;
       const hot = hotLeavesOf(source);
       const observer = hot.length ? new FactsObserver(hot, source.table_name) : undefined;
       await writeRows(client, source.table_name, rows, observer);
@@ -159,13 +157,12 @@ function columnList(hot: FactsObserver | undefined): string {
  * message to completion on its own, so the COPY's CopyData never reach the running statement;
  * tried with PGlite 0.5.14 and pglite-socket 0.2.17, the backend answered "terminating
  * connection because protocol synchronization was lost" and PGlite itself exited, taking the
- * database down for every connection. So PGlite is recognised by its version string
- * ("PostgreSQL 18.6 (PGlite 0.5.14) on wasm32-unknown-emscripten…"), never by trying;
- * test/ingest/copy.test.ts covers both paths.
+ * database down for every connection. So PGlite is recognised by its version string, never by
+ * trying (`db.capabilities.copyFromStdin`, src/db/capabilities.ts); test/ingest/copy.test.ts
+ * covers both paths.
  */
-export async function rowWriterFor(client: Pick<pg.PoolClient, 'query'>): Promise<RowWriter> {
-  const { rows } = await client.query<{ version: string }>('SELECT version()');
-  return /PGlite/i.test(rows[0]?.version ?? '') ? insertRows : copyRows;
+export function rowWriterFor(capabilities: Pick<DatabaseCapabilities, 'copyFromStdin'>): RowWriter {
+  return capabilities.copyFromStdin ? copyRows : insertRows;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { DatabaseCapabilities } from '../db/capabilities.js';
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import type { Database } from '../db/pool.js';
@@ -50,6 +51,7 @@ export class SourceService {
 
   private readonly knex: Knex;
   private readonly pool: pg.Pool;
+  private readonly capabilities: DatabaseCapabilities;
 
   /**
    * `readersOf(name)`: the endpoints whose query names the source `name` (the rename guard asks).
@@ -62,6 +64,7 @@ export class SourceService {
   ) {
     this.knex = db.knex;
     this.pool = db.pool;
+    this.capabilities = db.capabilities;
     this.repository = new SourceRepository(db.knex);
   }
 
@@ -162,7 +165,7 @@ export class SourceService {
           hot_leaves: JSON.stringify(input.hot.map((l): HotLeafState => ({ ...l, pending_partitions: [] }))),
         }),
       );
-      await createLogTable(client, table, hotColumnDefinitions(input.hot), coveringIndexes(table, input.hot));
+      await createLogTable(client, table, hotColumnDefinitions(input.hot), coveringIndexes(table, input.hot), this.capabilities);
       await resetFacts(
         client,
         table,

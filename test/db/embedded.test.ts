@@ -246,7 +246,7 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
     await db().query('CREATE SCHEMA IF NOT EXISTS logs');
     await db().query('DO $$ BEGIN CREATE ROLE logquery_reader NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$');
     const now = Date.now();
-    await createLogTable(db(), 'embedded_search', [], coveringIndexes('embedded_search', []));
+    await createLogTable(db(), 'embedded_search', [], coveringIndexes('embedded_search', []), { lz4: false });
     await ensurePartitions(db(), 'embedded_search', now - 86_400_000, now);
     await db().query(
       `INSERT INTO logs.embedded_search (id, "timestamp", event_message)
