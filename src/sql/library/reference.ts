@@ -33,10 +33,6 @@ const CATEGORIES: readonly [category: string, names: string, notes: Notes][] = [
         outOfScope:
           'a collation specification for comparisons; Postgres collations are fixed per column and log text is compared byte-wise',
       },
-      CODE_POINTS_TO_BYTES: { missing: 'not written yet (BYTES are supported)' },
-      FROM_BASE32: { missing: 'not written yet (BYTES are supported)' },
-      TO_BASE32: { missing: 'not written yet (BYTES are supported)' },
-      SAFE_CONVERT_BYTES_TO_STRING: { missing: 'not written yet (BYTES are supported)' },
     },
   ],
   [
@@ -64,14 +60,7 @@ const CATEGORIES: readonly [category: string, names: string, notes: Notes][] = [
       SAFE_CAST: { syntax: true },
     },
   ],
-  [
-    'hash',
-    'FARM_FINGERPRINT MD5 SHA1 SHA256 SHA512',
-    {
-      FARM_FINGERPRINT: { missing: 'FarmHash Fingerprint64 is not written yet as a SQL function' },
-      SHA1: { missing: 'Postgres has SHA-1 only in the pgcrypto extension; not written yet as a SQL function' },
-    },
-  ],
+  ['hash', 'FARM_FINGERPRINT MD5 SHA1 SHA256 SHA512', {}],
   [
     'net',
     'NET.HOST NET.IP_FROM_STRING NET.IP_NET_MASK NET.IP_TO_STRING NET.IP_TRUNC NET.IPV4_FROM_INT64 NET.IPV4_TO_INT64 NET.PUBLIC_SUFFIX NET.REG_DOMAIN NET.SAFE_IP_FROM_STRING',
