@@ -64,17 +64,7 @@ const CATEGORIES: readonly [category: string, names: string, notes: Notes][] = [
   [
     'net',
     'NET.HOST NET.IP_FROM_STRING NET.IP_NET_MASK NET.IP_TO_STRING NET.IP_TRUNC NET.IPV4_FROM_INT64 NET.IPV4_TO_INT64 NET.PUBLIC_SUFFIX NET.REG_DOMAIN NET.SAFE_IP_FROM_STRING',
-    {
-      'NET.IP_FROM_STRING': { missing: 'returns BYTES, which are not supported yet' },
-      'NET.SAFE_IP_FROM_STRING': { missing: 'returns BYTES, which are not supported yet' },
-      'NET.IP_TO_STRING': { missing: 'takes BYTES, which are not supported yet' },
-      'NET.IP_NET_MASK': { missing: 'returns BYTES, which are not supported yet' },
-      'NET.IP_TRUNC': { missing: 'takes BYTES, which are not supported yet' },
-      'NET.IPV4_FROM_INT64': { missing: 'returns BYTES, which are not supported yet' },
-      'NET.IPV4_TO_INT64': { missing: 'takes BYTES, which are not supported yet' },
-      'NET.PUBLIC_SUFFIX': { missing: 'needs the Public Suffix List as data, not shipped yet' },
-      'NET.REG_DOMAIN': { missing: 'needs the Public Suffix List as data, not shipped yet' },
-    },
+    {},
   ],
   ['bit', 'BIT_COUNT', {}],
   [
