@@ -10,6 +10,8 @@ import { coveringIndexes } from '../../src/storage/coveringIndexes.js';
 import { upkeepIndexes } from '../../src/storage/indexUpkeep.js';
 import { createLogTable, ensurePartitions } from '../../src/storage/logTables.js';
 import { eventually, sleep } from '../support/wait.js';
+import { migrateUp } from '../../src/db/migrate.js';
+import { runTranslation, sampleSources } from '../support/translation.js';
 
 // Self-contained: own temp data dir, port 0, no shared hooks needed.
 describe('embedded Postgres (PGlite over pglite-socket)', function () {
@@ -270,6 +272,31 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
     } finally {
       client.release();
     }
+  });
+
+  it('runs the migrations, and the function library’s plpgsql (FARM_FINGERPRINT, SHA1, NET, public suffixes) answers as on Postgres', async () => {
+    await migrateUp(embedded!.url);
+    const { rows } = await runTranslation(
+      `SELECT CAST(FARM_FINGERPRINT('1footrue') AS STRING) AS a, CAST(FARM_FINGERPRINT(REPEAT('ab', 64)) AS STRING) AS b,
+         TO_HEX(SHA1('Hello World')) AS c, NET.IP_TO_STRING(NET.IP_TRUNC(NET.IP_FROM_STRING('::ffff:192.0.2.128'), 120)) AS d,
+         NET.REG_DOMAIN('http://例子.卷筒纸.中国') AS e, NET.PUBLIC_SUFFIX('http://foo.bar.kh') AS f, TO_BASE32(FROM_HEX('6162636465ff')) AS g,
+         ARRAY_CONCAT_AGG(x) AS h, MAX_BY(y, z) AS i
+       FROM UNNEST([STRUCT([1, 2] AS x, 'p' AS y, 1 AS z), ([3], 'q', 2)])`,
+      { pool: db(), sources: sampleSources() },
+    );
+    assert.deepEqual(rows, [
+      {
+        a: '-1541654101129638711',
+        b: '-603918529221291818',
+        c: '0a4d55a8d778e5022fab701977c5d840bbc486d0',
+        d: '::ffff:192.0.2.0',
+        e: '卷筒纸.中国',
+        f: 'bar.kh',
+        g: 'MFRGGZDF74======',
+        h: [1, 2, 3], // a STRUCT's array field is jsonb: ARRAY_CONCAT_AGG of jsonb arrays
+        i: 'q',
+      },
+    ]);
   });
 
   it('accepts SET LOCAL statement_timeout but never enforces it', async () => {

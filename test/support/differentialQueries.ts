@@ -110,6 +110,13 @@ export const AIMED = [
   `${W} select part, o, count(*) as n from w cross join unnest(w.metadata) as m cross join unnest(m.request) as r cross join unnest(split(r.path, '/')) as part with offset as o group by 1, 2`,
   // the function library (src/sql/library/) inside a narrowed aggregate and over guarded records
   `${W} select net.host(r.url) as k0, count(*) as a0, countif(strpos(r.path, '/rest') > 0) as a1, max(length(substr(r.path, -4))) as a2, sum(safe_add(s.status_code, 1)) as a3 from ${EDGE_FROM} group by 1`,
+  // hash, BYTES, NET and aggregate functions of migrations 1764810000000–3000 inside a narrowed aggregate and per row
+  `${W} select net.reg_domain(r.url) as k0, net.public_suffix(r.url) as k1, count(*) as a0, max_by(r.path, s.status_code) as a1, min_by(w.id, w.timestamp) as a2,
+     array_length(array_concat_agg(split(r.path, '/') order by w.timestamp, w.id)) as a3, countif(mod(abs(farm_fingerprint(w.id)), 4) = 0) as a4 from ${EDGE_FROM} group by 1, 2`,
+  `${W} select w.id, to_hex(sha1(w.event_message)) as k0, farm_fingerprint(r.path) as k1,
+     net.ip_to_string(net.ip_trunc(net.safe_ip_from_string(regexp_extract(w.event_message, r'[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+')), 24)) as k2,
+     net.ipv4_to_int64(net.safe_ip_from_string(regexp_extract(w.event_message, r'[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+'))) as k3, to_base32(cast(r.method as bytes)) as k4
+     from ${EDGE_FROM} order by w.timestamp desc, w.id limit 50`,
   `${W} select w.id, regexp_extract(r.path, r'^/([a-z]+)/v[0-9]') as k0, split(r.path, '/')[safe_offset(1)] as k1, greatest(s.status_code, 300) as k2, safe.substr(w.event_message, -5, 3) as k3, instr(r.url, '/', -1) as k4, lpad(cast(s.status_code as string), 5, '0') as k5 from ${EDGE_FROM} where regexp_contains(r.path, r'[a-z0-9-.]+') order by w.timestamp desc, w.id`,
 ];
 
