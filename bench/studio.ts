@@ -27,7 +27,7 @@ import { createContext } from '../src/context.js';
 import { createLogger } from '../src/logger.js';
 import { executeReadOnly } from '../src/query/execute.js';
 import { initTranslator, translateQuery } from '../src/sql/index.js';
-import { LOGS_ALL_SQL } from '../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL } from '../seeds/queries.js';
 import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
 import { BENCH_PROJECT, benchEnv, SIZES, type Size } from './data.js';
 
