@@ -40,7 +40,7 @@ export interface LogflareImportOptions {
 
 export interface ImportReport extends CatalogReport {
   events: SourceEventsReport[];
-  /** Events imported by this run, and its rate. */
+  /** Events read by this run (imported or refused), its length and rate. */
   run: { events: number; seconds: number; events_per_second: number; stopped: boolean };
 }
 
@@ -102,7 +102,7 @@ async function run(deps: ImportDeps, options: LogflareImportOptions): Promise<Im
     const full: ImportReport = {
       ...report,
       events,
-      run: { events: Math.round(progress.rate() * seconds), seconds: Math.round(seconds * 10) / 10, events_per_second: Math.round(progress.rate()), stopped },
+      run: { events: progress.runEvents, seconds: Math.round(seconds * 10) / 10, events_per_second: Math.round(progress.rate()), stopped },
     };
     await deps
       .knex('logflare_import_runs')

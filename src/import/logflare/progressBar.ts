@@ -49,6 +49,11 @@ export class ProgressBar {
     if (this.out?.isTTY) this.out.write('\n');
   }
 
+  /** Events read by this run (imported or refused). */
+  get runEvents(): number {
+    return this.thisRun;
+  }
+
   /** Events per second of this run so far. */
   rate(): number {
     const seconds = (this.now() - this.startedAt) / 1000;
