@@ -282,12 +282,22 @@ async function importCommand(values: Values, ctx: AppContext, io: CliIo, print: 
   const batch = values['batch-size'];
   if (batch !== undefined && !(/^\d+$/.test(batch) && Number(batch) >= 1 && Number(batch) <= 100_000))
     throw new CliError('--batch-size must be a whole number from 1 to 100000', 2);
-  for (const [option, url] of [['--from', from], ['--events-from', values['events-from']]] as const) {
+  for (const [option, url] of [
+    ['--from', from],
+    ['--events-from', values['events-from']],
+  ] as const) {
     if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new CliError(`${option} must be a postgres:// URL`, 2);
   }
   try {
     const report = await importLogflare(
-      { knex: ctx.db.knex, pool: ctx.db.pool, sources: ctx.sources, keys: ctx.keys, writer: ctx.writer, defaultRetentionDays: ctx.config.retentionDays },
+      {
+        knex: ctx.db.knex,
+        pool: ctx.db.pool,
+        sources: ctx.sources,
+        keys: ctx.keys,
+        writer: ctx.writer,
+        defaultRetentionDays: ctx.config.retentionDays,
+      },
       {
         from,
         schema,
@@ -301,7 +311,8 @@ async function importCommand(values: Values, ctx: AppContext, io: CliIo, print: 
     print(report);
     const skipped = report.sources.skipped.length + report.endpoints.skipped.length + report.tokens.skipped.length;
     const rejected = report.events.reduce((n, s) => n + s.rejected, 0);
-    if (skipped || rejected) io.err(`Not everything was imported: ${skipped} sources, endpoints or tokens and ${rejected} events; the report says why.`);
+    if (skipped || rejected)
+      io.err(`Not everything was imported: ${skipped} sources, endpoints or tokens and ${rejected} events; the report says why.`);
     if (report.run.stopped) io.err('Stopped: run the same command again to resume.');
   } catch (err) {
     if (err instanceof OriginalError || err instanceof ImportRunningError) throw new CliError(err.message);

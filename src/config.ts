@@ -109,7 +109,11 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = nonEmpty(env.DATABASE_URL) ?? originalUrl;
   if (databaseUrl !== undefined) requireDatabaseUrl(databaseUrl);
   const logflare = logflareOrigin(env, originalUrl ?? databaseUrl);
-  const databaseSchema = schemaName(env, 'DATABASE_SCHEMA', nonEmpty(env.DATABASE_URL) === undefined && originalUrl ? 'logquery' : 'public');
+  const databaseSchema = schemaName(
+    env,
+    'DATABASE_SCHEMA',
+    nonEmpty(env.DATABASE_URL) === undefined && originalUrl ? 'logquery' : 'public',
+  );
   if (logflare && [logflare.catalogSchema, logflare.eventsSchema].includes(databaseSchema) && logflare.catalogUrl === databaseUrl)
     throw new ConfigError(
       `DATABASE_SCHEMA "${databaseSchema}" is the original service's schema (DB_SCHEMA, POSTGRES_BACKEND_SCHEMA): choose another, such as logquery`,
@@ -210,7 +214,11 @@ function backendUrl(env: Env): string | undefined {
  */
 function logflareOrigin(env: Env, catalogUrl: string | undefined): LogflareOrigin | undefined {
   if (catalogUrl === undefined) return undefined;
-  if (nonEmpty(env.DB_SCHEMA) === undefined && nonEmpty(env.POSTGRES_BACKEND_SCHEMA) === undefined && nonEmpty(env.POSTGRES_BACKEND_URL) === undefined)
+  if (
+    nonEmpty(env.DB_SCHEMA) === undefined &&
+    nonEmpty(env.POSTGRES_BACKEND_SCHEMA) === undefined &&
+    nonEmpty(env.POSTGRES_BACKEND_URL) === undefined
+  )
     return undefined;
   const catalogSchema = schemaName(env, 'DB_SCHEMA', 'public');
   return {

@@ -38,11 +38,15 @@ describe('import logflare killed mid-way', function () {
     const original = await buildOriginal({ eventsPerSourceDay: 100 });
     const { url } = await createEmptyDatabase('lq_import_kill');
     const env = { DATABASE_URL: url, LOAD_DEMO_DATA: 'false', LOG_LEVEL: 'silent' };
-    pool = new pg.Pool({ connectionString: url, max: 2 });
+    const target = new pg.Pool({ connectionString: url, max: 2 });
+    pool = target;
     const imported = async () =>
       Number(
-        (await pool!.query<{ n: string }>('SELECT coalesce(sum(events + rejected), 0) AS n FROM logflare_import_days').catch(() => ({ rows: [{ n: '0' }] })))
-          .rows[0].n,
+        (
+          await target
+            .query<{ n: string }>('SELECT coalesce(sum(events + rejected), 0) AS n FROM logflare_import_days')
+            .catch(() => ({ rows: [{ n: '0' }] }))
+        ).rows[0].n,
       );
 
     const first = startImport(env, original);
@@ -50,7 +54,10 @@ describe('import logflare killed mid-way', function () {
     first.child.kill('SIGKILL');
     assert.equal((await first.exited).signal, 'SIGKILL');
     const left = await imported();
-    assert.ok(left < original.totalEvents - 1, `killed mid-way: ${left} of ${original.totalEvents} events were in (${atKill} when the kill was sent)`);
+    assert.ok(
+      left < original.totalEvents - 1,
+      `killed mid-way: ${left} of ${original.totalEvents} events were in (${atKill} when the kill was sent)`,
+    );
 
     const second = startImport(env, original);
     const { code } = await second.exited;
@@ -65,8 +72,8 @@ describe('import logflare killed mid-way', function () {
     assert.match(second.err(), /100% [\d,]+\/[\d,]+ events, [\d,]+ events\/s/);
 
     for (const s of original.sources) {
-      const { rows } = await pool.query<{ table_name: string }>('SELECT table_name FROM sources WHERE id = $1', [s.token]);
-      const counted = await pool.query<{ n: string; distinct: string }>(
+      const { rows } = await target.query<{ table_name: string }>('SELECT table_name FROM sources WHERE id = $1', [s.token]);
+      const counted: pg.QueryResult<{ n: string; distinct: string }> = await target.query(
         `SELECT count(*) AS n, count(DISTINCT id) AS distinct FROM logs."${rows[0].table_name}"`,
       );
       const expected = original.events.get(s.name)!.filter((e) => e.id !== original.refusedEventId).length;

@@ -78,7 +78,10 @@ describe('import logflare: an install of the original, imported', function () {
 
   it('when it runs, then every event is here once, with its id and timestamp to the microsecond, older than the retention too', async () => {
     for (const s of original.sources) {
-      const expected = original.events.get(s.name)!.map((e) => e.id).filter((id) => id !== original.refusedEventId);
+      const expected = original.events
+        .get(s.name)!
+        .map((e) => e.id)
+        .filter((id) => id !== original.refusedEventId);
       const ids = await idsOf(s.name);
       assert.equal(ids.length, expected.length, s.name);
       assert.deepEqual(new Set(ids), new Set(expected), s.name);
@@ -107,7 +110,7 @@ describe('import logflare: an install of the original, imported', function () {
     const { rows } = await ctx.db.pool.query<{ n: string }>(
       `SELECT count(*) AS n FROM logs."${edge.table_name}" WHERE "metadata.response.status_code" = 503`,
     );
-    assert.equal(Number(rows[0].n), original.events.get('cloudflare.logs.prod')!.length / 25 * 4);
+    assert.equal(Number(rows[0].n), (original.events.get('cloudflare.logs.prod')!.length / 25) * 4);
   });
 
   it('when it runs, then endpoints arrive with their tokens as ids, readers after what they read, source_mapping followed', async () => {
@@ -170,7 +173,9 @@ describe('import logflare: an install of the original, imported', function () {
     assert.equal(first.report.tokens.revoked, 1);
     assert.match(first.report.tokens.skipped[0].reason, /query:endpoint:\d+" names something that is not imported/);
     for (const t of original.tokens) {
-      const { rows } = await ctx.db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM api_keys k WHERE k::text LIKE '%' || $1 || '%'`, [t.token]);
+      const { rows } = await ctx.db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM api_keys k WHERE k::text LIKE '%' || $1 || '%'`, [
+        t.token,
+      ]);
       assert.equal(Number(rows[0].n), 0, 'no token is stored as it is');
     }
     const hash = createHash('sha256').update(privateToken.token).digest('hex');

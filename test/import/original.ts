@@ -79,7 +79,10 @@ export async function buildOriginal(options: { eventsPerSourceDay: number; days?
     let refusedEventId = '';
     for (const source of sources) {
       const sampleOf = source.name === CUSTOM_SOURCE ? 'cloudflare.logs.prod' : source.name;
-      const sample = JSON.parse(await readFile(path.join(PROJECT_ROOT, 'seeds/fixtures', `${sampleOf}.json`), 'utf8')) as Record<string, unknown>;
+      const sample = JSON.parse(await readFile(path.join(PROJECT_ROOT, 'seeds/fixtures', `${sampleOf}.json`), 'utf8')) as Record<
+        string,
+        unknown
+      >;
       const list: { id: string; timestamp: string }[] = [];
       const rows: unknown[][] = [];
       for (let d = days; d >= 0; d--) {
@@ -89,7 +92,7 @@ export async function buildOriginal(options: { eventsPerSourceDay: number; days?
         for (let i = 0; i < options.eventsPerSourceDay; i++) {
           const micros = BigInt(dayStart + Math.floor(((i + 0.5) / options.eventsPerSourceDay) * span)) * 1000n + BigInt(i % 1000);
           const id = randomUUID();
-          const message = `${String(sample.event_message ?? '')} #${d}.${i}`;
+          const message = `${typeof sample.event_message === 'string' ? sample.event_message : ''} #${d}.${i}`;
           const body: Record<string, unknown> = { ...structuredClone(sample), id, event_message: message, timestamp: Number(micros) };
           const response = (body.metadata as { response?: { status_code?: number } } | undefined)?.response;
           if (response) response.status_code = i % 7 === 0 ? 503 : 200;
@@ -200,7 +203,9 @@ export async function schemaSnapshot(url: string, schema: string): Promise<strin
       );
       parts.push(name, JSON.stringify(columns));
       if (columns.length) {
-        const { rows } = await client.query(`SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) AS digest, count(*) AS n FROM "${schema}"."${name}" t`);
+        const { rows } = await client.query(
+          `SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) AS digest, count(*) AS n FROM "${schema}"."${name}" t`,
+        );
         parts.push(JSON.stringify(rows[0]));
       }
     }

@@ -68,7 +68,9 @@ export async function importCatalog(
     const imported = await importSource(deps, source, report);
     if (imported) sources.push(imported);
   }
-  const sourceIds = new Map<number, string>(catalog.sources.filter((s) => sources.some((i) => i.token === s.token)).map((s) => [s.id, s.token]));
+  const sourceIds = new Map<number, string>(
+    catalog.sources.filter((s) => sources.some((i) => i.token === s.token)).map((s) => [s.id, s.token]),
+  );
   const namesByToken = new Map(sources.map((s) => [s.token, s.name]));
   const endpointIds = await importEndpoints(deps, catalog.endpoints, namesByToken, report);
   await importTokens(deps, catalog, { sourceIds, endpointIds }, report);
@@ -82,11 +84,15 @@ async function importSource(deps: CatalogDeps, source: OriginalSource, report: C
     return undefined;
   }
   if (!NAME_RE.test(name) || name.length > MAX_NAME_LENGTH) {
-    report.sources.skipped.push({ name, reason: 'its name is not a valid source name here (letters, digits, "_", "." or "-"); rename it in the original first' });
+    report.sources.skipped.push({
+      name,
+      reason: 'its name is not a valid source name here (letters, digits, "_", "." or "-"); rename it in the original first',
+    });
     return undefined;
   }
   // bigquery_table_ttl is days; NULL is the plan's default, which the original does not apply to its Postgres tables.
-  const retention = source.ttlDays !== null && source.ttlDays >= 1 ? Math.min(Math.round(source.ttlDays), MAX_RETENTION_DAYS) : deps.defaultRetentionDays;
+  const retention =
+    source.ttlDays !== null && source.ttlDays >= 1 ? Math.min(Math.round(source.ttlDays), MAX_RETENTION_DAYS) : deps.defaultRetentionDays;
   await deps.sources.reload();
   const byId = deps.sources.list().find((s) => s.id === token.toLowerCase());
   if (byId) {
@@ -141,7 +147,8 @@ async function importEndpoints(
     if (mine) {
       ids.set(e.id, mine.id);
       if (mine.id === e.token.toLowerCase()) report.endpoints.existing.push(e.name);
-      else report.endpoints.skipped.push({ name: e.name, reason: `an endpoint of that name exists here already (id ${mine.id}); it is kept` });
+      else
+        report.endpoints.skipped.push({ name: e.name, reason: `an endpoint of that name exists here already (id ${mine.id}); it is kept` });
       continue;
     }
     if (!isUuid(e.token)) {
@@ -251,13 +258,21 @@ async function importTokens(
     const label = `${name} (token ${t.id}, ${t.token.slice(0, 6)}…)`;
     // Never wider than the original's: a scope naming what was not imported keeps the token out.
     let missing: string | undefined;
-    const words = t.scopes.split(/\s+/).filter(Boolean).map((word) => {
-      const m = RESOURCE_SCOPE.exec(word);
-      if (!m) return word;
-      const id = m[1] === 'query:endpoint' ? ids.endpointIds.get(Number(m[2])) : m[1] === 'ingest:source' ? ids.sourceIds.get(Number(m[2])) : undefined;
-      if (id === undefined) missing ??= word;
-      return `${m[1]}:${id ?? ''}`;
-    });
+    const words = t.scopes
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((word) => {
+        const m = RESOURCE_SCOPE.exec(word);
+        if (!m) return word;
+        const id =
+          m[1] === 'query:endpoint'
+            ? ids.endpointIds.get(Number(m[2]))
+            : m[1] === 'ingest:source'
+              ? ids.sourceIds.get(Number(m[2]))
+              : undefined;
+        if (id === undefined) missing ??= word;
+        return `${m[1]}:${id ?? ''}`;
+      });
     if (missing !== undefined) {
       report.tokens.skipped.push({ name: label, reason: `its scope "${missing}" names something that is not imported` });
       continue;

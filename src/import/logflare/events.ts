@@ -144,7 +144,8 @@ async function writeBatch(
   const last = batch[batch.length - 1];
   const cursor = { ts: last.ts, id: last.id };
   const stored = normalised.rows.length;
-  const record = (client: pg.PoolClient | pg.Pool) => recordProgress(client, imported.token, day, cursor, stored, normalised.rejected, false);
+  const record = (client: pg.PoolClient | pg.Pool) =>
+    recordProgress(client, imported.token, day, cursor, stored, normalised.rejected, false);
   if (stored) await deps.writer.write(source, normalised.rows, normalised.fields, record);
   else await record(deps.pool);
   return {

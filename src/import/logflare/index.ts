@@ -64,7 +64,10 @@ export async function importLogflare(deps: ImportDeps, options: LogflareImportOp
   const lock = await deps.pool.connect();
   try {
     const { rows } = await lock.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [IMPORT_LOCK]);
-    if (!rows[0].ok) throw new ImportRunningError('another import is running on this database (the service at start, or another CLI); try again once it ends');
+    if (!rows[0].ok)
+      throw new ImportRunningError(
+        'another import is running on this database (the service at start, or another CLI); try again once it ends',
+      );
     try {
       return await run(deps, options);
     } finally {
@@ -87,7 +90,10 @@ async function run(deps: ImportDeps, options: LogflareImportOptions): Promise<Im
       { knex: deps.knex, sources: deps.sources, endpoints, keys: deps.keys, defaultRetentionDays: deps.defaultRetentionDays },
       catalog,
     );
-    eventsClient = options.eventsFrom && options.eventsFrom !== options.from ? await connectOriginal(options.eventsFrom, "the original's event database (--events-from)") : catalogClient;
+    eventsClient =
+      options.eventsFrom && options.eventsFrom !== options.from
+        ? await connectOriginal(options.eventsFrom, "the original's event database (--events-from)")
+        : catalogClient;
     const progress = new ProgressBar(options.progress);
     const events = await importEvents({ pool: deps.pool, sources: deps.sources, writer: deps.writer }, eventsClient, sources, {
       schema: options.eventsSchema ?? options.schema,
@@ -121,8 +127,8 @@ async function run(deps: ImportDeps, options: LogflareImportOptions): Promise<Im
  * has nothing to import: one line says so.
  */
 export async function importAtStart(deps: ImportDeps, options: LogflareImportOptions, logger: Logger): Promise<void> {
-  const finished = await deps.knex('logflare_import_runs').whereNotNull('finished_at').first('id');
-  if (finished) return;
+  const finished = await deps.knex('logflare_import_runs').whereNotNull('finished_at').count<{ n: string }[]>('* as n');
+  if (Number(finished[0].n) > 0) return;
   logger.info({ schema: options.schema, eventsSchema: options.eventsSchema }, "importing the original service's data (docs/MIGRATING.md)");
   try {
     const report = await importLogflare(deps, options);
@@ -142,7 +148,7 @@ export async function importAtStart(deps: ImportDeps, options: LogflareImportOpt
         : 'import of the original service: done',
     );
   } catch (err) {
-    if (err instanceof OriginalError) logger.info({ reason: err.message }, "no data of the original service to import");
+    if (err instanceof OriginalError) logger.info({ reason: err.message }, 'no data of the original service to import');
     else if (err instanceof ImportRunningError) logger.info(err.message);
     else logger.warn({ err: (err as Error).message }, 'import of the original service failed; it resumes at the next start');
   }

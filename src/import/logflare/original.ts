@@ -81,7 +81,11 @@ function quote(name: string): string {
 
 /** Opens a client on the original's database; its sessions are read only. */
 export async function connectOriginal(url: string, what: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, application_name: 'logquery-import', options: '-c default_transaction_read_only=on' });
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: 'logquery-import',
+    options: '-c default_transaction_read_only=on',
+  });
   client.on('error', () => undefined); // a lost connection fails the query in flight, which reports it
   try {
     await client.connect();
@@ -104,7 +108,23 @@ export async function readCatalog(client: pg.Client, schema: string): Promise<Or
   const sources = await client.query<{ id: string; name: string; token: string; ttl: number | null }>(
     `SELECT id, name, token::text AS token, bigquery_table_ttl AS ttl FROM ${originalTable(schema, 'sources')} ORDER BY id`,
   );
-  const endpoints = await client.query<Record<string, unknown>>(
+  const endpoints = await client.query<{
+    id: string;
+    token: string;
+    name: string | null;
+    query: string | null;
+    source_mapping: unknown;
+    language: string | null;
+    sandboxable: boolean | null;
+    cache_duration_seconds: number | null;
+    proactive_requerying_seconds: number | null;
+    max_limit: number | null;
+    enable_auth: boolean | null;
+    description: string | null;
+    labels: string | null;
+    redact_pii: boolean | null;
+    backend_id: string | null;
+  }>(
     `SELECT id, token::text AS token, name, query, source_mapping, language, sandboxable, cache_duration_seconds,
             proactive_requerying_seconds, max_limit, enable_auth, description, labels, redact_pii, backend_id
        FROM ${originalTable(schema, 'endpoint_queries')} ORDER BY id`,
@@ -117,22 +137,24 @@ export async function readCatalog(client: pg.Client, schema: string): Promise<Or
     sources: sources.rows.map((r) => ({ id: Number(r.id), name: r.name, token: r.token, ttlDays: r.ttl })),
     endpoints: endpoints.rows.map((r) => ({
       id: Number(r.id),
-      token: String(r.token),
-      name: String(r.name ?? ''),
-      query: String(r.query ?? ''),
+      token: r.token,
+      name: r.name ?? '',
+      query: r.query ?? '',
       sourceMapping: isStringMap(r.source_mapping) ? r.source_mapping : {},
-      language: r.language as string | null,
-      sandboxable: r.sandboxable as boolean | null,
-      cacheDurationSeconds: r.cache_duration_seconds as number | null,
-      proactiveRequeryingSeconds: r.proactive_requerying_seconds as number | null,
-      maxLimit: r.max_limit as number | null,
-      enableAuth: r.enable_auth as boolean | null,
-      description: r.description as string | null,
-      labels: r.labels as string | null,
-      redactPii: r.redact_pii as boolean | null,
+      language: r.language,
+      sandboxable: r.sandboxable,
+      cacheDurationSeconds: r.cache_duration_seconds,
+      proactiveRequeryingSeconds: r.proactive_requerying_seconds,
+      maxLimit: r.max_limit,
+      enableAuth: r.enable_auth,
+      description: r.description,
+      labels: r.labels,
+      redactPii: r.redact_pii,
       backendId: r.backend_id === null ? null : Number(r.backend_id),
     })),
-    tokens: tokens.rows.filter((t) => !t.revoked).map((t) => ({ id: Number(t.id), token: t.token, scopes: t.scopes ?? '', description: t.description })),
+    tokens: tokens.rows
+      .filter((t) => !t.revoked)
+      .map((t) => ({ id: Number(t.id), token: t.token, scopes: t.scopes ?? '', description: t.description })),
     revokedTokens: tokens.rows.filter((t) => t.revoked).length,
     userApiKeys: users.rows.map((u) => u.api_key).filter((k): k is string => typeof k === 'string' && k.length > 0),
   };
