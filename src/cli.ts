@@ -127,6 +127,9 @@ async function dispatch(argv: string[], io: CliIo): Promise<void> {
   if (!known.includes(command)) throw new CliError(`unknown command "${command}"\n\n${USAGE}`, 2);
 
   const config = loadConfig(io.env);
+  // Checked before the database is opened (on the embedded one, that would make ./data).
+  if (command === 'import logflare' && values.from === undefined && config.logflare === undefined)
+    throw new CliError("import logflare needs --from postgres://… (the original's database)", 2);
   const ctx = await createContext(config, createLogger(io.env.LOG_LEVEL ?? 'error')).catch((err: Error) => {
     throw new CliError(`cannot open the database: ${err.message}`);
   });

@@ -213,6 +213,8 @@ describe('import logflare: an install of the original, imported', function () {
       err: (t) => err.push(t),
     });
     assert.equal(code, 1);
+    const missing = await runCli(['import', 'logflare'], { env, out: () => undefined, err: (t) => err.push(t) });
+    assert.equal(missing, 2, 'no --from and no original environment');
     assert.match(err.join('\n'), /no table nowhere\.sources, .* is it the original's, and its schema "nowhere" \(--schema\)\?/);
   });
 });
