@@ -31,7 +31,6 @@ import { EndpointRepository } from './endpoints/repository.js';
 import { AppError } from './errors.js';
 import { generateKey, SCOPES } from './auth/keys.js';
 import { MAX_LIMIT, type KeyLimitFields } from './rateLimit/limits.js';
-import { importLogflare, ImportRunningError, OriginalError } from './import/logflare/index.js';
 import type { ProgressOutput } from './import/logflare/progressBar.js';
 
 export const USAGE = `Usage: npm run cli -- <command>
@@ -278,6 +277,8 @@ async function run(command: string, args: string[], values: Values, ctx: AppCont
 
 /** `import logflare`: the report on stdout, the progress bar and a summary on stderr. */
 async function importCommand(values: Values, ctx: AppContext, io: CliIo, print: (value: unknown) => void): Promise<void> {
+  // Loaded here: the other commands start without compiling the importer (tsx in development).
+  const { importLogflare, ImportRunningError, OriginalError } = await import('./import/logflare/index.js');
   const origin = ctx.config.logflare;
   const from = values.from ?? origin?.catalogUrl;
   if (!from) throw new CliError("import logflare needs --from postgres://… (the original's database)", 2);
