@@ -23,7 +23,7 @@ import type { EndpointManagementService } from '../../endpoints/managementServic
 import type { ApiKeyRepository } from '../../auth/keys.js';
 import { fromOriginalScopes } from '../../auth/accessTokens.js';
 import { MAX_RETENTION_DAYS } from '../../sources/body.js';
-import { MAX_NAME_LENGTH, NAME_RE } from '../../limits.js';
+import { MAX_NAME_LENGTH, NAME_RE } from '../../inputLimits.js';
 import { isUuid } from '../../ids.js';
 import { SqlError } from '../../sql/errors.js';
 import { queryTables, renameTables } from '../../sql/tables.js';
