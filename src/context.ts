@@ -25,7 +25,7 @@ import type { ResultCache } from './cache/types.js';
 import { createResultCache } from './cache/index.js';
 import { ReplicaRouter, type QueryTarget } from './db/replicas.js';
 import { KeyLimiter } from './rateLimit/index.js';
-import { splitDatabaseUrl } from './db/databaseUrl.js';
+import { splitDatabaseUrl, withSearchPath } from './db/databaseUrl.js';
 import { PrimaryLocator } from './db/primary.js';
 import { AlertService } from './alerts/service.js';
 import { DestinationPolicy } from './alerts/destinations.js';
@@ -67,7 +67,8 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const opened: Array<{ name: string; close(): Promise<void> }> = [];
   try {
     let embedded: EmbeddedPostgres | undefined;
-    let url = config.databaseUrl;
+    // The service's own tables in their schema (DATABASE_SCHEMA): every connection's search_path.
+    let url = config.databaseUrl && withSearchPath(config.databaseUrl, config.databaseSchema);
     if (!url) {
       const dataDir = path.resolve(PROJECT_ROOT, config.dataDir);
       const started = await startEmbeddedPostgres({ dataDir, log: (msg) => logger.debug(msg) });
@@ -96,7 +97,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       logger.info({ hosts: hosts.urls.length }, 'DATABASE_URL lists several hosts: writes follow the primary');
     }
 
-    await migrateUp(url, logger);
+    await migrateUp(url, logger, config.databaseSchema);
 
     const db = await openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, primary });
     opened.push({ name: 'database pools', close: () => db.close() });

@@ -3,6 +3,7 @@ import pg from 'pg';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '../logger.js';
 import { FailoverPool, type PrimaryLocator } from './primary.js';
+import { startupOptions } from './databaseUrl.js';
 
 export interface Database {
   /** Raw pool for log queries and ingest (prepared statements, COPY-like bulk writes). */
@@ -63,7 +64,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
           const at = primary.url;
           return {
             connectionString: at,
-            options: HA_SESSION_OPTIONS,
+            options: startupOptions(at, HA_SESSION_OPTIONS),
             ...admin,
             expirationChecker: () => primary.hasPrimary && primary.url !== at,
           };
@@ -100,9 +101,10 @@ export function createPgPool(
   applicationName: string,
   options?: string,
 ): pg.Pool {
+  const all = options ? startupOptions(url, options) : undefined;
   const pool = new pg.Pool({
     connectionString: url,
-    ...(options ? { options } : {}),
+    ...(all ? { options: all } : {}),
     max: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,

@@ -43,8 +43,12 @@ export class LogWriter {
     this.writeRows = rowWriterFor(capabilities);
   }
 
-  async write(source: SourceRecord, rows: LogRow[], fields: FieldMap): Promise<void> {
-    await this.writeBatch(source, rows, fields).catch((err: unknown) => {
+  /**
+   * `alsoInTransaction` runs in the rows' transaction, after them: what must commit with them or
+   * not at all (the importer's progress, src/import/logflare/events.ts). Not run without rows.
+   */
+  async write(source: SourceRecord, rows: LogRow[], fields: FieldMap, alsoInTransaction?: InTransaction): Promise<void> {
+    await this.writeBatch(source, rows, fields, alsoInTransaction).catch((err: unknown) => {
       // A node that stopped taking writes (demoted by the HA engine) refuses them as read-only:
       // nothing was stored, the shipper must send the batch again (503, Retry-After), and the
       // primary is looked for again (src/db/primary.ts).
@@ -54,7 +58,7 @@ export class LogWriter {
     });
   }
 
-  private async writeBatch(source: SourceRecord, rows: LogRow[], fields: FieldMap, retried = 0): Promise<void> {
+  private async writeBatch(source: SourceRecord, rows: LogRow[], fields: FieldMap, also?: InTransaction, retried = 0): Promise<void> {
     if (rows.length === 0) return;
     await this.ensurePartitionsFor(source.table_name, rows);
     // Most batches bring no new field: mergeSchema then returns at once, without locking the
@@ -66,6 +70,7 @@ export class LogWriter {
       await writeRows(client, source.table_name, rows, observer);
       // The facts of what these rows hold commit with them (src/storage/hotLeafFacts.ts).
       if (observer) await recordObservedFacts(client, source.table_name, observer.observed());
+      await also?.(client);
       return this.sources.mergeSchema(client, source.id, fields);
     }).catch(async (err) => {
       // The hot leaves changed since this process last read the catalog: 42703 undefined_column,
@@ -77,7 +82,7 @@ export class LogWriter {
       if ((code !== '42703' && code !== UNKNOWN_LEAF_CODE) || retried >= CATALOG_RETRIES) throw err;
       if (retried) await sleep(50 * retried);
       await this.sources.reload();
-      await this.writeBatch(await this.sources.get(source.id), rows, fields, retried + 1);
+      await this.writeBatch(await this.sources.get(source.id), rows, fields, also, retried + 1);
       return false;
     });
     if (changed) await this.reloadCatalog();
@@ -128,6 +133,9 @@ export class LogWriter {
     }
   }
 }
+
+/** Work joined to a batch's transaction (LogWriter.write). */
+export type InTransaction = (client: pg.PoolClient) => Promise<void>;
 
 /** `hot`: the source's hot leaves, whose column values it computes (and notes facts of) per row. */
 export type RowWriter = (client: pg.PoolClient, table: string, rows: LogRow[], hot?: FactsObserver) => Promise<void>;

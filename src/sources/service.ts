@@ -111,7 +111,9 @@ export class SourceService {
     return again;
   }
 
+  /** `id`: the importer keeps the original's source token as the id (src/import/logflare/catalog.ts); else a new one. */
   async create(input: {
+    id?: string;
     name: string;
     retention_days?: number;
     schema?: FieldMap;
@@ -143,6 +145,7 @@ export class SourceService {
 
   /** The row, its log table and first partitions, in one transaction; the caller reloads the catalog. */
   private async createRow(input: {
+    id?: string;
     name: string;
     retention_days?: number;
     schema?: FieldMap;
@@ -157,6 +160,7 @@ export class SourceService {
       const [row] = await runBuilt<SourceRecord>(
         client,
         this.repository.insertQuery({
+          ...(input.id !== undefined && { id: input.id }),
           name,
           table_name: table,
           retention_days: retention,
