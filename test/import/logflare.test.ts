@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import request from 'supertest';
-import type { Express } from 'express';
+import type { Listener } from '../../src/http/server.js';
 import { runCli } from '../../src/cli.js';
 import { createApp } from '../../src/app.js';
 import { createContext, type AppContext } from '../../src/context.js';
@@ -24,7 +24,7 @@ describe('import logflare: an install of the original, imported', function () {
   let before_: string;
   let first: { code: number; report: ImportReport; err: string; progress: string };
   let ctx: AppContext;
-  let app: Express;
+  let app: Listener;
 
   async function importOnce(...extra: string[]) {
     const out: string[] = [];
