@@ -43,6 +43,11 @@ export function createMetrics() {
       labelNames: ['source', 'reason'],
       registers: [registry],
     }),
+    tailQueries: new Counter({
+      name: 'logquery_tail_queries_total',
+      help: 'Queries run for live tail viewers (at most one a second per viewer, none while nothing arrives)',
+      registers: [registry],
+    }),
     rejectedEvents: new Counter({
       name: 'logquery_ingest_rejected_events_total',
       help: 'Invalid events reported to the sender and not stored',
