@@ -134,7 +134,7 @@ export class RedisArrivalRelay implements ArrivalRelay {
     private readonly arrivals: Pick<Arrivals, 'deliver'>,
     private readonly logger: Logger,
   ) {
-    this.helloTimer = setInterval(() => this.hello([...this.local.keys()]), HELLO_EVERY_MS);
+    this.helloTimer = setInterval(() => void this.hello([...this.local.keys()]), HELLO_EVERY_MS);
     this.helloTimer.unref();
   }
 
@@ -157,7 +157,7 @@ export class RedisArrivalRelay implements ArrivalRelay {
     );
     await within(connected, WATCH_WAIT_MS);
     options.arrivals.relayThrough(relay);
-    relay.send('tail:hello', { o: relay.origin, ask: true });
+    void relay.send('tail:hello', { o: relay.origin, ask: true });
     return relay;
   }
 
@@ -169,7 +169,7 @@ export class RedisArrivalRelay implements ArrivalRelay {
       return;
     }
     const message: Published = { o: this.origin, r: arrivals.map((a) => [a.id, String(a.micros)]), d: dropped };
-    this.send('tail:events:' + source, message);
+    void this.send('tail:events:' + source, message);
   }
 
   async watch(source: string): Promise<() => void> {

@@ -28,8 +28,6 @@ export interface TailQuery {
 
 export interface TailOptions {
   intervalMs?: number;
-  /** Called as each query starts (the service counts them: `logquery_tail_queries_total`). */
-  onQuery?: () => void;
 }
 
 /**
@@ -53,7 +51,6 @@ export async function streamTail(
   let lastRun = 0;
   let running = false;
   let closed = false;
-  let stopListening: (() => void) | undefined;
 
   const run = async () => {
     timer = undefined;
@@ -62,7 +59,6 @@ export async function streamTail(
     lastRun = Date.now();
     const batch = pending;
     pending = [];
-    options.onQuery?.();
     try {
       let from = batch[0].micros;
       let to = batch[0].micros;
@@ -96,14 +92,7 @@ export async function streamTail(
     res.write('event: end\ndata: {"reason":"the stream lasts at most 15 minutes; reconnect to go on"}\n\n');
     res.end();
   }, TAIL_MAX_MS);
-  res.on('close', () => {
-    closed = true;
-    stopListening?.();
-    clearInterval(keepAlive);
-    clearTimeout(end);
-    if (timer) clearTimeout(timer);
-  });
-  stopListening = await arrivals.listen(source, (rows, dropped) => {
+  const listening = arrivals.listen(source, (rows, dropped) => {
     skipped += dropped;
     pending.push(...rows);
     if (pending.length > TAIL_MAX_PENDING) {
@@ -112,7 +101,14 @@ export async function streamTail(
     }
     schedule();
   });
-  // Closed while the other processes were being told: nobody is left to listen.
-  if (closed) return stopListening();
-  res.write('event: ready\ndata: {}\n\n');
+  res.on('close', () => {
+    closed = true;
+    void listening.then((stop) => stop());
+    clearInterval(keepAlive);
+    clearTimeout(end);
+    if (timer) clearTimeout(timer);
+  });
+  // `ready` once arrivals from every process reach this stream (arrivals.ts).
+  await listening;
+  if (!closed) res.write('event: ready\ndata: {}\n\n');
 }

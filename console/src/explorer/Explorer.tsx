@@ -108,7 +108,7 @@ export function Explorer({ name }: { name: string }) {
   const openStream = (lql: string) => {
     closeStream();
     setTail('starting');
-    stream.current = openTail(name, lql, {
+    const handle = openTail(name, lql, {
       onReady: () => setTail('live'),
       onEvents: (rows) =>
         setTailRows((kept) => {
@@ -118,9 +118,10 @@ export function Explorer({ name }: { name: string }) {
           return next.slice(0, TAIL_KEEP);
         }),
       onSkipped: (count) => setTailSkipped((n) => n + count),
+      // Reconnects unless this stream was paused, stopped or replaced meanwhile.
       onEnd: () =>
         setTimeout(() => {
-          if (tailState.current === 'live' || tailState.current === 'starting') openStream(lql);
+          if (stream.current === handle && tailState.current !== 'paused' && tailState.current !== 'off') openStream(lql);
         }, TAIL_RECONNECT_MS),
       onProblem: (p) => {
         closeStream();
@@ -128,6 +129,7 @@ export function Explorer({ name }: { name: string }) {
         setProblem(p);
       },
     });
+    stream.current = handle;
   };
   const startTail = () => {
     setTailRows((page?.kind === 'events' ? page.rows : []).slice(0, TAIL_KEEP).map((row) => ({ row, fresh: false })));
