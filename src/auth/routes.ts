@@ -15,7 +15,7 @@ import { pick } from '../http/present.js';
 import type { Authenticator } from './authenticate.js';
 import { generateKey, SCOPES, type ApiKeyRecord, type ApiKeyRepository } from './keys.js';
 import { RESOURCE_SCOPE_PATTERN, resourceScope, type KeyScope } from './scopes.js';
-import { LIMIT_FIELDS, MAX_LIMIT, type KeyLimitFields } from '../rateLimit/limits.js';
+import { LIMIT_FIELDS, MAX_LIMIT, type KeyLimitFields } from '../rateLimit/keyLimits.js';
 
 /** A limit of a key: a whole number, 0 for no limit, or null for the configured default. */
 function limitField(field: string, description: string) {

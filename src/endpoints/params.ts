@@ -7,7 +7,7 @@
 import { Type, type TObject, type TOptional, type TString } from '@sinclair/typebox';
 import { compile, MAX_BYTES, notAnObject, problem, type Check } from '../api/validation.js';
 import { BadRequestError, parameterError } from '../errors.js';
-import { MAX_PARAMETER_VALUE_BYTES, MAX_QUERY_BYTES } from '../limits.js';
+import { MAX_PARAMETER_VALUE_BYTES, MAX_QUERY_BYTES } from '../inputLimits.js';
 import type { ParameterDeclaration } from './repository.js';
 
 /** The reserved parameter that carries a caller's sandboxed query. */

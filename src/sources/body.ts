@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { compile, notAnObject, problem, type Check } from '../api/validation.js';
 import { BadRequestError, UnprocessableError } from '../errors.js';
-import { MAX_NAME_LENGTH, NAME_RE, NAME_RULE } from '../limits.js';
+import { MAX_NAME_LENGTH, NAME_RE, NAME_RULE } from '../inputLimits.js';
 
 export const MAX_RETENTION_DAYS = 3650;
 

@@ -477,7 +477,7 @@ async function freeTableName(client: pg.PoolClient, name: string): Promise<strin
 }
 
 export function toSourceTable(record: SourceRecord): SourceTable {
-  const table: SourceTable = { name: record.name, schema: LOG_SCHEMA, table: record.table_name, fields: record.schema };
+  const table: SourceTable = { name: record.name, pgSchema: LOG_SCHEMA, table: record.table_name, fields: record.schema };
   return record.hot_leaves?.length ? { ...table, hot: record.hot_leaves } : table;
 }
 
