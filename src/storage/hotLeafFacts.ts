@@ -28,12 +28,9 @@ import type pg from 'pg';
 import { partitionName, qualifiedTable, quoteIdent } from './logTables.js';
 import { hotColumnName, jsonLeaf, jsonLeafSql, readValue, type HotLeaf } from './hotLeaves.js';
 
-import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../sql/catalog.js';
-
 export { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../sql/catalog.js';
 
 type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
-
 
 /** What rows of one partition showed about one leaf: a row with a value of another type; the depth guards need from. */
 export interface LeafFacts {
