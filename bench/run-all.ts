@@ -13,6 +13,9 @@
  *   npm run bench -- --render          # rewrite BENCHMARKS.md from bench/results/<size>.json
  *   npm run bench -- --only cache,queries,translate,ingest
  *
+ * After the main run, in their own processes and blocks of BENCHMARKS.md: bench/hot.ts (`hot`)
+ * and bench/tail.ts (`tail`: what 50 live tail viewers cost the database).
+ *
  * Processes: the service (`tsx src/main.ts`, Redis cache) and the cache floor (bench/floor-server.ts)
  * each run in their own process; load (autocannon) and the SQL floors run from this one.
  */
@@ -47,7 +50,7 @@ const { values: opts } = parseArgs({
     scaling: { type: 'boolean', default: false },
     regen: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
-    only: { type: 'string', default: 'cache,queries,translate,ingest,hot,studio' },
+    only: { type: 'string', default: 'cache,queries,translate,ingest,hot,studio,tail' },
     /** Rewrite BENCHMARKS.md from bench/results/<size>.json without running anything. */
     render: { type: 'boolean', default: false },
   },
@@ -896,6 +899,14 @@ async function main(): Promise<void> {
     log('studio pages (bench/studio.ts)');
     const args = ['--size', SIZE, '--rounds', SIZE === '1m' ? '3' : '1', ...(opts['no-write'] ? ['--no-write'] : [])];
     execFileSync('npx', ['tsx', 'bench/studio.ts', ...args], { cwd: ROOT, stdio: 'inherit' });
+  }
+  if (ONLY.has('tail') && !QUICK) {
+    // Live tail: 50 viewers' queries while nothing, some and many events arrive (bench/tail.ts), its own block of BENCHMARKS.md.
+    log('live tail (bench/tail.ts)');
+    execFileSync('npx', ['tsx', 'bench/tail.ts', '--size', SIZE, '--measure-only', ...(opts['no-write'] ? ['--no-write'] : [])], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
   }
 }
 

@@ -16,7 +16,6 @@ import { endpointManagementRoutes } from './endpoints/managementRoutes.js';
 import { sourceRoutes } from './sources/routes.js';
 import { EventSearch } from './lql/search.js';
 import { searchRoutes } from './lql/routes.js';
-import { Arrivals } from './lql/tail.js';
 import { keyRoutes } from './auth/routes.js';
 import { accessTokenRoutes } from './auth/accessTokens.js';
 import { openApiRoutes } from './api/routes.js';
@@ -83,9 +82,8 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   );
   // Routers of each feature, each given only what it uses:
   app.use(queryRoutes(auth, queries, endpointAccess(ctx.limiter)));
-  // Live tail learns of new events from the writer (src/lql/tail.ts).
-  const arrivals = new Arrivals();
-  app.use(ingestRoutes(auth, new IngestService({ sources: ctx.sources, writer: arrivals.watch(ctx.writer), metrics })));
+  // Live tail learns of new events from the writer (src/lql/arrivals.ts).
+  app.use(ingestRoutes(auth, new IngestService({ sources: ctx.sources, writer: ctx.arrivals.watch(ctx.writer), metrics })));
   app.use(endpointManagementRoutes({ auth, knex: ctx.db.knex, sources: ctx.sources.lookup, onChange: () => queries.forgetEndpoints() }));
   app.use(sourceRoutes({ auth, sources: ctx.sources, writer: ctx.writer, retentionDays: ctx.config.retentionDays }));
   const search = new EventSearch({
@@ -94,7 +92,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     queryTimeoutMs: ctx.config.queryTimeoutMs,
     pipelined: ctx.db.capabilities.pipelinedBatch,
   });
-  app.use(searchRoutes(auth, search, arrivals));
+  app.use(searchRoutes(auth, search, ctx.arrivals, metrics));
   app.use(keyRoutes({ auth, keys: ctx.keys }));
   app.use(accessTokenRoutes({ auth, keys: ctx.keys }));
   app.use(alertRoutes({ auth, alerts: ctx.alerts }));

@@ -29,6 +29,7 @@ import { splitDatabaseUrl, withSearchPath } from './db/databaseUrl.js';
 import { PrimaryLocator } from './db/primary.js';
 import { AlertService } from './alerts/service.js';
 import { DestinationPolicy } from './alerts/destinations.js';
+import { Arrivals, RedisArrivalRelay } from './lql/arrivals.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -56,6 +57,11 @@ export interface AppContext {
   readonly limiter: KeyLimiter;
   /** True when running on the embedded database. */
   readonly embedded: boolean;
+  /**
+   * The "new events" signal of live tail (src/lql/arrivals.ts): the ingest writer's, shared with
+   * the other processes through Redis pub/sub when REDIS_URL is set.
+   */
+  readonly arrivals: Arrivals;
   /** Alerts (src/alerts/): their management and runs; the scheduler is a background job (src/jobs.ts). */
   readonly alerts: AlertService;
   close(): Promise<void>;
@@ -148,6 +154,11 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     const limiter = KeyLimiter.open(config, logger);
     opened.push({ name: 'rate limits', close: () => limiter.close() });
     registerSchedulerGauges(metrics.registry, () => limiter.load);
+    const arrivals = new Arrivals();
+    if (config.redisUrl) {
+      const relay = await RedisArrivalRelay.open({ url: config.redisUrl, arrivals, logger });
+      opened.push({ name: 'live tail relay', close: () => relay.close() });
+    }
 
     return {
       config,
@@ -163,6 +174,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       reads,
       limiter,
       embedded: embedded !== undefined,
+      arrivals,
       alerts: new AlertService({
         knex: db.knex,
         sources: sources.lookup,

@@ -43,6 +43,12 @@ export function createMetrics() {
       labelNames: ['source', 'reason'],
       registers: [registry],
     }),
+    tailQueries: new Histogram({
+      name: 'logquery_tail_query_duration_seconds',
+      help: 'Queries run for live tail viewers over what arrived (at most one a second per viewer, none while nothing arrives)',
+      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers: [registry],
+    }),
     rejectedEvents: new Counter({
       name: 'logquery_ingest_rejected_events_total',
       help: 'Invalid events reported to the sender and not stored',

@@ -2,84 +2,49 @@
  * Live tail: `GET /api/sources/:idOrName/tail?lql=` streams the new events matching LQL as
  * server-sent events (docs/API.md, "Live tail"). What makes it cheap:
  *
- * - the signal that something arrived is the ingest writer itself: `Arrivals.watch` wraps it, and
- *   after a batch is written tells the source's viewers the ids and times of its rows. No event,
- *   no signal, no query;
+ * - the signal that something arrived is the ingest writer itself (arrivals.ts): after a batch is
+ *   written, the source's viewers are told the ids and times of its rows, in this process
+ *   directly and in the others through Redis pub/sub. No event, no signal, no query;
  * - each viewer queries at most once per TAIL_INTERVAL_MS, however many batches arrive: the ids
  *   of everything that arrived since its last query, with the LQL's filters, between the oldest
- *   and newest of their timestamps (so only those partitions are read);
+ *   and newest of their timestamps (so only those partitions are read). The interval is kept
+ *   here, on the server, whatever the client does: the next query of a stream waits for the one
+ *   before and for TAIL_INTERVAL_MS since that one started;
  * - bounded: at most TAIL_MAX_PENDING ids wait per viewer (older ones are dropped and counted in
  *   a `skipped` event), a stream ends after TAIL_MAX_MS, and a paused viewer closes its stream.
- *
- * The signal is per process: on several replicas a viewer sees the events ingested by its own.
  */
 import type { Response } from 'express';
-import type { LogWriter } from '../ingest/write.js';
+import type { Arrival, Arrivals } from './arrivals.js';
 import type { LqlRules } from './rules.js';
 
 export const TAIL_INTERVAL_MS = 1000;
 export const TAIL_MAX_PENDING = 1000;
 export const TAIL_MAX_MS = 15 * 60_000;
 
-export interface Arrival {
-  readonly id: string;
-  /** Unix microseconds. */
-  readonly micros: bigint;
-}
-
-type Listener = (arrivals: readonly Arrival[]) => void;
-
-/** Who listens for new events of which source, told by the writer it wraps. */
-export class Arrivals {
-  private readonly listeners = new Map<string, Set<Listener>>();
-
-  /** The writer, telling the source's listeners after each write that committed. */
-  watch(writer: Pick<LogWriter, 'write'>): Pick<LogWriter, 'write'> {
-    return {
-      write: async (source, rows, ...rest) => {
-        await writer.write(source, rows, ...rest);
-        const listeners = this.listeners.get(source.name);
-        if (!listeners?.size || !rows.length) return;
-        const arrivals = rows.map((r) => ({ id: r.id, micros: r.micros }));
-        for (const listener of listeners) listener(arrivals);
-      },
-    };
-  }
-
-  listen(source: string, listener: Listener): () => void {
-    let set = this.listeners.get(source);
-    if (!set) this.listeners.set(source, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (!set.size) this.listeners.delete(source);
-    };
-  }
-
-  /** Viewers listening now, over all sources (metrics, tests). */
-  get viewers(): number {
-    let n = 0;
-    for (const set of this.listeners.values()) n += set.size;
-    return n;
-  }
-}
-
 export interface TailQuery {
   /** Runs the LQL over the given rows of the source; resolves to the matching events, oldest first. */
   (rules: LqlRules, ids: readonly string[], fromMicros: bigint, toMicros: bigint): Promise<Record<string, unknown>[]>;
 }
 
-/** One viewer's stream: pending ids, at most one query per interval, SSE frames out. */
-export function streamTail(
+export interface TailOptions {
+  intervalMs?: number;
+}
+
+/**
+ * One viewer's stream: pending ids, at most one query per interval, SSE frames out. The event
+ * `ready` is sent once arrivals from every process reach the stream (arrivals.ts).
+ */
+export async function streamTail(
   res: Response,
   arrivals: Arrivals,
   source: string,
   rules: LqlRules,
   query: TailQuery,
-  intervalMs = TAIL_INTERVAL_MS,
-): void {
+  options: TailOptions = {},
+): Promise<void> {
+  const intervalMs = options.intervalMs ?? TAIL_INTERVAL_MS;
   res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
-  res.write(`: tail of ${source}\n\nevent: ready\ndata: {}\n\n`);
+  res.write(`: tail of ${source}\n\n`);
   let pending: Arrival[] = [];
   let skipped = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -121,7 +86,14 @@ export function streamTail(
     if (closed || timer || running || !pending.length) return;
     timer = setTimeout(() => void run(), Math.max(0, lastRun + intervalMs - Date.now()));
   };
-  const stopListening = arrivals.listen(source, (rows) => {
+  // A comment every 15 s keeps proxies from closing an idle stream; it costs no query.
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+  const end = setTimeout(() => {
+    res.write('event: end\ndata: {"reason":"the stream lasts at most 15 minutes; reconnect to go on"}\n\n');
+    res.end();
+  }, TAIL_MAX_MS);
+  const listening = arrivals.listen(source, (rows, dropped) => {
+    skipped += dropped;
     pending.push(...rows);
     if (pending.length > TAIL_MAX_PENDING) {
       skipped += pending.length - TAIL_MAX_PENDING;
@@ -129,17 +101,14 @@ export function streamTail(
     }
     schedule();
   });
-  // A comment every 15 s keeps proxies from closing an idle stream; it costs no query.
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
-  const end = setTimeout(() => {
-    res.write('event: end\ndata: {"reason":"the stream lasts at most 15 minutes; reconnect to go on"}\n\n');
-    res.end();
-  }, TAIL_MAX_MS);
   res.on('close', () => {
     closed = true;
-    stopListening();
+    void listening.then((stop) => stop());
     clearInterval(keepAlive);
     clearTimeout(end);
     if (timer) clearTimeout(timer);
   });
+  // `ready` once arrivals from every process reach this stream (arrivals.ts).
+  await listening;
+  if (!closed) res.write('event: ready\ndata: {}\n\n');
 }

@@ -1,7 +1,8 @@
 /**
  * The logs explorer in a real browser (Debian's Chromium, playwright-core; as
  * test/console/console.test.ts): type LQL, see the histogram and the rows, narrow the range on
- * the histogram, open an event, load older rows, get a chart for c:, keep the key out of URLs.
+ * the histogram, open an event, load older rows, get a chart for c:, keep the key out of URLs;
+ * live tail: exactly the new matching events within 2 s, pause and resume, at most TAIL_KEEP rows.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import request from 'supertest';
+import { TAIL_KEEP } from '../../console/src/explorer/tailLimits.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { testApp, type TestApp, withKey } from '../support/http.js';
 import { listenLocally } from '../support/net.js';
@@ -137,6 +139,78 @@ describe('console: the logs explorer in the browser', function () {
     await page.fill('input[name=lql]', 'error m.nope:1');
     await page.click('form.lql-form button[type=submit]');
     await page.waitForSelector('.error-box[data-column="7"]');
+    assert.ok(!urls.some((u) => u.includes(t.keys.admin)), 'the key is never in a URL');
+  });
+
+  const ingest = async (batch: object[]) => {
+    const res = await fetch(`${base}/api/logs?source_name=${source}`, {
+      method: 'POST',
+      headers: { 'X-API-KEY': t.keys.ingest, 'Content-Type': 'application/json' },
+      body: JSON.stringify(batch),
+    });
+    assert.equal(res.status, 200, await res.text());
+  };
+  const liveMessages = () => page.locator('tr.event.live td:nth-child(2)').allTextContents();
+
+  it('when live tail runs and 5 matching and 5 other events are ingested, then exactly the 5 appear within 2 s, newest first', async () => {
+    await page.goto(`${base}/sources/${encodeURIComponent(source)}/search?lql=${encodeURIComponent('error m.status:>=500')}&range=1h`);
+    await page.waitForSelector('.histogram[data-total="130"]');
+    await page.click('button.tail-start');
+    await page.waitForSelector('.tail-status[data-state="live"]');
+    assert.equal(await rowCount(), 100, 'the search rows stay under the new ones');
+    // Ten requests at once, one event each, times in order; the 2 s run from their acknowledgement.
+    const at = Date.now();
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) => [
+        ingest([{ message: `tail ${i} error`, timestamp: new Date(at + 2 * i).toISOString(), metadata: { status: 503 } }]),
+        // Not matching: no "error", or a status under 500.
+        ingest([
+          {
+            message: i % 2 ? `tail other ${i}` : `tail other ${i} error`,
+            timestamp: new Date(at + 2 * i + 1).toISOString(),
+            metadata: { status: i % 2 ? 500 : 200 },
+          },
+        ]),
+      ]).flat(),
+    );
+    await page.waitForFunction(() => document.querySelectorAll('tr.event.live').length >= 5, undefined, { timeout: 2000 });
+    // Another second: a non-matching row would have come with the next query by then.
+    await page.waitForTimeout(1200);
+    assert.deepEqual(await liveMessages(), ['tail 4 error', 'tail 3 error', 'tail 2 error', 'tail 1 error', 'tail 0 error']);
+    assert.equal(await rowCount(), 105);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'explorer-02-live-tail.png'), fullPage: true });
+  });
+
+  it('when live tail is paused, then nothing new shows until it is resumed', async () => {
+    await page.click('button.tail-pause');
+    await page.waitForSelector('.tail-status[data-state="paused"]');
+    await ingest([{ message: 'while paused error', metadata: { status: 500 } }]);
+    await page.waitForTimeout(1500);
+    assert.equal((await liveMessages()).length, 5);
+    await page.click('button.tail-resume');
+    await page.waitForSelector('.tail-status[data-state="live"]');
+    await ingest([{ message: 'after resume error', metadata: { status: 500 } }]);
+    await page.waitForFunction(() => document.querySelectorAll('tr.event.live').length === 6);
+    assert.equal((await liveMessages())[0], 'after resume error');
+  });
+
+  it(`when more events arrive than the page keeps, then it keeps the newest ${TAIL_KEEP} rows and says so`, async () => {
+    const from = Date.now() - 1000;
+    const burst = Array.from({ length: TAIL_KEEP + 50 }, (_, i) => ({
+      message: `burst ${i} error`,
+      timestamp: new Date(from + i).toISOString(),
+      metadata: { status: 500 },
+    }));
+    await ingest(burst);
+    await page.waitForFunction(
+      (n) => document.querySelector('tr.event.live td:nth-child(2)')?.textContent === `burst ${n - 1} error`,
+      TAIL_KEEP + 50,
+    );
+    assert.equal(await rowCount(), TAIL_KEEP);
+    const status = (await page.textContent('.tail-status'))!;
+    assert.match(status, new RegExp(`Keeps the newest ${TAIL_KEEP} rows \\(\\d+ older left the page\\)`));
+    await page.click('button.tail-stop');
+    await page.waitForSelector('button.tail-start');
     assert.ok(!urls.some((u) => u.includes(t.keys.admin)), 'the key is never in a URL');
   });
 });

@@ -80,6 +80,35 @@ describe('LQL live tail: GET /api/sources/:idOrName/tail', function () {
     assert.ok(frames_ <= Math.ceil(elapsed / 1000) + 1, `${frames_} queries in ${elapsed} ms`);
   });
 
+  it('when 30 batches arrive at once, then the service runs at most one query a second for the viewer, and none while nothing arrives', async () => {
+    const queries = async () => {
+      const text = (await request(t.app).get('/metrics').expect(200)).text;
+      return Number(/^logquery_tail_query_duration_seconds_count (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    const controller = new AbortController();
+    const res = await fetch(`${base}/api/sources/${SOURCE}/tail?lql=${encodeURIComponent('flood')}`, {
+      headers: { 'X-API-KEY': t.keys.admin },
+      signal: controller.signal,
+    });
+    const stream = frames(res.body!);
+    assert.equal((await stream.next()).value?.event, 'ready');
+    const before = await queries();
+    const started = Date.now();
+    await Promise.all(Array.from({ length: 30 }, (_, i) => ingest([{ message: `flood ${i}`, metadata: { n: i } }])));
+    let got = 0;
+    while (got < 30) {
+      const { value } = await stream.next();
+      if (value?.event === 'events') got += (JSON.parse(value.data) as unknown[]).length;
+    }
+    const elapsed = Date.now() - started;
+    const ran = (await queries()) - before;
+    assert.ok(ran >= 1 && ran <= Math.floor(elapsed / 1000) + 1, `${ran} queries in ${elapsed} ms for 30 batches`);
+    // Nothing arrives: no query, whatever the client does.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.equal((await queries()) - before, ran);
+    controller.abort();
+  });
+
   it('when the LQL is wrong or a chart, then 400 before any stream', async () => {
     const bad = await withKey(t.app, t.keys.admin)
       .get(`/api/sources/${SOURCE}/tail?lql=${encodeURIComponent('m.nope:1')}`)

@@ -1,7 +1,8 @@
 /**
  * The logs explorer (docs/CONSOLE.md, "Logs explorer"): a source's events searched with LQL
- * through `GET /api/sources/:x/events`. The search (source, LQL, range) lives in the page's URL,
- * so a link shares it and a saved search is a URL; the key never goes in it.
+ * through `GET /api/sources/:x/events`, and followed live through `GET /api/sources/:x/tail`
+ * (liveTail.ts). The search (source, LQL, range) lives in the page's URL, so a link shares it and
+ * a saved search is a URL; the key never goes in it.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
@@ -10,10 +11,22 @@ import { Chart } from '../components/Chart';
 import { ResultTable } from '../components/ResultTable';
 import { formatUtc } from '../components/values';
 import { navigate } from '../router';
+import { openTail } from './liveTail';
 import { fieldPaths, hintsFor } from './lqlHints';
+import { TAIL_KEEP } from './tailLimits';
 
 const RANGES: Record<string, number> = { '15m': 15 * 60_000, '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000 };
 const SAVED_ITEM = 'logquery.savedSearches';
+/** After the stream ends by itself (the service's 15-minute limit, a cut), live tail reconnects after this. */
+const TAIL_RECONNECT_MS = 1000;
+
+/** off → live (starting until the service says it listens) ⇄ paused → off. */
+type TailState = 'off' | 'starting' | 'live' | 'paused';
+/** A row of live tail; `fresh` when it arrived after the tail started. */
+interface TailRow {
+  row: Row;
+  fresh: boolean;
+}
 
 interface SearchState {
   lql: string;
@@ -70,6 +83,17 @@ export function Explorer({ name }: { name: string }) {
   const [open, setOpen] = useState<string | null>(null);
   const [saved, setSaved] = useState<{ name: string; url: string }[]>(() => JSON.parse(localStorage.getItem(SAVED_ITEM) ?? '[]'));
   const sentinel = useRef<HTMLDivElement>(null);
+  const [tail, setTailState] = useState<TailState>('off');
+  const tailState = useRef<TailState>('off');
+  const setTail = (next: TailState) => {
+    tailState.current = next;
+    setTailState(next);
+  };
+  const [tailRows, setTailRows] = useState<TailRow[]>([]);
+  /** Rows that left the page past TAIL_KEEP, and arrivals the service skipped. */
+  const [tailDropped, setTailDropped] = useState(0);
+  const [tailSkipped, setTailSkipped] = useState(0);
+  const stream = useRef<{ close(): void } | null>(null);
 
   useEffect(() => {
     void api.GET('/api/sources').then(({ data }) => data && setSources(data));
@@ -77,7 +101,64 @@ export function Explorer({ name }: { name: string }) {
   const source = sources.find((s) => s.name === name);
   const fields = fieldPaths(source?.schema);
 
+  const closeStream = () => {
+    stream.current?.close();
+    stream.current = null;
+  };
+  const openStream = (lql: string) => {
+    closeStream();
+    setTail('starting');
+    const handle = openTail(name, lql, {
+      onReady: () => setTail('live'),
+      onEvents: (rows) =>
+        setTailRows((kept) => {
+          const next = [...rows.reverse().map((row) => ({ row, fresh: true })), ...kept];
+          if (next.length <= TAIL_KEEP) return next;
+          setTailDropped((n) => n + next.length - TAIL_KEEP);
+          return next.slice(0, TAIL_KEEP);
+        }),
+      onSkipped: (count) => setTailSkipped((n) => n + count),
+      // Reconnects unless this stream was paused, stopped or replaced meanwhile.
+      onEnd: () =>
+        setTimeout(() => {
+          if (stream.current === handle && tailState.current !== 'paused' && tailState.current !== 'off') openStream(lql);
+        }, TAIL_RECONNECT_MS),
+      onProblem: (p) => {
+        closeStream();
+        setTail('off');
+        setProblem(p);
+      },
+    });
+    stream.current = handle;
+  };
+  const startTail = () => {
+    setTailRows((page?.kind === 'events' ? page.rows : []).slice(0, TAIL_KEEP).map((row) => ({ row, fresh: false })));
+    setTailDropped(0);
+    setTailSkipped(0);
+    openStream(state.lql);
+  };
+  const pauseTail = () => {
+    closeStream();
+    setTail('paused');
+  };
+  const stopTail = () => {
+    closeStream();
+    setTail('off');
+    void search(state);
+  };
+  // Leaving the page or the source ends the stream.
+  useEffect(() => {
+    return () => {
+      closeStream();
+      setTail('off');
+    };
+  }, [name]);
+
   const search = async (next: SearchState) => {
+    if (tailState.current !== 'off') {
+      closeStream();
+      setTail('off');
+    }
     history.replaceState(null, '', urlOf(next));
     setState(next);
     setLoading(true);
@@ -96,7 +177,7 @@ export function Explorer({ name }: { name: string }) {
   }, [name]);
 
   const older = async () => {
-    if (!page?.cursor || loading) return;
+    if (!page?.cursor || loading || tailState.current !== 'off') return;
     setLoading(true);
     const answer = await fetchPage(name, state, page.cursor);
     setLoading(false);
@@ -165,6 +246,26 @@ export function Explorer({ name }: { name: string }) {
         <button class="button" type="submit">
           Search
         </button>
+        {tail === 'off' ? (
+          <button class="button secondary tail-start" type="button" disabled={page?.kind === 'chart'} onClick={startTail}>
+            Live tail
+          </button>
+        ) : (
+          <>
+            {tail === 'paused' ? (
+              <button class="button secondary tail-resume" type="button" onClick={() => openStream(state.lql)}>
+                Resume
+              </button>
+            ) : (
+              <button class="button secondary tail-pause" type="button" onClick={pauseTail}>
+                Pause
+              </button>
+            )}
+            <button class="button secondary tail-stop" type="button" onClick={stopTail}>
+              Stop
+            </button>
+          </>
+        )}
         <button class="button secondary" type="button" onClick={save}>
           Save
         </button>
@@ -195,6 +296,16 @@ export function Explorer({ name }: { name: string }) {
           {column && <pre class="lql-mark">{`${typed}\n${' '.repeat(Number(column) - 1)}^`}</pre>}
         </p>
       )}
+      {tail !== 'off' && (
+        <p class="tail-status" data-state={tail}>
+          {tail === 'starting' && 'Live tail: connecting…'}
+          {tail === 'live' && `Live tail: new events matching "${state.lql}" appear at the top as they are ingested.`}
+          {tail === 'paused' && 'Live tail paused: events ingested meanwhile are not shown; resume to go on.'}{' '}
+          {`Keeps the newest ${TAIL_KEEP} rows`}
+          {tailDropped > 0 && ` (${tailDropped} older left the page)`}
+          {tailSkipped > 0 && `; ${tailSkipped} events arrived too fast and were skipped`}.
+        </p>
+      )}
       {page && (
         <>
           <Histogram histogram={page.histogram} onRange={(start, end) => void search({ lql: typed, range: state.range, start, end })} />
@@ -206,11 +317,11 @@ export function Explorer({ name }: { name: string }) {
           ) : (
             <table class="results events">
               <tbody>
-                {page.rows.map((row) => {
+                {(tail === 'off' ? page.rows.map((row) => ({ row, fresh: false })) : tailRows).map(({ row, fresh }) => {
                   const id = String(row.id);
                   return (
                     <>
-                      <tr class="event" data-id={id} onClick={() => setOpen(open === id ? null : id)}>
+                      <tr class={fresh ? 'event live' : 'event'} data-id={id} onClick={() => setOpen(open === id ? null : id)}>
                         <td class="when">{formatUtc(row.timestamp)}</td>
                         <td>{String(row.event_message ?? '')}</td>
                       </tr>
@@ -229,7 +340,15 @@ export function Explorer({ name }: { name: string }) {
           )}
           {page.kind === 'events' && !page.rows.length && <p class="muted">No events match.</p>}
           <div ref={sentinel} class="muted more">
-            {page.cursor ? (loading ? 'Loading older events…' : 'Scroll for older events') : page.rows.length ? 'No older events.' : ''}
+            {tail !== 'off'
+              ? 'Stop live tail to load older events.'
+              : page.cursor
+                ? loading
+                  ? 'Loading older events…'
+                  : 'Scroll for older events'
+                : page.rows.length
+                  ? 'No older events.'
+                  : ''}
           </div>
         </>
       )}

@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { createClient } from 'redis';
+import { generateKey } from '../../src/auth/keys.js';
+import { createEmptyDatabase, dropDatabase } from '../support/db.js';
+import { OwnRedis, sleep, startService, type ServiceProcess } from './support.js';
+
+/**
+ * Live tail across service processes on one REDIS_URL (src/lql/arrivals.ts): an event ingested
+ * through process A reaches a viewer on process B, and on a process started after the viewer;
+ * nothing goes through Redis for a source nobody tails.
+ */
+describe('live tail across service processes on one Redis', function () {
+  this.timeout(300_000);
+  const adminKey = generateKey();
+  const source = 'tail.processes';
+  let redis: OwnRedis;
+  let database: { url: string; name: string };
+  const services: ServiceProcess[] = [];
+  const env = () => ({ DATABASE_URL: database.url, REDIS_URL: redis.url, ADMIN_API_KEY: adminKey });
+
+  const call = (service: ServiceProcess, path: string, body?: unknown) =>
+    fetch(service.base + path, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'X-API-KEY': adminKey, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const ingest = async (service: ServiceProcess, events: object[]) =>
+    assert.equal((await call(service, `/api/logs?source_name=${source}`, events)).status, 200);
+
+  /** A viewer: the event messages it has been sent, once the service says it listens. */
+  async function tail(service: ServiceProcess, lql: string): Promise<{ messages: string[]; close(): void }> {
+    const controller = new AbortController();
+    const res = await fetch(`${service.base}/api/sources/${source}/tail?lql=${encodeURIComponent(lql)}`, {
+      headers: { 'X-API-KEY': adminKey },
+      signal: controller.signal,
+    });
+    assert.equal(res.status, 200);
+    const messages: string[] = [];
+    let ready!: () => void;
+    const isReady = new Promise<void>((resolve) => (ready = resolve));
+    void (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (frame.includes('event: ready')) ready();
+          const data = /^event: events\ndata: (.*)$/m.exec(frame)?.[1];
+          if (data) messages.push(...(JSON.parse(data) as { event_message: string }[]).map((e) => e.event_message));
+        }
+      }
+    })().catch(() => undefined);
+    await isReady;
+    return { messages, close: () => controller.abort() };
+  }
+
+  const waitFor = async (what: () => boolean, ms: number) => {
+    const deadline = Date.now() + ms;
+    while (!what() && Date.now() < deadline) await sleep(50);
+  };
+
+  before(async () => {
+    redis = await OwnRedis.start();
+    database = await createEmptyDatabase('lq_tail_procs');
+    services.push(await startService(env(), { readyTimeoutMs: 120_000 })); // migrates first
+    services.push(await startService(env(), { readyTimeoutMs: 120_000 }));
+    assert.equal((await call(services[0], '/api/sources', { name: source })).status, 201);
+  });
+  after(async () => {
+    await Promise.all(services.map((s) => s.kill()));
+    await redis?.kill();
+    if (database) await dropDatabase(database.name);
+  });
+
+  it('when nobody tails the source, then its ingest publishes nothing on Redis', async () => {
+    const spy = createClient({ url: redis.url });
+    await spy.connect();
+    const heard: string[] = [];
+    await spy.subscribe(`lq:tail:events:${source}`, (message) => heard.push(message));
+    try {
+      await ingest(services[0], [{ message: 'nobody watches error' }]);
+      await ingest(services[1], [{ message: 'nobody watches either error' }]);
+      await sleep(500);
+      assert.deepEqual(heard, []);
+    } finally {
+      await spy.close();
+    }
+  });
+
+  it('when an event is ingested through A, then the viewer on B gets exactly the matching ones', async () => {
+    const viewer = await tail(services[1], 'error');
+    try {
+      await ingest(services[0], [
+        { message: 'from A 1 error' },
+        { message: 'from A 1 fine' },
+        { message: 'from A 2 error' },
+        { message: 'from A 2 fine' },
+      ]);
+      await ingest(services[1], [{ message: 'from B error' }, { message: 'from B fine' }]);
+      await waitFor(() => viewer.messages.length >= 3, 10_000);
+      await sleep(1500); // a wrong extra row would come with the next query
+      assert.deepEqual([...viewer.messages].sort(), ['from A 1 error', 'from A 2 error', 'from B error']);
+    } finally {
+      viewer.close();
+    }
+  });
+
+  it('when a process starts after the viewer, then what it ingests reaches the viewer too', async () => {
+    const viewer = await tail(services[1], 'late');
+    try {
+      services.push(await startService(env(), { readyTimeoutMs: 120_000 }));
+      await sleep(300); // its question "who tails what?" and the answers
+      await ingest(services[2], [{ message: 'late start' }, { message: 'other' }]);
+      await waitFor(() => viewer.messages.length >= 1, 10_000);
+      assert.deepEqual(viewer.messages, ['late start']);
+    } finally {
+      viewer.close();
+    }
+  });
+});
