@@ -105,7 +105,7 @@ await initTranslator();
 await ctx.sources.reload();
 // A database made before hot leaves gets them from the service's start-up (pending backfill):
 // filled here, then rewritten compactly, so both layouts are measured on the same settled data.
-const backfilled = await ctx.sources.runHotLeafBackfill();
+const backfilled = await ctx.upkeep.runHotLeafBackfill();
 if (backfilled.length) {
   log(`backfilled ${backfilled.length} partitions; VACUUM FULL ANALYZE`);
   const admin = new pg.Client({ connectionString: db.url });
@@ -116,7 +116,7 @@ if (backfilled.length) {
 }
 // The covering indexes (the service's index upkeep job), and a VACUUM for the visibility map that
 // index-only scans rely on (the service leaves it to autovacuum: src/storage/logTables.ts).
-const indexed = await ctx.sources.runIndexUpkeep();
+const indexed = await ctx.upkeep.runIndexUpkeep();
 if (indexed.length) log(`index upkeep: ${indexed.join(', ')}`);
 {
   const admin = new pg.Client({ connectionString: db.url });

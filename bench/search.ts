@@ -67,7 +67,7 @@ try {
   // `--measure-only`: the indexes as they are (another run of the upkeep may be building or compacting them).
   if (!MEASURE_ONLY) {
     const started = performance.now();
-    const steps = await ctx.sources.runIndexUpkeep();
+    const steps = await ctx.upkeep.runIndexUpkeep();
     const searchSteps = steps.filter((s) => /^built .*_search_/.test(s));
     // `built <index> on <partition>`: the rows of those partitions, for the build's cost per event.
     const partitions = searchSteps.map((s) => s.split(' on ')[1]);

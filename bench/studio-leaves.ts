@@ -52,14 +52,14 @@ try {
   started = performance.now();
   await ctx.sources.setHotLeaves('cloudflare.logs.prod', [...DEFAULT_HOT_LEAVES['cloudflare.logs.prod'], ...REPORT_LEAVES]);
   for (;;) {
-    const done = await ctx.sources.runHotLeafBackfill();
+    const done = await ctx.upkeep.runHotLeafBackfill();
     if (!done.length) break;
     console.error(done.join('\n'));
   }
   const backfill = (performance.now() - started) / 1000;
   started = performance.now();
   for (;;) {
-    const done = await ctx.sources.runIndexUpkeep();
+    const done = await ctx.upkeep.runIndexUpkeep();
     if (!done.length) break;
     console.error(done.join('\n'));
   }

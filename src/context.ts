@@ -12,6 +12,7 @@ import { openReaderPool } from './db/readerPool.js';
 import { migrateUp } from './db/migrate.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { SourceService } from './sources/service.js';
+import { SourceUpkeep } from './upkeep/sourceUpkeep.js';
 import { EndpointRepository } from './endpoints/repository.js';
 import { sourceReaders } from './endpoints/nesting.js';
 import { ApiKeyRepository } from './auth/keys.js';
@@ -36,6 +37,8 @@ export interface AppContext {
   readonly logger: Logger;
   readonly db: Database;
   readonly sources: SourceService;
+  /** Partitions, retention, hot-leaf backfill and index upkeep of every source (src/upkeep/sourceUpkeep.ts). */
+  readonly upkeep: SourceUpkeep;
   readonly keys: ApiKeyRepository;
   readonly auth: Authenticator;
   readonly writer: LogWriter;
@@ -107,12 +110,17 @@ export async function createContext(config: Config, logger: Logger): Promise<App
 
     const db = await openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, primary });
     opened.push({ name: 'database pools', close: () => db.close() });
-    const sources = new SourceService(db, config.retentionDays, async (name) =>
-      sourceReaders(await new EndpointRepository(db.knex).list(), name),
+    const sources = new SourceService(
+      db,
+      config.retentionDays,
+      async (name) => sourceReaders(await new EndpointRepository(db.knex).list(), name),
+      // A changed hot leaf or search_index: the indexes now, rather than at the next minute's job.
+      (sourceId) => void upkeep.upkeepIndexesOf(sourceId).catch(() => undefined),
     );
+    const upkeep = new SourceUpkeep(db, sources);
     const keys = new ApiKeyRepository(db.knex);
     await sources.ensureDefaults(defaultSourceSchema);
-    await sources.adoptUncheckedHotLeaves();
+    await upkeep.adoptUncheckedHotLeaves();
     for (const k of config.bootstrapKeys) await keys.upsert(k.name, k.key, k.scopes);
     await ensureSeededEndpoints(db.knex, sources.lookup);
     let reader: pg.Pool | undefined;
@@ -165,6 +173,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       logger,
       db,
       sources,
+      upkeep,
       keys,
       auth: new Authenticator(keys),
       writer: new LogWriter(db.pool, sources, logger, db.capabilities),

@@ -2,12 +2,14 @@ import cron from 'node-cron';
 import type { LogWriter } from './ingest/write.js';
 import type { Logger } from './logger.js';
 import type { SourceService } from './sources/service.js';
+import type { SourceUpkeep } from './upkeep/sourceUpkeep.js';
 import type { Config } from './config.js';
 import type { AlertService } from './alerts/service.js';
 import { AlertScheduler } from './alerts/scheduler.js';
 
 export interface JobDeps {
-  sources: Pick<SourceService, 'runPartitionUpkeep' | 'reload' | 'runHotLeafBackfill' | 'runIndexUpkeep'>;
+  sources: Pick<SourceService, 'reload'>;
+  upkeep: Pick<SourceUpkeep, 'runPartitionUpkeep' | 'runHotLeafBackfill' | 'runIndexUpkeep'>;
   writer: Pick<LogWriter, 'forgetPartitions'>;
   logger: Logger;
   /** With both, the alert scheduler runs (src/alerts/scheduler.ts). */
@@ -25,7 +27,7 @@ export interface JobDeps {
 export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: number } = {}): { stop(): void } {
   const upkeep = async () => {
     try {
-      const { created, dropped } = await ctx.sources.runPartitionUpkeep();
+      const { created, dropped } = await ctx.upkeep.runPartitionUpkeep();
       if (dropped.length) ctx.writer.forgetPartitions();
       if (created || dropped.length) ctx.logger.info({ created, dropped }, 'partition upkeep');
     } catch (err) {
@@ -33,9 +35,9 @@ export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: n
     }
   };
   // Hot leaves declared on a source with data: their columns filled partition by partition.
-  const backfill = minuteJob(ctx.logger, 'hot leaf backfill', 'partitions', () => ctx.sources.runHotLeafBackfill());
+  const backfill = minuteJob(ctx.logger, 'hot leaf backfill', 'partitions', () => ctx.upkeep.runHotLeafBackfill());
   // After the backfill: a partition is indexed once its backfill is done (src/storage/indexUpkeep.ts).
-  const indexUpkeep = minuteJob(ctx.logger, 'index upkeep', 'done', () => ctx.sources.runIndexUpkeep());
+  const indexUpkeep = minuteJob(ctx.logger, 'index upkeep', 'done', () => ctx.upkeep.runIndexUpkeep());
   const minutely = () => backfill().then(indexUpkeep);
   void upkeep().then(minutely);
   const everyMinute = setInterval(() => void minutely(), 60_000);

@@ -39,7 +39,8 @@ export const PARTITION_DAYS_AHEAD = 2;
 /**
  * Sources: their rows, their log tables, and an in-memory catalog the translator reads
  * synchronously. The catalog reloads after every change made here and on a timer, so a
- * change made by another replica is seen within seconds.
+ * change made by another replica is seen within seconds. What runs in the background on the
+ * log tables (partitions, retention, hot-leaf backfill, index upkeep) is src/upkeep/.
  */
 export class SourceService {
   private byName = new Map<string, SourceRecord>();
@@ -61,6 +62,8 @@ export class SourceService {
     db: Database,
     private readonly defaultRetentionDays: number,
     private readonly readersOf: (sourceName: string) => Promise<ReadonlyArray<{ name: string }>>,
+    /** A source's hot columns were dropped: its indexes are rebuilt now, not at the next minute's upkeep (src/upkeep/sourceUpkeep.ts). */
+    private readonly indexesChanged: (sourceId: string) => void = () => undefined,
   ) {
     this.knex = db.knex;
     this.pool = db.pool;
@@ -139,7 +142,7 @@ export class SourceService {
     checkSearchIndex(columns, source.hot_leaves ?? []);
     await this.repository.saveSearchIndex(source.id, columns);
     await this.reload();
-    void this.upkeepIndexesOf(source.id).catch(() => undefined);
+    this.indexesChanged(source.id);
     return this.get(source.id);
   }
 
@@ -307,7 +310,7 @@ export class SourceService {
       removed.map((r) => r.path).filter((p) => added.some((a) => a.path === p)),
     );
     await addHotColumns(this.pool, source.table_name, added);
-    const partitions = added.length ? await this.newestPartitionsFirst(source.table_name) : [];
+    const partitions = added.length ? await newestPartitionsFirst(this.pool, source.table_name) : [];
     // A kept leaf whose `index` changed keeps its column and backfill; only indexes change (runIndexUpkeep).
     const states = leaves.map((l): HotLeafState => ({ ...l, pending_partitions: kept(l)?.pending_partitions ?? partitions }));
     const gone = removed.map((r) => r.path).filter((p) => !added.some((a) => a.path === p));
@@ -330,137 +333,7 @@ export class SourceService {
     // minute's job (src/storage/indexUpkeep.ts; a plain index first if a backfill holds up the
     // covering one). Not awaited: building on every partition can take minutes; a failure is
     // left to that job, which retries.
-    if (removed.length) void this.upkeepIndexesOf(source.id).catch(() => undefined);
-  }
-
-  /** A table's partitions in the order the backfill takes them: newest first (the dashboard reads recent days most). */
-  private async newestPartitionsFirst(table: string): Promise<string[]> {
-    return (await listPartitions(this.pool, table)).map((p) => p.name).reverse();
-  }
-
-  /**
-   * Hot columns from before their facts were kept (src/storage/hotLeafFacts.ts) have no
-   * UNKNOWN_LEAF_CODE default and unchecked rows: they get the default, and every partition is
-   * listed as pending again, so the backfill checks (and fills, where needed) all their rows
-   * before queries read the columns alone. Until then queries read them as before. At start-up.
-   */
-  async adoptUncheckedHotLeaves(): Promise<void> {
-    let changed = false;
-    for (const source of [...this.byName.values()]) {
-      // Without the default, or without facts (a start-up that stopped between the two steps below).
-      const unchecked = await uncheckedLeaves(this.pool, source.table_name, source.hot_leaves ?? []);
-      if (!unchecked.length) continue;
-      await setUnknownLeafDefaults(this.pool, source.table_name, unchecked);
-      const partitions = await this.newestPartitionsFirst(source.table_name);
-      await withTransaction(this.pool, async (client) => {
-        const [row] = await runBuilt<SourceRecord>(client, this.repository.lockQuery(source.id));
-        if (!row?.hot_leaves) return;
-        const paths = new Set(unchecked.map((l) => l.path));
-        const states = row.hot_leaves.map((l) =>
-          paths.has(l.path) ? { ...l, pending_partitions: [...new Set([...l.pending_partitions, ...partitions])] } : l,
-        );
-        await runBuilt(client, this.repository.saveHotLeavesQuery(source.id, states));
-        await unverifyFacts(client, source.table_name, [...paths]);
-      });
-      changed = true;
-    }
-    if (changed) await this.reload();
-  }
-
-  /**
-   * Fills the hot columns of rows written before their leaves were declared, one partition at a
-   * time, newest first (the dashboard reads recent days most), marking each partition done in the
-   * source row as it goes. Queries are right before, during and after: a NULL column is read from
-   * the JSON (src/sql/resolve/hot.ts). Several replicas may run it; an UPDATE skips filled rows.
-   * Returns the partitions filled.
-   */
-  async runHotLeafBackfill(): Promise<string[]> {
-    // The catalog as loaded (the job runs after partition upkeep, which reloads it); each source's
-    // pending list is read fresh from its row below.
-    const done: string[] = [];
-    for (const source of [...this.byName.values()]) {
-      for (;;) {
-        const fresh = await this.repository.find(source.id);
-        const leaves = fresh?.hot_leaves ?? [];
-        const partition = leaves.find((l) => l.pending_partitions.length)?.pending_partitions[0];
-        if (!fresh || partition === undefined) break;
-        const filling = leaves.filter((l) => l.pending_partitions.includes(partition));
-        await backfillPartition(this.pool, partition, filling);
-        // What the partition's rows show (values of another type, rows without the leaf): the
-        // facts that decide whether queries may read the columns alone (src/storage/hotLeafFacts.ts).
-        const facts = await checkPartition(this.pool, partition, filling);
-        await withTransaction(this.pool, async (client) => {
-          const [row] = await runBuilt<SourceRecord>(client, this.repository.lockQuery(source.id));
-          if (!row?.hot_leaves) return;
-          // Only the leaves this run filled, as they were declared when it read them: a leaf
-          // declared (or retyped) meanwhile has this partition still to fill and check.
-          const filled = (l: HotLeaf) => filling.some((f) => f.path === l.path && f.type === l.type);
-          const states = row.hot_leaves.map((l) =>
-            filled(l) ? { ...l, pending_partitions: l.pending_partitions.filter((p) => p !== partition) } : l,
-          );
-          await runBuilt(client, this.repository.saveHotLeavesQuery(source.id, states));
-          const current = states.filter(filled);
-          const complete = current.filter((l) => !l.pending_partitions.length).map((l) => l.path);
-          await saveBackfilledFacts(
-            client,
-            source.table_name,
-            facts.filter((f) => current.some((l) => l.path === f.path)),
-            complete,
-          );
-        });
-        done.push(partition);
-      }
-    }
-    if (done.length) await this.reload();
-    return done;
-  }
-
-  /**
-   * The indexes of every source brought to its hot leaves' (src/storage/indexUpkeep.ts): covering
-   * indexes built partition by partition once a partition's backfill is done, the indexes they
-   * replace dropped once they are valid. Every source is tried; the first failure is thrown after.
-   * Returns what was done.
-   */
-  async runIndexUpkeep(): Promise<string[]> {
-    const done: string[] = [];
-    let failure: Error | undefined;
-    for (const source of [...this.byName.values()]) {
-      try {
-        done.push(...(await this.upkeepIndexesOf(source.id)));
-      } catch (err) {
-        failure ??= err as Error;
-      }
-    }
-    if (failure) throw failure;
-    return done;
-  }
-
-  /** One source's index upkeep, its leaves read fresh from its row; runs for one source follow each other in this process. */
-  private upkeepIndexesOf(sourceId: string): Promise<string[]> {
-    const run = (this.indexRuns.get(sourceId) ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(async () => {
-        const row = await this.repository.find(sourceId);
-        return row ? upkeepIndexes(this.pool, row.table_name, row.hot_leaves ?? [], row.search_index) : [];
-      });
-    this.indexRuns.set(sourceId, run);
-    void run.finally(() => this.indexRuns.get(sourceId) === run && this.indexRuns.delete(sourceId)).catch(() => undefined);
-    return run;
-  }
-  private readonly indexRuns = new Map<string, Promise<string[]>>();
-
-  /** Background upkeep: partitions ahead for every source, and retention. */
-  async runPartitionUpkeep(nowMs = Date.now()): Promise<{ created: number; dropped: string[] }> {
-    await this.reload();
-    let created = 0;
-    const dropped: string[] = [];
-    for (const source of this.byName.values()) {
-      created += (await ensurePartitions(this.pool, source.table_name, nowMs, nowMs + PARTITION_DAYS_AHEAD * DAY_MS)).length;
-      const expired = await dropExpiredPartitions(this.pool, source.table_name, source.retention_days, nowMs);
-      await forgetPartitionFacts(this.pool, source.table_name, expired);
-      dropped.push(...expired);
-    }
-    return { created, dropped };
+    if (removed.length) this.indexesChanged(source.id);
   }
 }
 
@@ -484,6 +357,11 @@ async function freeTableName(client: pg.PoolClient, name: string): Promise<strin
     );
     if (!rows[0].taken) return candidate;
   }
+}
+
+/** A table's partitions in the order the backfill takes them: newest first (the dashboard reads recent days most). */
+export async function newestPartitionsFirst(pool: pg.Pool, table: string): Promise<string[]> {
+  return (await listPartitions(pool, table)).map((p) => p.name).reverse();
 }
 
 export function toSourceTable(record: SourceRecord): SourceTable {

@@ -8,7 +8,7 @@ describe('log table partitions', () => {
   it('when the service starts, then every default source has daily partitions from today to two days ahead', async () => {
     const { context } = await testDatabase();
     const now = Date.now();
-    await context.sources.runPartitionUpkeep(now);
+    await context.upkeep.runPartitionUpkeep(now);
     for (const source of context.sources.list()) {
       const names = (await listPartitions(context.db.pool, source.table_name)).map((p) => p.name);
       for (let d = 0; d <= 2; d++) {

@@ -157,7 +157,7 @@ describe('Covering indexes: on log tables', function () {
     assert.ok(pending.length >= 3, pending.join(', '));
 
     // Before the backfill: the index exists on the table only, INVALID; no pending partition has it.
-    await t.context.sources.runIndexUpkeep();
+    await t.context.upkeep.runIndexUpkeep();
     let indexes = await parentIndexes(table);
     assert.equal(indexes.find((i) => i.name === project.name)?.valid, false, JSON.stringify(indexes));
     assert.ok(
@@ -173,9 +173,9 @@ describe('Covering indexes: on log tables', function () {
     assert.ok((await attached(project.name)).includes(later), later);
 
     // After the backfill, with ingest and queries going on during the upkeep.
-    await t.context.sources.runHotLeafBackfill();
+    await t.context.upkeep.runHotLeafBackfill();
     let upkeepDone = false;
-    const upkeep = t.context.sources.runIndexUpkeep().finally(() => (upkeepDone = true));
+    const upkeep = t.context.upkeep.runIndexUpkeep().finally(() => (upkeepDone = true));
     let rounds = 0;
     const count = `SELECT count(*)::int AS n FROM logs.${table} WHERE project = 'p0' AND "metadata.response.status_code" >= 500`;
     const before = (await sql<{ n: number }>(count))[0].n;
@@ -231,7 +231,7 @@ describe('Covering indexes: on log tables', function () {
     }).expect(200);
     assert.deepEqual(res.body.hot_leaves, [{ path: 'metadata.response.status_code', type: 'INT64', index: 'both', backfill: 'done' }]);
     assert.equal(await attnum(), column, 'the column was not added again');
-    await t.context.sources.runIndexUpkeep();
+    await t.context.upkeep.runIndexUpkeep();
     const leaves = (await t.context.sources.get(name)).hot_leaves!;
     const desired = coveringIndexes(table, leaves);
     const indexes = await parentIndexes(table);
@@ -266,7 +266,7 @@ describe('Covering indexes: on log tables', function () {
     ]);
     assert.deepEqual(invalid, [{ valid: false }]);
 
-    await t.context.sources.runIndexUpkeep();
+    await t.context.upkeep.runIndexUpkeep();
     const rebuilt = await sql<{ valid: boolean; def: string }>(
       `SELECT indisvalid AS valid, pg_get_indexdef(indexrelid) AS def FROM pg_index WHERE indexrelid = $1::regclass`,
       [`logs."${child}"`],
@@ -281,7 +281,7 @@ describe('Covering indexes: on log tables', function () {
     const name = `cov.data.${suffix}`;
     const table = (await t.context.sources.get(name)).table_name;
     await send('patch', `/api/sources/${name}`, { hot_leaves: [] }).expect(200);
-    await t.context.sources.runIndexUpkeep(); // follows the rebuild the PATCH started
+    await t.context.upkeep.runIndexUpkeep(); // follows the rebuild the PATCH started
     assert.deepEqual(
       (await parentIndexes(table)).map((i) => [i.name, i.valid]),
       [

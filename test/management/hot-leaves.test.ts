@@ -75,7 +75,7 @@ describe('Management: hot leaves of a source', function () {
     let ingested = 0;
     const answers: number[] = [];
     let backfillDone = false;
-    const backfill = t.context.sources.runHotLeafBackfill().finally(() => (backfillDone = true));
+    const backfill = t.context.upkeep.runHotLeafBackfill().finally(() => (backfillDone = true));
     const traffic = (async () => {
       while (!backfillDone) {
         await ingest([event(10_000 + ingested, 1000)]).expect(200);

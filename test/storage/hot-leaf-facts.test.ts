@@ -107,7 +107,7 @@ describe('hot leaf facts: the column is read alone only where it holds every row
       await write(source, [event(501)]);
       assert.equal(await exact(source, STATUS), false, 'new rows do not make older ones checked');
     }
-    await ctx.sources.runHotLeafBackfill();
+    await ctx.upkeep.runHotLeafBackfill();
     assert.equal(await exact(clean, STATUS), true, 'every row checked and of its type');
     assert.equal(await exact(dirty, STATUS), false, 'an older row holds "500" as text');
     for (const source of [clean, dirty]) assert.deepEqual(await counts(source), { translated: 3, json: 3 });
@@ -118,7 +118,7 @@ describe('hot leaf facts: the column is read alone only where it holds every row
     await write(source, [event(200)]);
     const stale = await ctx.sources.get(source.name); // what another replica may still hold
     await ctx.sources.setHotLeaves(source.name, [{ path: STATUS, type: 'INT64' }]);
-    await ctx.sources.runHotLeafBackfill();
+    await ctx.upkeep.runHotLeafBackfill();
     assert.equal(await exact(source, STATUS), true);
     // The batch names no hot column: without the refusal its row's column would be NULL while
     // the leaf is read alone, and the 500 below would not be counted.
@@ -139,7 +139,7 @@ describe('hot leaf facts: the column is read alone only where it holds every row
       `INSERT INTO logs.${source.table_name} (id, "timestamp", metadata) VALUES ('legacy', now(), '[{"response":[{"status_code":500}]}]')`,
     );
     assert.equal(await exact(source, STATUS), false);
-    await ctx.sources.adoptUncheckedHotLeaves();
+    await ctx.upkeep.adoptUncheckedHotLeaves();
     const adopted = await ctx.sources.get(source.name);
     assert.ok(adopted.hot_leaves![0].pending_partitions.length >= 2, JSON.stringify(adopted.hot_leaves));
     await assert.rejects(
@@ -147,7 +147,7 @@ describe('hot leaf facts: the column is read alone only where it holds every row
       (e: { code?: string }) => e.code === 'LQ001',
     );
     assert.equal(await exact(source, STATUS), false, 'not before the backfill');
-    await ctx.sources.runHotLeafBackfill();
+    await ctx.upkeep.runHotLeafBackfill();
     assert.equal(await exact(source, STATUS), true);
     assert.deepEqual(await counts(source), { translated: 2, json: 2 });
   });
@@ -175,14 +175,14 @@ describe('hot leaf facts: the column is read alone only where it holds every row
       return found;
     };
     try {
-      await ctx.sources.runHotLeafBackfill();
+      await ctx.upkeep.runHotLeafBackfill();
     } finally {
       repository.find = find;
     }
     assert.ok(declared);
     const { rows } = await ctx.db.pool.query(`SELECT count("${PATH}")::int AS filled, count(*)::int AS n FROM logs.${source.table_name}`);
     if (rows[0].filled < rows[0].n) assert.equal(await exact(source, PATH), false, 'unfilled rows: the column must not be read alone');
-    await ctx.sources.runHotLeafBackfill();
+    await ctx.upkeep.runHotLeafBackfill();
     assert.equal(await exact(source, PATH), true);
     const sql = `select count(*) as n from \`${source.name}\` t cross join unnest(t.metadata) as m cross join unnest(m.request) as r where r.path = '/rest/v1/x'`;
     const translated = await ctx.db.pool.query(translateQuery({ query: sql, sources: ctx.sources.lookup }).sql);
@@ -195,7 +195,7 @@ describe('hot leaf facts: the column is read alone only where it holds every row
     await ctx.sources.setHotLeaves(source.name, [{ path: STATUS, type: 'INT64' }]);
     const pending = (await ctx.sources.get(source.name)).hot_leaves![0].pending_partitions;
     await ctx.db.pool.query(`DROP TABLE logs.${pending[pending.length - 1]}`);
-    await ctx.sources.runHotLeafBackfill();
+    await ctx.upkeep.runHotLeafBackfill();
     assert.deepEqual((await ctx.sources.get(source.name)).hot_leaves![0].pending_partitions, []);
     assert.equal(await exact(source, STATUS), true);
   });
@@ -217,7 +217,7 @@ describe('hot leaf facts: the column is read alone only where it holds every row
     await write(source, [event('500', 3 * DAY_MS)], false);
     assert.equal(await exact(source, STATUS), false);
     await ctx.sources.update(source.name, { retention_days: 2 });
-    await ctx.sources.runPartitionUpkeep();
+    await ctx.upkeep.runPartitionUpkeep();
     assert.equal(await exact(source, STATUS), true, 'the odd row is gone with its day');
     const { rows } = await ctx.db.pool.query('SELECT count(*)::int AS n FROM hot_leaf_partition_facts WHERE table_name = $1', [
       source.table_name,
