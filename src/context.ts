@@ -151,7 +151,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       db,
       sources,
       keys,
-      auth: new Authenticator(keys),
+      auth: new Authenticator(keys, undefined, config.unknownKeyLookupsPerMinute),
       writer: new LogWriter(db.pool, sources, logger),
       metrics,
       cache,
