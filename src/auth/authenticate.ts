@@ -77,16 +77,30 @@ export class Authenticator {
   private readonly unknown: LRUCache<string, true>;
   private readonly unknownLookups: UnknownKeyLimiter;
 
-  constructor(keys: ApiKeyRepository, ttlMs = 5_000, unknownKeyLookupsPerMinute = 60, cachedKeys = 10_000) {
+  /**
+   * `ttlMs`: how long a lookup is trusted; `now`: the clock of that lifetime (tests move theirs by
+   * hand); `unknownKeyLookupsPerMinute`: src/auth/unknownKeys.ts; `cachedKeys`: entries of each
+   * lookup cache (found keys, and keys not found).
+   */
+  constructor(
+    keys: ApiKeyRepository,
+    {
+      ttlMs = 5_000,
+      now,
+      unknownKeyLookupsPerMinute = 60,
+      cachedKeys = 10_000,
+    }: { ttlMs?: number; now?: () => number; unknownKeyLookupsPerMinute?: number; cachedKeys?: number } = {},
+  ) {
     this.cache = new LookupCache({
       ttlMs,
       refreshAheadMs: REFRESH_AHEAD_MS,
       maxEntries: cachedKeys,
       load: (key) => keys.findByKey(key),
       keep: (record) => record !== undefined,
+      now,
     });
     this.unknown = new LRUCache({ max: cachedKeys, ttl: ttlMs, ttlResolution: 0 });
-    this.unknownLookups = new UnknownKeyLimiter(unknownKeyLookupsPerMinute);
+    this.unknownLookups = new UnknownKeyLimiter(unknownKeyLookupsPerMinute, now);
   }
 
   /**

@@ -1,6 +1,6 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Express } from 'express';
-import { MAX_HEADER_BYTES } from '../limits.js';
+import { MAX_HEADER_BYTES } from '../inputLimits.js';
 import { handOver, type RequestPipeline } from './pipeline.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;

@@ -91,7 +91,7 @@ describe('unknown API keys limited per client address', function () {
 
     it('when 1,000 unknown keys come from one address at once, then at most the limit reach the database', async () => {
       const { repo, lookups } = counting(ctx.keys);
-      const auth = new Authenticator(repo, 5_000, LIMIT);
+      const auth = new Authenticator(repo, { unknownKeyLookupsPerMinute: LIMIT });
       const results = await Promise.allSettled(Array.from({ length: 1_000 }, async () => auth.identify(generateKey(), from('10.0.0.1'))));
       assert.equal(lookups(), LIMIT);
       assert.equal(results.filter((r) => r.status === 'rejected').length, 1_000 - LIMIT);
@@ -104,7 +104,7 @@ describe('unknown API keys limited per client address', function () {
 
     it('when a flood of unknown keys from many addresses passes, then a known key stays cached (no lookup)', async () => {
       const { repo, lookups } = counting(ctx.keys);
-      const auth = new Authenticator(repo, 60_000, LIMIT, 1_000);
+      const auth = new Authenticator(repo, { ttlMs: 60_000, unknownKeyLookupsPerMinute: LIMIT, cachedKeys: 1_000 });
       assert.ok(await auth.identify(valid, from('10.1.0.1')));
       const before = lookups();
       // 1,200 unknown keys (more than the 1,000 entries of this lookup cache), 20 per address, 200 at a time.

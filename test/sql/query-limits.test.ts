@@ -1,5 +1,5 @@
 /**
- * The limits on CTEs and UNION operands of one query text (src/limits.ts MAX_SQL_CTES,
+ * The limits on CTEs and UNION operands of one query text (src/inputLimits.ts MAX_SQL_CTES,
  * MAX_SQL_UNION_SELECTS): 3,000 SELECTs joined by UNION ALL or 3,000 chained CTEs overflowed the
  * translator's stack and answered 500 (issue 25, finding 5), and a 1,000-CTE chain planned for
  * minutes in Postgres, past any cancel. At the limit they still run; past it, 400 naming the limit.
@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { SqlLimitError } from '../../src/sql/index.js';
-import { MAX_SQL_CTES, MAX_SQL_UNION_SELECTS } from '../../src/limits.js';
+import { MAX_SQL_CTES, MAX_SQL_UNION_SELECTS } from '../../src/inputLimits.js';
 import { testApp, type TestApp } from '../support/http.js';
 import { expectTranslation } from '../support/translation.js';
 import { chainedCtes, unionSelects } from '../support/hostile.js';
