@@ -17,7 +17,8 @@ export default defineConfig({
     outDir: path.join(root, '..', 'dist', 'console'),
     emptyOutDir: true,
     assetsDir: 'assets',
-    sourcemap: true,
+    // Written for debugging on the server, not referenced from the bundle nor served (src/console/routes.ts).
+    sourcemap: 'hidden',
   },
   server: { proxy: { '/api': 'http://localhost:4000' } },
 });

@@ -9,6 +9,7 @@ import { healthRoutes } from './http/health.js';
 import { frontDoor, type Listener } from './http/server.js';
 import { handedOverErrors, RequestPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestIdStep, requestMetricsStep } from './http/steps.js';
+import { securityHeadersStep } from './http/securityHeaders.js';
 import { rateLimitStep } from './rateLimit/step.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { IngestService } from './ingest/service.js';
@@ -61,6 +62,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   // before it is routed. A step for all requests belongs in this list, not in app.use, or cache
   // hits would skip it.
   const pipeline = new RequestPipeline([
+    securityHeadersStep(),
     requestIdStep(),
     requestMetricsStep(metrics, logger),
     rateLimitStep(auth, ctx.limiter),

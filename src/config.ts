@@ -86,6 +86,8 @@ export interface Config {
   readonly headersTimeoutMs: number;
   /** Time for a whole request, body included, to arrive (Node's requestTimeout); past it 408 and the connection is closed. */
   readonly requestTimeoutMs: number;
+  /** Lookups of keys that turn out unknown one client address may make per minute before 429 (src/auth/unknownKeys.ts); 0: no limit. */
+  readonly unknownKeyLookupsPerMinute: number;
 }
 
 export type Scope = 'query' | 'ingest' | 'admin';
@@ -169,6 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    unknownKeyLookupsPerMinute: integer(env, 'UNKNOWN_KEY_LOOKUPS_PER_MINUTE', 60, 0, 1_000_000),
   };
 }
 

@@ -175,7 +175,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       sources,
       upkeep,
       keys,
-      auth: new Authenticator(keys),
+      auth: new Authenticator(keys, { unknownKeyLookupsPerMinute: config.unknownKeyLookupsPerMinute }),
       writer: new LogWriter(db.pool, sources, logger, db.capabilities),
       metrics,
       cache,

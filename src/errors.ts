@@ -114,12 +114,15 @@ export class UnsupportedMediaTypeError extends AppError {
   }
 }
 
-/** 429: the API key is over its request rate, its concurrent queries or its query time; `Retry-After` says when to try again. */
+/**
+ * 429: the API key is over its request rate, its concurrent queries or its query time, or the
+ * client address sent too many unknown keys; `Retry-After` says when to try again.
+ */
 export class TooManyRequestsError extends AppError {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
-    reason: 'rateLimited' | 'tooManyQueries' | 'queryTimeExhausted',
+    reason: 'rateLimited' | 'tooManyQueries' | 'queryTimeExhausted' | 'unknownKeys',
   ) {
     super(429, 'RESOURCE_EXHAUSTED', message, [{ domain: 'limits', reason, message }]);
   }

@@ -55,6 +55,24 @@ export const MAX_PARAMETER_VALUE_BYTES = 64 * 1024;
 /** Deepest nesting of SQL expressions and queries: the parser stops here instead of overflowing the stack. */
 export const MAX_SQL_NESTING = 200;
 
+/**
+ * security: CTEs in one query text (every WITH clause of it, nested ones included). Postgres
+ * inlines a CTE read once into its reader, walking the whole statement for each CTE: a chain of
+ * 1,000 trivial CTEs (`c1 as (select x from c0)`, …) planned for 175 s, 100 for 0.8 s, on the
+ * shared 2-core test machine, and neither a cancel nor pg_terminate_backend reaches that work.
+ * Each level also costs the translator's own passes a stack frame (3,000 overflowed the stack:
+ * a 500, issue 25, finding 5). Real queries use tens (logs.all: 9). Past it: 400.
+ */
+export const MAX_SQL_CTES = 100;
+
+/**
+ * security: SELECTs joined by UNION in one query text. A UNION is a left-deep tree as deep as
+ * its operands, for the translator and for wall 2's walk of libpg-query's tree: 3,000 overflowed
+ * the stack (a 500, issue 25, finding 5); 1,000 took Postgres 2.2 s to plan on the shared test
+ * machine. Past it: 400.
+ */
+export const MAX_SQL_UNION_SELECTS = 500;
+
 /** How deep endpoints may read endpoints: `a` reading `b` is one level. */
 export const MAX_ENDPOINT_DEPTH = 5;
 

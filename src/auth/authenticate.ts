@@ -1,9 +1,11 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Scope } from '../config.js';
-import { ForbiddenError, UnauthenticatedError } from '../errors.js';
+import { ForbiddenError, TooManyRequestsError, UnauthenticatedError } from '../errors.js';
 import type { ApiKeyRecord, ApiKeyRepository } from './keys.js';
+import { LRUCache } from 'lru-cache';
 import { LookupCache } from '../lookupCache.js';
+import { clientAddress, UnknownKeyLimiter } from './unknownKeys.js';
 import { splitUrlKey } from './urlKey.js';
 import { grants, reaches } from './scopes.js';
 
@@ -64,13 +66,41 @@ const REFRESH_AHEAD_MS = 1_000;
  * Middleware: 401 without a known key, 403 when the key lacks `scope` (admin may do everything).
  * Lookups are cached for a few seconds (src/lookupCache.ts): a revoked key stops working within
  * that time on other replicas and at once on the replica that revoked it (see `forget`).
+ *
+ * security: keys found and keys not found are cached apart, so a flood of unknown keys cannot
+ * push known ones out; and the lookups that find nothing are limited per client address
+ * (src/auth/unknownKeys.ts, UNKNOWN_KEY_LOOKUPS_PER_MINUTE; issue 25, finding 10).
  */
 export class Authenticator {
   private readonly cache: LookupCache<ApiKeyRecord | undefined>;
+  /** Keys a lookup did not find, for as long as found ones are cached. */
+  private readonly unknown: LRUCache<string, true>;
+  private readonly unknownLookups: UnknownKeyLimiter;
 
-  /** `ttlMs`: how long a lookup is trusted; `now`: the clock of that lifetime (tests move theirs by hand). */
-  constructor(keys: ApiKeyRepository, { ttlMs = 5_000, now }: { ttlMs?: number; now?: () => number } = {}) {
-    this.cache = new LookupCache({ ttlMs, refreshAheadMs: REFRESH_AHEAD_MS, maxEntries: 10_000, load: (key) => keys.findByKey(key), now });
+  /**
+   * `ttlMs`: how long a lookup is trusted; `now`: the clock of that lifetime (tests move theirs by
+   * hand); `unknownKeyLookupsPerMinute`: src/auth/unknownKeys.ts; `cachedKeys`: entries of each
+   * lookup cache (found keys, and keys not found).
+   */
+  constructor(
+    keys: ApiKeyRepository,
+    {
+      ttlMs = 5_000,
+      now,
+      unknownKeyLookupsPerMinute = 60,
+      cachedKeys = 10_000,
+    }: { ttlMs?: number; now?: () => number; unknownKeyLookupsPerMinute?: number; cachedKeys?: number } = {},
+  ) {
+    this.cache = new LookupCache({
+      ttlMs,
+      refreshAheadMs: REFRESH_AHEAD_MS,
+      maxEntries: cachedKeys,
+      load: (key) => keys.findByKey(key),
+      keep: (record) => record !== undefined,
+      now,
+    });
+    this.unknown = new LRUCache({ max: cachedKeys, ttl: ttlMs, ttlResolution: 0 });
+    this.unknownLookups = new UnknownKeyLimiter(unknownKeyLookupsPerMinute, now);
   }
 
   /**
@@ -84,17 +114,33 @@ export class Authenticator {
     return record;
   }
 
-  /** The record of a key: at once when its lookup is cached, else a promise; undefined for an unknown key. */
-  identify(key: string): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined> {
+  /**
+   * The record of a key: at once when its lookup is cached, else a promise; undefined for an
+   * unknown key. TooManyRequestsError (429) when the key must be looked up and `req`'s address has
+   * spent its lookups of unknown keys.
+   */
+  identify(key: string, req: IncomingMessage): ApiKeyRecord | undefined | Promise<ApiKeyRecord | undefined> {
     const cached = this.cache.peek(key);
-    return cached ? cached.value : this.cache.get(key);
+    if (cached) return cached.value;
+    if (this.unknown.has(key)) return undefined;
+    const address = clientAddress(req);
+    const waitMs = this.unknownLookups.take(address);
+    if (waitMs !== undefined) {
+      const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+      throw new TooManyRequestsError(`Too many unknown API keys from this address; retry in ${seconds} s.`, seconds, 'unknownKeys');
+    }
+    return Promise.resolve(this.cache.get(key)).then((record) => {
+      if (record) this.unknownLookups.found(address);
+      else this.unknown.set(key, true);
+      return record;
+    });
   }
 
   require(scope: Scope) {
     return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
       const key = requestKey(req);
       if (!key) throw new UnauthenticatedError();
-      const record = await this.cache.get(key);
+      const record = await this.identify(key, req);
       if (!record) throw new UnauthenticatedError('The API key is not valid.');
       if (!reaches(record.scopes, scope)) throw lacks(scope);
       req.apiKey = record;
@@ -109,7 +155,7 @@ export class Authenticator {
   identifyIfAny() {
     return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
       const key = requestKey(req);
-      if (key) req.apiKey = await this.cache.get(key);
+      if (key) req.apiKey = await this.identify(key, req);
       next();
     };
   }
@@ -117,5 +163,6 @@ export class Authenticator {
   /** Drops cached lookups, e.g. after a key is deleted. */
   forget(): void {
     this.cache.clear();
+    this.unknown.clear();
   }
 }

@@ -4,12 +4,15 @@
  * for a year; index.html is revalidated on every load so a new build is picked up at once. The
  * console's own routes (`/`, `/endpoints/...`, `/sources/...`) all answer index.html, which routes
  * in the browser; `/api/...` is never the console's, so an unknown API path keeps the JSON 404.
+ * The page carries the console's Content-Security-Policy (src/http/securityHeaders.ts); source
+ * maps are built (`hidden`, for whoever debugs on the server) but not served.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { Router } from 'express';
 import { NotFoundError } from '../errors.js';
 import { PROJECT_ROOT } from '../paths.js';
+import { CONSOLE_CSP } from '../http/securityHeaders.js';
 
 export const CONSOLE_DIR = path.join(PROJECT_ROOT, 'dist', 'console');
 /** Paths the console routes in the browser (console/src/router.ts). */
@@ -18,6 +21,8 @@ const YEAR_SECONDS = 365 * 86_400;
 
 export function consoleRoutes(dir = CONSOLE_DIR): Router {
   const router = Router();
+  // Source maps would publish the console's sources as written: a 404 like any unknown asset.
+  router.use('/assets', (req, _res, next) => next(req.path.endsWith('.map') ? 'router' : undefined));
   router.use(
     '/assets',
     express.static(path.join(dir, 'assets'), {
@@ -30,7 +35,7 @@ export function consoleRoutes(dir = CONSOLE_DIR): Router {
   router.get(CONSOLE_PAGES, (_req, res) => {
     const index = path.join(dir, 'index.html');
     if (!fs.existsSync(index)) throw new NotFoundError('The console is not built: run `npm run build` (docs/CONSOLE.md).');
-    res.set('Cache-Control', 'no-cache').type('html').sendFile(index);
+    res.set({ 'Cache-Control': 'no-cache', 'Content-Security-Policy': CONSOLE_CSP }).type('html').sendFile(index);
   });
   return router;
 }

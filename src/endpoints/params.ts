@@ -63,7 +63,8 @@ function refuse(failures: ReturnType<Check>): void {
  * one sent empty is "no value" (docs/API.md, "Parameters") and is not held to `allowed_values`.
  */
 export function parametersSchema(declared: readonly ParameterDeclaration[]): TObject {
-  const properties: Record<string, TString | TOptional<TString>> = {};
+  // No prototype: a parameter named `__proto__` is a property like any other (issue 25, finding 5).
+  const properties = Object.create(null) as Record<string, TString | TOptional<TString>>;
   for (const p of declared) {
     const value = Type.String({
       ...(p.required ? { minLength: 1 } : {}),

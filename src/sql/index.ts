@@ -83,9 +83,11 @@ export function initTranslator(): Promise<void> {
  * endpoint's (SqlSandboxError otherwise), so a CTE name always means one thing.
  */
 export function translateQuery(input: TranslateInput): Translation {
-  const translation = translateWithoutValidation(input);
-  validatePostgres(translation.sql);
-  return translation;
+  return withinStack(input, () => {
+    const translation = translateWithoutValidation(input);
+    validatePostgres(translation.sql);
+    return translation;
+  });
 }
 
 /**
@@ -93,7 +95,29 @@ export function translateQuery(input: TranslateInput): Translation {
  * translation benchmarks time. Its SQL must never be run unvalidated.
  */
 export function translateWithoutValidation(input: TranslateInput): Translation {
-  return withSuggestionBudget(() => translateBounded(input));
+  return withinStack(input, () => withSuggestionBudget(() => translateBounded(input)));
+}
+
+/**
+ * security: the stages recurse over the tree, and the limits of one text (MAX_SQL_NESTING,
+ * MAX_SQL_CTES, MAX_SQL_UNION_SELECTS) keep them far from the stack's end. Endpoints reading
+ * endpoints stack up to MAX_ENDPOINT_DEPTH texts' worth, so a stack overflow is still answered as
+ * what it is, a query too deep (400), not a 500 (issue 25, finding 5). Translation is pure: an
+ * overflow leaves no state behind.
+ */
+function withinStack<T>(input: TranslateInput, translate: () => T): T {
+  try {
+    return translate();
+  } catch (e) {
+    if (e instanceof RangeError && /call stack/i.test(e.message)) {
+      throw new SqlLimitError(
+        'the query is nested too deeply to translate (the limit on query nesting)',
+        input.sandboxSql ?? input.query,
+        0,
+      );
+    }
+    throw e;
+  }
 }
 
 function translateBounded(input: TranslateInput): Translation {

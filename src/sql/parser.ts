@@ -4,7 +4,9 @@
  *   parseQuery('select a from t where b > 1')  →  Query { body: Select { … } }
  *
  * Every node keeps its source offset so later stages can point at the problem. Nesting is
- * bounded (MAX_SQL_NESTING) so hostile input ends in SqlLimitError, never a stack overflow.
+ * bounded (MAX_SQL_NESTING) so hostile input ends in SqlLimitError, never a stack overflow; so
+ * are the CTEs (MAX_SQL_CTES) and the SELECTs joined by UNION (MAX_SQL_UNION_SELECTS) of one
+ * text, which the parser reads in a loop but later stages and Postgres see as chains.
  * Token handling (peek, accept, expect, errors) lives in cursor.ts, keyword lists in keywords.ts.
  */
 import type * as E from './ast/expressions.js';
@@ -12,7 +14,7 @@ import type * as F from './ast/from.js';
 import { make } from './ast/node.js';
 import type * as Q from './ast/queries.js';
 import { TokenCursor, describe } from './cursor.js';
-import { MAX_SQL_NESTING } from '../inputLimits.js';
+import { MAX_SQL_CTES, MAX_SQL_NESTING, MAX_SQL_UNION_SELECTS } from '../inputLimits.js';
 import { SqlLimitError } from './errors.js';
 import { OTHER_STATEMENTS, RESERVED, UNSUPPORTED_CLAUSES } from './keywords.js';
 import { tokenize, type Token } from './lexer.js';
@@ -87,6 +89,11 @@ export function parseQuery(source: string): Q.Query {
 }
 
 class Parser extends TokenCursor {
+  /** CTEs defined so far, in every WITH clause of the text. */
+  private ctesDefined = 0;
+  /** SELECTs joined by UNION so far, over every UNION of the text. */
+  private unionSelects = 0;
+
   constructor(source: string) {
     super(source, tokenize(source));
   }
@@ -116,9 +123,19 @@ class Parser extends TokenCursor {
     this.enter(first);
     const ctes = this.acceptWord('WITH') ? this.ctes() : [];
     let body = this.queryBody();
+    let joined = false;
     for (;;) {
       const t = this.peek();
       if (!this.isWord(t, 'UNION')) break;
+      // Both operands of the first UNION, then one more per UNION.
+      this.unionSelects += joined ? 1 : 2;
+      joined = true;
+      if (this.unionSelects > MAX_SQL_UNION_SELECTS)
+        throw new SqlLimitError(
+          `more than ${MAX_SQL_UNION_SELECTS} SELECTs joined by UNION in one query (the limit on UNION operands)`,
+          this.source,
+          t.start,
+        );
       this.i++;
       let op: Q.SetOperation['op'];
       if (this.acceptWord('ALL')) op = 'UNION ALL';
@@ -146,6 +163,12 @@ class Parser extends TokenCursor {
     const ctes: Q.Cte[] = [];
     do {
       const nameToken = this.peek();
+      if (++this.ctesDefined > MAX_SQL_CTES)
+        throw new SqlLimitError(
+          `more than ${MAX_SQL_CTES} CTEs in one query (the limit on CTEs): Postgres plans long chains of CTEs in time it cannot cancel`,
+          this.source,
+          nameToken.start,
+        );
       const name = this.identifier('CTE name');
       this.expectWord('AS');
       this.expectOp('(');

@@ -34,6 +34,11 @@ describe('console in the browser: alerts', function () {
     page = browser.page;
   });
 
+  // The pages work under the console's Content-Security-Policy (test/console/console.test.ts).
+  afterEach(() => {
+    assert.deepEqual(browser.cspViolations.splice(0), []);
+  });
+
   after(async () => {
     await browser?.close();
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));

@@ -29,6 +29,12 @@ export function buildConsole(): void {
 export interface Browser {
   context: BrowserContext;
   page: Page;
+  /**
+   * Content-Security-Policy violations reported so far, by any page of the context: the
+   * `securitypolicyviolation` events of each document and the console errors Chromium writes for
+   * them (which also cover violations no event reaches, such as a refused frame).
+   */
+  cspViolations: string[];
   /** Closes the browser and removes its profile. */
   close(): Promise<void>;
 }
@@ -49,10 +55,28 @@ export async function openBrowser(): Promise<Browser> {
       '--disable-sync',
     ],
   });
-  const page = context.pages()[0] ?? (await context.newPage());
+  const cspViolations: string[] = [];
+  await context.exposeBinding('__reportCspViolation', (_source, violation: string) => {
+    cspViolations.push(violation);
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      const report = (window as unknown as { __reportCspViolation: (v: string) => void }).__reportCspViolation;
+      report(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`);
+    });
+  });
+  const watch = (page: Page) =>
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+  const first = context.pages()[0];
+  if (first) watch(first);
+  context.on('page', watch);
+  const page = first ?? (await context.newPage());
   return {
     context,
     page,
+    cspViolations,
     async close() {
       await context.close();
       fs.rmSync(profile, { recursive: true, force: true });

@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import request from 'supertest';
 import { PROJECT_ROOT } from '../../src/paths.js';
+import { CONSOLE_CSP } from '../../src/http/securityHeaders.js';
 import { insertEvents } from '../support/db.js';
 import { testApp, type TestApp } from '../support/http.js';
 import { listenLocally } from '../support/net.js';
@@ -48,6 +49,11 @@ describe('console in the browser', function () {
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   });
 
+  // Every page of the console works under its Content-Security-Policy: nothing the browser refused.
+  afterEach(() => {
+    assert.deepEqual(browser.cspViolations.splice(0), []);
+  });
+
   const shot = (name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
   it('when / is opened, then the console is served with the right types and caching; /api stays JSON', async () => {
@@ -58,6 +64,17 @@ describe('console in the browser', function () {
     const js = await request(t.app).get(asset).expect(200);
     assert.match(js.headers['content-type'], /javascript/);
     assert.match(js.headers['cache-control'], /max-age=31536000.*immutable|immutable.*max-age=31536000/);
+    // Security headers (issue 25, finding 9): the console's policy on its page, no inline script
+    // for it to allow, no framing, no sniffing, no referrer; source maps are not published.
+    assert.equal(index.headers['content-security-policy'], CONSOLE_CSP);
+    assert.doesNotMatch(CONSOLE_CSP, /unsafe-inline|unsafe-eval/);
+    for (const tag of index.text.match(/<script\b[^>]*>/g) ?? []) assert.match(tag, /\ssrc="\/assets\//, `inline script: ${tag}`);
+    assert.doesNotMatch(index.text, /<style\b|\sstyle=/);
+    assert.equal(index.headers['x-frame-options'], 'DENY');
+    assert.equal(index.headers['x-content-type-options'], 'nosniff');
+    assert.equal(index.headers['referrer-policy'], 'no-referrer');
+    assert.doesNotMatch(js.text, /sourceMappingURL/);
+    await request(t.app).get(`${asset}.map`).expect(404);
     await request(t.app)
       .get('/endpoints/usage.api-counts')
       .expect(200)
@@ -67,6 +84,8 @@ describe('console in the browser', function () {
       .expect(404)
       .expect('Content-Type', /application\/json/);
     assert.equal(api.body.error.status, 'NOT_FOUND');
+    assert.equal(api.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'");
+    assert.equal(api.headers['x-content-type-options'], 'nosniff');
     await request(t.app)
       .get('/assets/no-such-file.js')
       .expect(404)
@@ -200,6 +219,48 @@ describe('console in the browser', function () {
     const shown = await page.textContent(`.partitions tr[data-day="${today}"] td.num`);
     assert.equal(shown, counts.find((c) => c.day === today)!.events.toLocaleString('en'));
     await shot('07-source');
+  });
+
+  it('when a script is injected into the page, then the policy refuses it and the refusal is reported', async () => {
+    // What the afterEach check relies on: a violation is seen. An inline script is refused.
+    await page.goto(`${base}/`);
+    await page.waitForSelector('#app *');
+    const ran = await page.evaluate(async () => {
+      const script = document.createElement('script');
+      script.textContent = 'window.__injected = true';
+      document.body.append(script);
+      await new Promise((r) => setTimeout(r, 100));
+      return (window as unknown as { __injected?: boolean }).__injected === true;
+    });
+    assert.equal(ran, false);
+    await page.waitForTimeout(200);
+    const reported = browser.cspViolations.splice(0);
+    assert.ok(
+      reported.some((v) => /script-src/.test(v)),
+      reported.join('\n') || 'no violation reported',
+    );
+  });
+
+  it('when a page of another origin frames the console, then the browser refuses the frame', async () => {
+    const framing = http.createServer((_req, res) => res.end(`<!doctype html><iframe name="console" src="${base}/"></iframe>`));
+    const { base: other } = await listenLocally(framing);
+    try {
+      const framed = await browser.context.newPage();
+      await framed.goto(other, { waitUntil: 'domcontentloaded' });
+      // Chromium reports the refusal on the console of the framing page.
+      for (let i = 0; i < 50 && !browser.cspViolations.length; i++) await framed.waitForTimeout(100);
+      const frame = framed.frame({ name: 'console' });
+      const loaded = frame ? await frame.evaluate(() => document.querySelector('#app') !== null).catch(() => false) : false;
+      assert.equal(loaded, false, 'the console loaded in a frame of another origin');
+      await framed.close();
+      const reported = browser.cspViolations.splice(0);
+      assert.ok(
+        reported.some((v) => /frame-ancestors/.test(v)),
+        reported.join('\n') || 'no refusal reported',
+      );
+    } finally {
+      await new Promise((resolve) => framing.close(resolve));
+    }
   });
 
   it('when signed in with a query key, then endpoints can be run but management is not offered', async () => {

@@ -5,19 +5,17 @@
  * live tail: exactly the new matching events within 2 s, pause and resume, at most TAIL_KEEP rows.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http, { type Server } from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import request from 'supertest';
 import { TAIL_KEEP } from '../../console/src/explorer/tailLimits.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { testApp, type TestApp, withKey } from '../support/http.js';
 import { listenLocally } from '../support/net.js';
+import { buildConsole, openBrowser, type Browser } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = path.join(PROJECT_ROOT, 'test', 'console', 'screenshots');
 
 describe('console: the logs explorer in the browser', function () {
@@ -25,8 +23,7 @@ describe('console: the logs explorer in the browser', function () {
   let t: TestApp;
   let server: Server;
   let base: string;
-  let profile: string;
-  let browser: BrowserContext;
+  let browser: Browser;
   let page: Page;
   const source = `explorer.test.${Date.now().toString(36)}`;
   const urls: string[] = [];
@@ -47,28 +44,15 @@ describe('console: the logs explorer in the browser', function () {
 
   before(async function () {
     this.timeout(240_000);
-    execFileSync(
-      path.join(PROJECT_ROOT, 'node_modules', '.bin', 'vite'),
-      ['build', '--config', 'console/vite.config.ts', '--logLevel', 'error'],
-      {
-        cwd: PROJECT_ROOT,
-        stdio: 'inherit',
-      },
-    );
+    buildConsole();
     t = await testApp();
     await withKey(t.app, t.keys.admin).post('/api/sources', { name: source }).expect(201);
     await request(t.app).post(`/api/logs?source_name=${source}`).set('X-API-KEY', t.keys.ingest).send(events).expect(200);
     server = http.createServer(t.app);
     ({ base } = await listenLocally(server));
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'logquery-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--no-first-run', '--disable-sync'],
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
+    browser = await openBrowser();
+    page = browser.page;
     page.on('request', (r) => urls.push(r.url()));
     await page.goto(`${base}/`);
     await page.fill('input[name=api_key]', t.keys.admin);
@@ -76,9 +60,13 @@ describe('console: the logs explorer in the browser', function () {
     await page.waitForSelector('tr[data-endpoint]');
   });
 
+  // The pages work under the console's Content-Security-Policy (test/console/console.test.ts).
+  afterEach(() => {
+    assert.deepEqual(browser.cspViolations.splice(0), []);
+  });
+
   after(async () => {
     await browser?.close();
-    if (profile) fs.rmSync(profile, { recursive: true, force: true });
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
     if (t) await withKey(t.app, t.keys.admin).delete(`/api/sources/${source}`);
   });

@@ -8,6 +8,12 @@ import type { ApiKeyRecord, ApiKeyRepository } from '../../src/auth/keys.js';
 import { insertEvents } from '../support/db.js';
 import { testApp, type TestApp, withKey } from '../support/http.js';
 import { listenLocally } from '../support/net.js';
+import { API_HEADERS } from '../../src/http/securityHeaders.js';
+
+/** The security headers every answer starts with (src/http/securityHeaders.ts), as a pattern. */
+const SECURITY = Object.entries(API_HEADERS)
+  .map(([name, value]) => `${name}: ${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\r\n`)
+  .join('');
 
 /**
  * The fast path of `GET /api/endpoints/query/:idOrName` (src/endpoints/queryRoutes.ts) answers
@@ -84,13 +90,17 @@ describe('the GET fast path of endpoint queries', function () {
     const first = await raw(`/api/endpoints/query/${name}?project=${tag}`, headers);
     assert.match(
       first,
-      /^HTTP\/1\.1 200 OK\r\nX-Request-Id: fast-path-test\r\nAccess-Control-Allow-Origin: \*\r\nAccess-Control-Expose-Headers: X-Cache\r\nX-Cache: MISS\r\n/,
+      new RegExp(
+        `^HTTP/1\\.1 200 OK\r\n${SECURITY}X-Request-Id: fast-path-test\r\nAccess-Control-Allow-Origin: \\*\r\nAccess-Control-Expose-Headers: X-Cache\r\nX-Cache: MISS\r\n`,
+      ),
     );
     const fast = await raw(`/api/endpoints/query/${name}?project=${tag}`, headers);
     const ordinary = await raw(`/api/endpoints/query/${ordinaryName}?project=${tag}`, headers);
     assert.match(
       fast,
-      /^HTTP\/1\.1 200 OK\r\nX-Request-Id: fast-path-test\r\nAccess-Control-Allow-Origin: \*\r\nAccess-Control-Expose-Headers: X-Cache\r\nX-Cache: HIT\r\nContent-Type: application\/json; charset=utf-8\r\nContent-Length: \d+\r\n/,
+      new RegExp(
+        `^HTTP/1\\.1 200 OK\r\n${SECURITY}X-Request-Id: fast-path-test\r\nAccess-Control-Allow-Origin: \\*\r\nAccess-Control-Expose-Headers: X-Cache\r\nX-Cache: HIT\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: \\d+\r\n`,
+      ),
     );
     assert.equal(fast, ordinary);
     assert.equal(await raw(`/api/endpoints/query/${name}?project=${tag}`, headers, 'app'), ordinary);

@@ -54,6 +54,7 @@ export function testConfig(url: string, env: Record<string, string> = {}): Confi
   // No request rate by default: every test file shares a few keys and sends as fast as it can (the fair
   // scheduler of queries never holds a key back while no other key waits).
   // test/endpoints/rate-limits.test.ts, test/endpoints/query-time-budget.test.ts and test/hardening/processes.test.ts set their own.
+  // Nor a limit on unknown keys per address: every test connects from 127.0.0.1 (test/endpoints/unknown-keys.test.ts sets one).
   return loadConfig({
     DATABASE_URL: url,
     LOAD_DEMO_DATA: 'false',
@@ -61,6 +62,7 @@ export function testConfig(url: string, env: Record<string, string> = {}): Confi
     RATE_LIMIT_PER_SECOND: '0',
     MAX_CONCURRENT_QUERIES: '0',
     QUERY_TIME_PER_SECOND_MS: '0',
+    UNKNOWN_KEY_LOOKUPS_PER_MINUTE: '0',
     ...env,
   });
 }

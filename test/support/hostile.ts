@@ -49,3 +49,15 @@ export function deeplyNestedRecord(depth: number): Buffer {
   }
   return Buffer.from(bytes);
 }
+
+/** `levels` SELECTs joined by UNION ALL, the i-th answering `x = i`. */
+export function unionSelects(levels: number): string {
+  return Array.from({ length: levels }, (_, i) => `select ${i} as x`).join(' union all ');
+}
+
+/** `with c0 as (<first>), c1 as (select x from c0), … select x from c<levels - 1>`: each CTE reads the one before. */
+export function chainedCtes(levels: number, name = 'c', first = 'select 1 as x'): string {
+  const ctes = [`${name}0 as (${first})`];
+  for (let i = 1; i < levels; i++) ctes.push(`${name}${i} as (select x from ${name}${i - 1})`);
+  return `with ${ctes.join(', ')} select x from ${name}${levels - 1}`;
+}

@@ -23,16 +23,17 @@ export function pruneUnreadCtes(query: PgQuery): PgQuery {
   if (!query.ctes.length) return query;
   const byName = new Map(query.ctes.map((c) => [c.name, c] as const));
   const used = new Set<string>();
-  const visit = (node: unknown): void => {
-    forEachNode(node, (n) => {
+  // A worklist, not a recursive visit per CTE read: a chain of CTEs would take a stack frame per link.
+  const pending: unknown[] = [{ ...query, ctes: [] }];
+  while (pending.length) {
+    forEachNode(pending.pop(), (n) => {
       // A CTE name of a nested WITH that shadows a top-level one keeps the top-level one: safe.
       if (n.kind === 'table' && n.schema === undefined && typeof n.name === 'string' && byName.has(n.name) && !used.has(n.name)) {
         used.add(n.name);
-        visit(byName.get(n.name)!.query);
+        pending.push(byName.get(n.name)!.query);
       }
     });
-  };
-  visit({ ...query, ctes: [] });
+  }
   return used.size === query.ctes.length ? query : { ...query, ctes: query.ctes.filter((c) => used.has(c.name)) };
 }
 
