@@ -18,8 +18,8 @@
  * - `bq_json_edit(doc, path, op, value, flag, flag2)`: JSON_SET (`set`, flag: create_if_missing),
  *   JSON_REMOVE (`remove`), JSON_ARRAY_APPEND (`append`), JSON_ARRAY_INSERT (`insert`; flag: the
  *   value is a SQL array whose elements go one by one) and JSON_STRIP_NULLS (`strip`; flag:
- *   include_arrays, flag2: remove_empty) at one path. A path is a text array of elements `.key` or
- *   `[index]`; an operation whose path does not fit the document is ignored, as BigQuery does.
+ *   include_arrays, flag2: remove_empty) at one path. A path is a text array of elements `$`, `.key`
+ *   and `[index`; an operation whose path does not fit the document is ignored, as BigQuery does.
  * - `bq_json_stringify_wide(jsonb, flag)`: TO_JSON's stringify_wide_numbers.
  * - `bq_json_keys(jsonb, max_depth, mode)`: JSON_KEYS: the unique dotted key paths, sorted.
  * - `bq_timestamp_string(timestamptz, zone)`: STRING(timestamp, zone): `2008-12-25 07:30:00-08`.
@@ -199,6 +199,8 @@ export const up = (pgm) => {
         elements jsonb[];
       BEGIN
         IF doc IS NULL THEN RETURN NULL; END IF;
+        -- A path as written starts with its root, '$'.
+        IF head = '$' THEN RETURN logs.bq_json_edit(doc, rest, op, value, flag, flag2); END IF;
         IF coalesce(cardinality(path), 0) = 0 THEN
           RETURN CASE op
             WHEN 'set' THEN coalesce(value, 'null'::jsonb)

@@ -246,6 +246,13 @@ const COMPARISON_GROUPS: Partial<Record<ScalarName, string>> = {
  */
 export function compared(a: Typed, b: Typed, op: string, text: string, pos: number): [Typed, Typed] {
   const pair = unify(a, b);
+  // BigQuery defines no comparison of JSON values (read a value out with JSON_VALUE, INT64, …).
+  if (pair.some((v) => isScalar(v.type, 'JSON')))
+    throw new SqlSyntaxError(
+      `no operator ${op} for ${typeLabel(pair[0].type)} and ${typeLabel(pair[1].type)}; compare values read out of the JSON`,
+      text,
+      pos,
+    );
   const groupA = comparisonGroup(pair[0]);
   const groupB = comparisonGroup(pair[1]);
   if (groupA && groupB && groupA !== groupB) {

@@ -145,12 +145,12 @@ function modeLiteral(s: CallSite, v: string | undefined, at: number, name: strin
   return v;
 }
 
-/** A JSONPath literal as `bq_json_edit` path elements: `.key` and `[index`. */
+/** A JSONPath literal as `bq_json_edit` path elements: `$`, then `.key` and `[index`. */
 function editPath(site: CallSite, i: number): PgExpr {
   const path = site.stringLiteral(i);
   if (path === undefined) throw new SqlUnsupportedError('the JSON path must be a string literal', site.text, site.call.args[i].pos);
   if (!path.startsWith('$')) throw new SqlSyntaxError('JSON paths start with $', site.text, site.call.args[i].pos);
-  const elements: string[] = [];
+  const elements = ['$'];
   const re = /\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*(\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s*'([^']*)'\s*\]|\."([^"]*)"/y;
   re.lastIndex = 1;
   while (re.lastIndex < path.length) {
@@ -335,7 +335,7 @@ const JSON_TYPE_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   }),
   json_strip_nulls: defWith(
     def(1, 2, { [JSON_EDIT]: SCALAR, ...RAISES }, (s) => {
-      const path = s.call.args.length > 1 ? editPath(s, 1) : pg.array([]);
+      const path = s.call.args.length > 1 ? editPath(s, 1) : pg.array([pg.literal('$')]);
       const doc = pg.func(JSON_EDIT, [
         jsonArg(s, 0),
         path,
