@@ -31,15 +31,26 @@ export const up = (pgm) => {
       AS $$ SELECT CASE WHEN n = trunc(n) AND n >= -9223372036854775808 AND n <= 18446744073709551615 THEN trunc(n)::text
                         ELSE n::float8::text END $$;
 
+    -- plpgsql, not SQL: a recursive SQL function plans its query again at every level of every
+    -- call (a nested record took ~10 ms); plpgsql keeps one plan per session.
     CREATE OR REPLACE FUNCTION logs.bq_json_render(value jsonb) RETURNS text
-      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-      AS $$ SELECT CASE jsonb_typeof(value)
-        WHEN 'object' THEN '{' || coalesce((SELECT string_agg(to_jsonb(e.key)::text || ':' || logs.bq_json_render(e.value), ',' ORDER BY e.key COLLATE "C")
-                                            FROM jsonb_each(value) AS e(key, value)), '') || '}'
-        WHEN 'array' THEN '[' || coalesce((SELECT string_agg(logs.bq_json_render(e.value), ',' ORDER BY e.n)
-                                           FROM jsonb_array_elements(value) WITH ORDINALITY AS e(value, n)), '') || ']'
-        WHEN 'number' THEN logs.bq_json_number(value::numeric)
-        ELSE value::text END $$;
+      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$
+      DECLARE out text;
+      BEGIN
+        CASE jsonb_typeof(value)
+          WHEN 'object' THEN
+            SELECT string_agg(to_jsonb(e.key)::text || ':' || logs.bq_json_render(e.value), ',' ORDER BY e.key COLLATE "C") INTO out
+            FROM jsonb_each(value) AS e(key, value);
+            RETURN '{' || coalesce(out, '') || '}';
+          WHEN 'array' THEN
+            SELECT string_agg(logs.bq_json_render(e.value), ',' ORDER BY e.n) INTO out
+            FROM jsonb_array_elements(value) WITH ORDINALITY AS e(value, n);
+            RETURN '[' || coalesce(out, '') || ']';
+          WHEN 'number' THEN RETURN logs.bq_json_number(value::numeric);
+          ELSE RETURN value::text;
+        END CASE;
+      END $$;
 
     -- A number that no INT64, UINT64 or FLOAT64 holds exactly (float8's text is its shortest exact form).
     CREATE OR REPLACE FUNCTION logs.bq_json_lossy(n numeric) RETURNS boolean
@@ -103,16 +114,13 @@ export const up = (pgm) => {
       END $$;
 
     -- LAX_*: a JSON string that spells a number is read as one (a sign allowed, as BigQuery does).
+    -- An exponent of at most three digits always parses as numeric, so no error needs catching
+    -- (a plpgsql EXCEPTION block would cost a subtransaction per call).
     CREATE OR REPLACE FUNCTION logs.bq_lax_number(v jsonb) RETURNS numeric
-      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-      AS $$ BEGIN
-        IF jsonb_typeof(v) = 'number' THEN RETURN v::numeric; END IF;
-        IF jsonb_typeof(v) = 'string' AND (v #>> '{}') ~ '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]{1,4})?$' THEN
-          RETURN (v #>> '{}')::numeric;
-        END IF;
-        RETURN NULL;
-      EXCEPTION WHEN others THEN RETURN NULL;
-      END $$;
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT CASE
+        WHEN jsonb_typeof(v) = 'number' THEN v::numeric
+        WHEN jsonb_typeof(v) = 'string' AND (v #>> '{}') ~ '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]{1,3})?$' THEN (v #>> '{}')::numeric END $$;
 
     CREATE OR REPLACE FUNCTION logs.bq_lax_bool(v jsonb) RETURNS boolean
       LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -157,28 +165,47 @@ export const up = (pgm) => {
         RETURN out;
       END $$;
 
+    -- OFFSET 0: without it the planner pulls the subquery up and computes the recursive call once
+    -- per mention in WHERE, at every level (exponential in the depth: minutes for a log record).
     CREATE OR REPLACE FUNCTION logs.bq_json_strip(v jsonb, arrays boolean, empty boolean) RETURNS jsonb
-      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-      AS $$ SELECT CASE jsonb_typeof(v)
-        WHEN 'object' THEN coalesce((SELECT jsonb_object_agg(e.key, e.value) FROM (
-            SELECT k.key, logs.bq_json_strip(k.value, arrays, empty) AS value FROM jsonb_each(v) AS k) e
-          WHERE jsonb_typeof(e.value) <> 'null'
-            AND NOT (empty AND (e.value = '{}'::jsonb OR (arrays AND e.value = '[]'::jsonb)))), '{}'::jsonb)
-        WHEN 'array' THEN coalesce((SELECT jsonb_agg(e.value ORDER BY e.n) FROM (
-            SELECT k.n, logs.bq_json_strip(k.value, arrays, empty) AS value FROM jsonb_array_elements(v) WITH ORDINALITY AS k(value, n)) e
-          WHERE NOT arrays OR (jsonb_typeof(e.value) <> 'null' AND NOT (empty AND (e.value = '{}'::jsonb OR e.value = '[]'::jsonb)))), '[]'::jsonb)
-        ELSE v END $$;
+      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$
+      DECLARE out jsonb;
+      BEGIN
+        CASE jsonb_typeof(v)
+          WHEN 'object' THEN
+            SELECT jsonb_object_agg(e.key, e.value) INTO out
+            FROM (SELECT k.key, logs.bq_json_strip(k.value, arrays, empty) AS value FROM jsonb_each(v) AS k OFFSET 0) e
+            WHERE jsonb_typeof(e.value) <> 'null' AND NOT (empty AND (e.value = '{}'::jsonb OR (arrays AND e.value = '[]'::jsonb)));
+            RETURN coalesce(out, '{}'::jsonb);
+          WHEN 'array' THEN
+            SELECT jsonb_agg(e.value ORDER BY e.n) INTO out
+            FROM (SELECT k.n, logs.bq_json_strip(k.value, arrays, empty) AS value FROM jsonb_array_elements(v) WITH ORDINALITY AS k(value, n) OFFSET 0) e
+            WHERE NOT arrays OR (jsonb_typeof(e.value) <> 'null' AND NOT (empty AND (e.value = '{}'::jsonb OR e.value = '[]'::jsonb)));
+            RETURN coalesce(out, '[]'::jsonb);
+          ELSE RETURN v;
+        END CASE;
+      END $$;
 
     -- TO_JSON(…, stringify_wide_numbers => TRUE): integers beyond ±2^53 (which a FLOAT64 cannot hold) as JSON strings.
     CREATE OR REPLACE FUNCTION logs.bq_json_stringify_wide(v jsonb, stringify boolean) RETURNS jsonb
-      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-      AS $$ SELECT CASE
-        WHEN NOT stringify THEN v
-        WHEN jsonb_typeof(v) = 'object' THEN coalesce((SELECT jsonb_object_agg(e.key, logs.bq_json_stringify_wide(e.value, true)) FROM jsonb_each(v) AS e), '{}'::jsonb)
-        WHEN jsonb_typeof(v) = 'array' THEN coalesce((SELECT jsonb_agg(logs.bq_json_stringify_wide(e.value, true) ORDER BY e.n)
-                                                      FROM jsonb_array_elements(v) WITH ORDINALITY AS e(value, n)), '[]'::jsonb)
-        WHEN jsonb_typeof(v) = 'number' AND v::numeric = trunc(v::numeric) AND abs(v::numeric) > 9007199254740992 THEN to_jsonb(v::text)
-        ELSE v END $$;
+      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$
+      DECLARE out jsonb;
+      BEGIN
+        IF NOT stringify THEN RETURN v; END IF;
+        CASE jsonb_typeof(v)
+          WHEN 'object' THEN
+            SELECT jsonb_object_agg(e.key, logs.bq_json_stringify_wide(e.value, true)) INTO out FROM jsonb_each(v) AS e;
+            RETURN coalesce(out, '{}'::jsonb);
+          WHEN 'array' THEN
+            SELECT jsonb_agg(logs.bq_json_stringify_wide(e.value, true) ORDER BY e.n) INTO out FROM jsonb_array_elements(v) WITH ORDINALITY AS e(value, n);
+            RETURN coalesce(out, '[]'::jsonb);
+          WHEN 'number' THEN
+            RETURN CASE WHEN v::numeric = trunc(v::numeric) AND abs(v::numeric) > 9007199254740992 THEN to_jsonb(v::text) ELSE v END;
+          ELSE RETURN v;
+        END CASE;
+      END $$;
 
     -- The elements a value stands for when it is added to an array: its own when flag says it is a SQL array.
     CREATE OR REPLACE FUNCTION logs.bq_json_items(value jsonb, each boolean) RETURNS jsonb[]
@@ -202,10 +229,13 @@ export const up = (pgm) => {
         -- A path as written starts with its root, '$'.
         IF head = '$' THEN RETURN logs.bq_json_edit(doc, rest, op, value, flag, flag2); END IF;
         IF coalesce(cardinality(path), 0) = 0 THEN
+          IF op = 'strip' THEN
+            doc := logs.bq_json_strip(doc, flag, flag2);
+            -- Nothing left: a JSON null.
+            RETURN CASE WHEN flag2 AND doc IN ('{}'::jsonb, '[]'::jsonb) THEN 'null'::jsonb ELSE doc END;
+          END IF;
           RETURN CASE op
             WHEN 'set' THEN coalesce(value, 'null'::jsonb)
-            WHEN 'strip' THEN CASE WHEN flag2 AND (logs.bq_json_strip(doc, flag, flag2) IN ('{}'::jsonb, '[]'::jsonb))
-                                   THEN 'null'::jsonb ELSE logs.bq_json_strip(doc, flag, flag2) END
             WHEN 'append' THEN CASE WHEN kind = 'array' THEN doc || to_jsonb(logs.bq_json_items(value, flag))
                                     WHEN kind = 'null' THEN to_jsonb(logs.bq_json_items(value, flag)) ELSE doc END
             ELSE doc END;
@@ -276,12 +306,18 @@ export const up = (pgm) => {
       AS $$ SELECT coalesce(array_agg(k ORDER BY k COLLATE "C"), '{}')
             FROM (SELECT DISTINCT unnest(logs.bq_json_key_paths(doc, NULL, 0, max_depth, mode, false)) AS k) x $$;
 
+    -- plpgsql, not SQL: a SQL function with a FROM clause is not inlined and was planned again on every call (5 ms a row).
     CREATE OR REPLACE FUNCTION logs.bq_timestamp_string(ts timestamptz, zone text) RETURNS text
-      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-      AS $$ SELECT regexp_replace(to_char(timezone(zone, ts), 'YYYY-MM-DD HH24:MI:SS.US'), '[.]?0+$', '')
-                   || CASE WHEN o < 0 THEN '-' ELSE '+' END || lpad((abs(o) / 3600)::text, 2, '0')
-                   || CASE WHEN abs(o) % 3600 <> 0 THEN ':' || lpad((abs(o) % 3600 / 60)::text, 2, '0') ELSE '' END
-            FROM (SELECT extract(epoch FROM timezone(zone, ts) - timezone('UTC', ts))::integer AS o) x $$;
+      LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$
+      DECLARE
+        wall timestamp := timezone(zone, ts);
+        o integer := extract(epoch FROM wall - timezone('UTC', ts))::integer;
+      BEGIN
+        RETURN regexp_replace(to_char(wall, 'YYYY-MM-DD HH24:MI:SS.US'), '[.]?0+$', '')
+               || CASE WHEN o < 0 THEN '-' ELSE '+' END || lpad((abs(o) / 3600)::text, 2, '0')
+               || CASE WHEN abs(o) % 3600 <> 0 THEN ':' || lpad((abs(o) % 3600 / 60)::text, 2, '0') ELSE '' END;
+      END $$;
   `);
 };
 

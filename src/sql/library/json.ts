@@ -47,6 +47,8 @@ function jsonPath(site: CallSite, i: number): string[] {
 
 /** A JSON function's input: records are jsonb already; text that is not JSON reads as NULL, as in BigQuery. */
 function jsonInput(value: Typed): PgExpr {
+  // A JSON value's text is JSON already: cast, without bq_json's catch of a parse error (a subtransaction per call).
+  if (isScalar(value.type, 'JSON')) return pg.cast(value.sql, 'jsonb');
   return value.type.kind === 'scalar' ? pg.func(JSON_FUNCTION, [asText(value)]) : value.sql;
 }
 
