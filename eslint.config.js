@@ -59,4 +59,32 @@ export default tseslint.config(
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },
+  {
+    // Layers (docs/ARCHITECTURE.md, "Layers"): the translator is near the ground. It reads what it
+    // knows of the log tables from its own contract (src/sql/catalog.ts), which the service fills
+    // in, and imports nothing of the service but the input limits. Between the folders of src/,
+    // no cycle at all: scripts/folder-cycles.ts, the other half of `npm run lint`.
+    files: ['src/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: './src/sql',
+              from: './src',
+              except: ['./sql', './inputLimits.ts'],
+              message: 'src/sql is the translator: it takes its input through src/sql/catalog.ts and imports nothing of the service.',
+            },
+            {
+              target: ['./src/errors.ts', './src/inputLimits.ts'],
+              from: './src',
+              except: ['./errors.ts', './inputLimits.ts'],
+              message: 'errors and input limits are imported by every layer and import nothing of the service.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

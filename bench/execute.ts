@@ -23,7 +23,7 @@ import { PLANNER_OPTIONS, readOnlySessionOptions } from '../src/db/readOnlySessi
 import { readerUrl } from '../src/db/readerPool.js';
 import { RAW_TYPES } from '../src/query/encode.js';
 import { initTranslator, translateQuery } from '../src/sql/index.js';
-import { LOGS_ALL_SQL } from '../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL } from '../seeds/queries.js';
 import { testConfig } from '../test/support/db.js';
 import { benchEnv, ensureBenchData, SIZES, type Size } from './data.js';
 import { SCENARIOS } from './queries.js';

@@ -129,7 +129,7 @@ const stripped = new Map<string, SourceTable | undefined>();
 const cold: SourceLookup = (name) => {
   if (!stripped.has(name)) {
     const t = hot(name);
-    stripped.set(name, t && { name: t.name, schema: t.schema, table: t.table, fields: t.fields });
+    stripped.set(name, t && { name: t.name, pgSchema: t.pgSchema, table: t.table, fields: t.fields });
   }
   return stripped.get(name);
 };

@@ -23,6 +23,7 @@ import vm from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import { from as copyFrom } from 'pg-copy-streams';
 import type pg from 'pg';
+import { createHttpServer } from '../src/http/server.js';
 import { createApp } from '../src/app.js';
 import { generateKey } from '../src/auth/keys.js';
 import { createContext } from '../src/context.js';
@@ -215,7 +216,7 @@ async function main(): Promise<void> {
     const key = generateKey();
     await ctx.keys.create('bench', key, ['ingest']);
     server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+      const s = createHttpServer(app).listen(0, '127.0.0.1', () => resolve(s));
     });
     const { port } = server.address() as AddressInfo;
     const source = await ctx.sources.get(SOURCE);

@@ -5,7 +5,7 @@
  * run with `pg` directly. The runner checks that both return the same rows.
  */
 import { translateQuery } from '../src/sql/index.js';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../seeds/queries.js';
 import type { SourceLookup } from '../src/sources/schema.js';
 import { BENCH_PROJECT } from './data.js';
 

@@ -29,7 +29,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { initTranslator, translateQuery, translateWithoutValidation, validatePostgres } from '../src/sql/index.js';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../seeds/queries.js';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';

@@ -22,7 +22,7 @@ import { normaliseEvents } from '../src/ingest/normalise.js';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { initTranslator, translateQuery } from '../src/sql/index.js';
-import { LOGS_ALL_SQL } from '../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL } from '../seeds/queries.js';
 import { createContext } from '../src/context.js';
 import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';

@@ -16,7 +16,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { initTranslator, translateQuery, translateWithoutValidation, validatePostgres } from '../src/sql/index.js';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../seeds/queries.js';
 import { sampleSources } from '../test/support/translation.js';
 import { SCENARIOS } from './queries.js';
 

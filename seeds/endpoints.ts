@@ -1,5 +1,5 @@
 /** The two seeded endpoints and their settings (docs/API.md, "Seeded endpoints"). */
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from './queries.js';
 import type { EndpointFields } from '../src/endpoints/repository.js';
 
 export const SEEDED_ENDPOINTS: EndpointFields[] = [

@@ -2,12 +2,12 @@
  * The Express application: routes, body limits, the error envelope. No I/O happens here at
  * import time; everything comes from the AppContext.
  */
-import express, { type Express } from 'express';
+import express from 'express';
 import type { AppContext } from './context.js';
 import { errorMiddleware, notFoundHandler } from './http/errorMiddleware.js';
 import { healthRoutes } from './http/health.js';
-import { setFrontDoor } from './http/server.js';
-import { RequestPipeline, type PipelineStep } from './http/pipeline.js';
+import { frontDoor, type Listener } from './http/server.js';
+import { handedOverErrors, RequestPipeline, type PipelineStep } from './http/pipeline.js';
 import { requestIdStep, requestMetricsStep } from './http/steps.js';
 import { rateLimitStep } from './rateLimit/step.js';
 import { ingestRoutes } from './ingest/routes.js';
@@ -31,7 +31,12 @@ export interface AppOptions {
   steps?: readonly PipelineStep[];
 }
 
-export async function createApp(ctx: AppContext, options: AppOptions = {}): Promise<Express> {
+/**
+ * The service as one node listener (its front door, src/http/server.ts): the pipeline's steps,
+ * then the query fast path, then Express. `createHttpServer` serves it; tests give it to
+ * supertest or `http.createServer` and get the same way in.
+ */
+export async function createApp(ctx: AppContext, options: AppOptions = {}): Promise<Listener> {
   const { auth, cache, metrics, logger } = ctx;
   const queries = new EndpointQueryService({
     knex: ctx.db.knex,
@@ -53,22 +58,19 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   app.set('query parser', 'simple'); // flat string values only: `a[b]=c` is not turned into objects
   app.set('etag', false);
 
-  // Every request goes through the pipeline's steps once, in this order, before it is routed:
-  // run by the server before the fast path (createHttpServer), or else by the app's first
-  // middleware. A step for all requests belongs in this list, not in app.use, or cache hits skip it.
+  // Every request goes through the pipeline's steps once, in this order, before the fast path and
+  // before it is routed. A step for all requests belongs in this list, not in app.use, or cache
+  // hits would skip it.
   const pipeline = new RequestPipeline([
     requestIdStep(),
     requestMetricsStep(metrics, logger),
     rateLimitStep(auth, ctx.limiter),
     ...(options.steps ?? []),
   ]);
-  // perf: cache hits of `GET /api/endpoints/query/:idOrName` before Express dispatch (served by
-  // createHttpServer) or else before any other router; whatever it cannot answer from memory
-  // and the cache goes on to the ordinary route (see fastQueryRoute).
+  // perf: cache hits of `GET /api/endpoints/query/:idOrName` before Express dispatch; whatever it
+  // cannot answer from memory and the cache goes on to the ordinary route (see fastQueryRoute).
   const fastQuery = fastQueryRoute(auth, cache, queries);
-  setFrontDoor(app, { pipeline, beforeApp: fastQuery.serve });
-  app.use(pipeline.middleware);
-  app.use(fastQuery.middleware);
+  app.use(handedOverErrors);
 
   app.use(
     healthRoutes({
@@ -101,5 +103,5 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
 
   app.use(notFoundHandler);
   app.use(errorMiddleware(logger, ctx.config.queryTimeoutMs));
-  return app;
+  return frontDoor(pipeline, fastQuery.serve, app);
 }

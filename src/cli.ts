@@ -28,7 +28,7 @@ import { createLogger } from './logger.js';
 import { EndpointRepository } from './endpoints/repository.js';
 import { AppError } from './errors.js';
 import { generateKey, SCOPES } from './auth/keys.js';
-import { MAX_LIMIT, type KeyLimitFields } from './rateLimit/limits.js';
+import { MAX_LIMIT, type KeyLimitFields } from './auth/keyLimits.js';
 
 export const USAGE = `Usage: npm run cli -- <command>
 

@@ -12,6 +12,8 @@ import { openReaderPool } from './db/readerPool.js';
 import { migrateUp } from './db/migrate.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { SourceService } from './sources/service.js';
+import { EndpointRepository } from './endpoints/repository.js';
+import { sourceReaders } from './endpoints/nesting.js';
 import { ApiKeyRepository } from './auth/keys.js';
 import { Authenticator } from './auth/authenticate.js';
 import { LogWriter } from './ingest/write.js';
@@ -99,7 +101,9 @@ export async function createContext(config: Config, logger: Logger): Promise<App
 
     const db = openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, primary });
     opened.push({ name: 'database pools', close: () => db.close() });
-    const sources = new SourceService(db, config.retentionDays);
+    const sources = new SourceService(db, config.retentionDays, async (name) =>
+      sourceReaders(await new EndpointRepository(db.knex).list(), name),
+    );
     const keys = new ApiKeyRepository(db.knex);
     await sources.ensureDefaults(defaultSourceSchema);
     await sources.adoptUncheckedHotLeaves();

@@ -25,6 +25,8 @@ export interface LookupCacheOptions<V> {
   load: (key: string) => Promise<V>;
   /** Whether a loaded value is cached (default: every value); one that is not also drops the key's entry. */
   keep?: (value: V) => boolean;
+  /** The clock of lifetimes (default performance.now via lru-cache): tests move theirs by hand. */
+  now?: () => number;
 }
 
 /** A cached value, boxed so that undefined can be cached and `peek` hands out the box itself. */
@@ -43,7 +45,12 @@ export class LookupCache<V> {
   constructor(private readonly options: LookupCacheOptions<V>) {
     // ttlResolution 0: every read compares with the clock itself; a cached "now" can lag behind
     // when a busy event loop delays the timer that resets it.
-    this.entries = new LRUCache({ max: options.maxEntries, ttl: options.ttlMs, ttlResolution: 0 });
+    this.entries = new LRUCache({
+      max: options.maxEntries,
+      ttl: options.ttlMs,
+      ttlResolution: 0,
+      ...(options.now ? { perf: { now: options.now } } : {}),
+    });
   }
 
   /** The cached value while it is fresh, without a promise (`{ value }`, which may hold undefined); undefined when there is none. */

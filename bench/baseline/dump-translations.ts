@@ -10,12 +10,12 @@
  */
 import pg from 'pg';
 import { initTranslator, translateQuery } from '../../src/sql/index.js';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 import { SCENARIOS } from '../queries.js';
 const c = new pg.Client({ connectionString: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/lq_bench_1m' });
 await c.connect();
 const { rows } = await c.query('SELECT name, table_name, schema FROM sources');
-const map = new Map(rows.map((r) => [r.name, { name: r.name, schema: 'logs', table: r.table_name, fields: r.schema }]));
+const map = new Map(rows.map((r) => [r.name, { name: r.name, pgSchema: 'logs', table: r.table_name, fields: r.schema }]));
 await initTranslator();
 const out: Record<string, { sql: string; parameters: string[] }> = {};
 for (const s of SCENARIOS) {

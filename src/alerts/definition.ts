@@ -5,9 +5,9 @@
  * the service after it, each 422 at its field.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { compile, MAX_BYTES, NO_NUL, NOT_BLANK, notAnObject, problem } from '../api/validation.js';
+import { compile, MAX_BYTES, NO_NUL, NOT_BLANK, notAnObject, problem } from '../http/validation.js';
 import { BadRequestError, UnprocessableError, type ErrorDetail } from '../errors.js';
-import { MAX_NAME_LENGTH, MAX_QUERY_BYTES } from '../limits.js';
+import { MAX_NAME_LENGTH, MAX_QUERY_BYTES } from '../inputLimits.js';
 import type { AlertFields, AlertRecord } from './repository.js';
 
 const MAX_DESCRIPTION = 10_000;

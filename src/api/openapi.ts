@@ -9,13 +9,13 @@ import type { TSchema } from '@sinclair/typebox';
 import { KeyBodySchema, KeyLimitsBodySchema } from '../auth/routes.js';
 import { SCOPES } from '../auth/keys.js';
 import { RESOURCE_SCOPE_PATTERN } from '../auth/scopes.js';
-import { LIMIT_FIELDS } from '../rateLimit/limits.js';
+import { LIMIT_FIELDS } from '../auth/keyLimits.js';
 import { EndpointBodySchema, EndpointCreateSchema, ParameterDeclarationSchema } from '../endpoints/definition.js';
 import { parametersSchema, SandboxLqlSchema, SandboxSqlSchema } from '../endpoints/params.js';
 import { SEARCH_PATHS, SEARCH_SCHEMAS } from '../lql/openapi.js';
 import type { EndpointRecord } from '../endpoints/repository.js';
 import { SourceBodySchema, SourceCreateSchema } from '../sources/body.js';
-import { PROBLEM } from './validation.js';
+import { PROBLEM } from '../http/validation.js';
 import { alertPaths, alertSchemas } from '../alerts/openapi.js';
 
 type Json = Record<string, unknown>;

@@ -68,8 +68,9 @@ const REFRESH_AHEAD_MS = 1_000;
 export class Authenticator {
   private readonly cache: LookupCache<ApiKeyRecord | undefined>;
 
-  constructor(keys: ApiKeyRepository, ttlMs = 5_000) {
-    this.cache = new LookupCache({ ttlMs, refreshAheadMs: REFRESH_AHEAD_MS, maxEntries: 10_000, load: (key) => keys.findByKey(key) });
+  /** `ttlMs`: how long a lookup is trusted; `now`: the clock of that lifetime (tests move theirs by hand). */
+  constructor(keys: ApiKeyRepository, { ttlMs = 5_000, now }: { ttlMs?: number; now?: () => number } = {}) {
+    this.cache = new LookupCache({ ttlMs, refreshAheadMs: REFRESH_AHEAD_MS, maxEntries: 10_000, load: (key) => keys.findByKey(key), now });
   }
 
   /**

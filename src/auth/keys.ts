@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Scope } from '../config.js';
 import { isUuid } from '../ids.js';
-import { LIMIT_FIELDS, type KeyLimitFields } from '../rateLimit/limits.js';
+import { LIMIT_FIELDS, type KeyLimitFields } from './keyLimits.js';
 import type { KeyScope } from './scopes.js';
 
 export const SCOPES: readonly Scope[] = ['query', 'ingest', 'admin'];

@@ -8,14 +8,14 @@
 import { Router } from 'express';
 import type { Scope } from '../config.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { compile, NO_NUL, NOT_BLANK, notAnObject, problem } from '../api/validation.js';
+import { compile, NO_NUL, NOT_BLANK, notAnObject, problem } from '../http/validation.js';
 import { BadRequestError, NotFoundError, UnprocessableError } from '../errors.js';
 import { jsonBody } from '../http/body.js';
 import { pick } from '../http/present.js';
 import type { Authenticator } from './authenticate.js';
 import { generateKey, SCOPES, type ApiKeyRecord, type ApiKeyRepository } from './keys.js';
 import { RESOURCE_SCOPE_PATTERN, resourceScope, type KeyScope } from './scopes.js';
-import { LIMIT_FIELDS, MAX_LIMIT, type KeyLimitFields } from '../rateLimit/limits.js';
+import { LIMIT_FIELDS, MAX_LIMIT, type KeyLimitFields } from './keyLimits.js';
 
 /** A limit of a key: a whole number, 0 for no limit, or null for the configured default. */
 function limitField(field: string, description: string) {

@@ -10,9 +10,9 @@
  *   // → { name: 'errors.count', parameters: [], max_rows: 1000, cache_duration_seconds: 0, ... }
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { compile, MAX_BYTES, NO_NUL, NOT_BLANK, notAnObject, problem, type Check } from '../api/validation.js';
+import { compile, MAX_BYTES, NO_NUL, NOT_BLANK, notAnObject, problem, type Check } from '../http/validation.js';
 import { BadRequestError, UnprocessableError, type ErrorDetail } from '../errors.js';
-import { MAX_NAME_LENGTH, MAX_QUERY_BYTES, NAME_RE, NAME_RULE } from '../limits.js';
+import { MAX_NAME_LENGTH, MAX_QUERY_BYTES, NAME_RE, NAME_RULE } from '../inputLimits.js';
 import type { EndpointFields, EndpointRecord, ParameterDeclaration } from './repository.js';
 
 const PARAMETER_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -10,7 +10,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { SourceLookup } from '../sources/schema.js';
-import { MAX_ENDPOINT_DEPTH } from '../limits.js';
+import { MAX_ENDPOINT_DEPTH } from '../inputLimits.js';
 import { queryParameters, translateQuery, type EndpointTable, type Translation } from '../sql/index.js';
 import { SqlError } from '../sql/errors.js';
 import type * as Q from '../sql/ast/queries.js';

@@ -5,9 +5,9 @@
  * the cache key, so junk parameters cannot bust the cache.
  */
 import { Type, type TObject, type TOptional, type TString } from '@sinclair/typebox';
-import { compile, MAX_BYTES, notAnObject, problem, type Check } from '../api/validation.js';
+import { compile, MAX_BYTES, notAnObject, problem, type Check } from '../http/validation.js';
 import { BadRequestError, parameterError } from '../errors.js';
-import { MAX_PARAMETER_VALUE_BYTES, MAX_QUERY_BYTES } from '../limits.js';
+import { MAX_PARAMETER_VALUE_BYTES, MAX_QUERY_BYTES } from '../inputLimits.js';
 import type { ParameterDeclaration } from './repository.js';
 
 /** The reserved parameter that carries a caller's sandboxed query. */

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { jsonBody } from '../http/body.js';
 import { keyOfHeaders, type Authenticator } from '../auth/authenticate.js';
 import { grants } from '../auth/scopes.js';
@@ -91,8 +91,6 @@ export function queryRoutes(
 const FAST_URL = /^\/api\/endpoints\/query\/([A-Za-z0-9_.-]+)(?:\?([^#\s]*))?$/;
 
 export interface FastQueryRoute {
-  /** Middleware of the app, after the pipeline's (requests given to the app directly, as in tests with supertest). */
-  middleware: RequestHandler;
   /**
    * Before the app (src/http/server.ts), after the pipeline's steps: true when this request is
    * answered here, false when the app must take it. `app` gets it back with the error if the
@@ -172,12 +170,6 @@ export function fastQueryRoute(
       }, fail);
   };
 
-  const middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const prepared = prepare(req);
-    if (prepared === undefined) return next();
-    answer(req, res, prepared, next);
-  };
-
   const serve: BeforeApp = (req, res, app) => {
     const prepared = prepare(req);
     if (prepared === undefined) return false;
@@ -185,7 +177,7 @@ export function fastQueryRoute(
     return true;
   };
 
-  return { middleware, serve };
+  return { serve };
 }
 
 /** Whether the caller asks for redaction (docs/API.md, "PII redaction"): `LF-ENDPOINT-REDACT-PII: true`, any case, blanks around. */

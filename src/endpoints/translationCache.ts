@@ -5,7 +5,7 @@
  * would let a stream of distinct large `sql` values hold hundreds of megabytes.
  */
 import { LRUCache } from 'lru-cache';
-import { MAX_QUERY_BYTES } from '../limits.js';
+import { MAX_QUERY_BYTES } from '../inputLimits.js';
 import type { Translation } from '../sql/index.js';
 
 /** The longest key cached: the id and versions, and a caller `sql` of up to MAX_QUERY_BYTES. */

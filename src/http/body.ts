@@ -8,7 +8,7 @@ import express, { type Request, type RequestHandler } from 'express';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
-import { JSON_BODY_LIMIT } from '../limits.js';
+import { JSON_BODY_LIMIT } from '../inputLimits.js';
 
 const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);

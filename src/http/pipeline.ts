@@ -1,12 +1,8 @@
 /**
  * The request pipeline: the cross-cutting steps every request goes through before it is routed
  * (request id, metrics and the request log, and whatever is added to the list in app.ts, such
- * as a rate limit), defined once and run once per request on both ways in:
- *
- *   - the node server (createHttpServer, src/http/server.ts) runs them first, then offers the
- *     request to the GET fast path of cache hits, then to Express;
- *   - the app's first middleware runs them for requests given to the app directly (supertest,
- *     `http.createServer(app)`), and does nothing for a request that already went through them.
+ * as a rate limit), defined once and run once per request by the service's one front door
+ * (frontDoor, src/http/server.ts), before the GET fast path of cache hits and before Express.
  *
  * Steps see the raw node request and response only (`IncomingMessage`, `ServerResponse`): the
  * fast path never builds an Express request, so a step that needed one would skip cache hits.
@@ -86,25 +82,24 @@ export class RequestPipeline {
     }
     after();
   }
+}
 
-  /**
-   * The app's first middleware: runs the steps for a request given to the app directly, and
-   * passes on an error handed over by the server (a refusing step, a failed fast-path fetch) to
-   * the error middleware.
-   */
-  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const exchange = exchangeOf(req);
-    if (exchange === undefined) return this.run(req, res, (failure) => (failure ? next(failure.err) : next()));
-    const pending = exchange.pending;
-    if (pending === undefined) return next();
-    exchange.pending = undefined;
-    next(pending.err);
-  };
+/**
+ * The Express app's first middleware: passes on an error handed over by the front door (a
+ * refusing step, a failed fast-path fetch) to the error middleware, so it is answered with the
+ * same envelope as everything else.
+ */
+export function handedOverErrors(req: Request, _res: Response, next: NextFunction): void {
+  const exchange = exchangeOf(req);
+  const pending = exchange?.pending;
+  if (pending === undefined) return next();
+  if (exchange) exchange.pending = undefined;
+  next(pending.err);
 }
 
 /**
  * Gives a request that went through the pipeline to `app` with an error to answer: the app's
- * first middleware (RequestPipeline.middleware) passes it to the error middleware, so refusals
+ * first middleware (handedOverErrors) passes it to the error middleware, so refusals
  * and failures outside Express get the same envelope as everything else.
  */
 export function handOver(

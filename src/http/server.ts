@@ -1,9 +1,9 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Express } from 'express';
-import { MAX_HEADER_BYTES } from '../limits.js';
+import { MAX_HEADER_BYTES } from '../inputLimits.js';
 import { handOver, type RequestPipeline } from './pipeline.js';
 
-type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+/** A node request listener: what `http.createServer` takes, and what `createApp` returns. */
+export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
  * Answers a request before the app (true), or leaves it to the app (false); when it took the
@@ -11,18 +11,18 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
  */
 export type BeforeApp = (req: IncomingMessage, res: ServerResponse, app: Listener) => boolean;
 
-/** What the server runs in front of the app's router: the pipeline's steps, then the fast path. */
-export interface FrontDoor {
-  pipeline: RequestPipeline;
-  /** perf: the query fast path (app.ts), offered every request after the steps and before Express dispatch. */
-  beforeApp?: BeforeApp;
-}
-
-const frontDoors = new WeakMap<Express, FrontDoor>();
-
-/** The server of `app` runs `door` for every request before Express (app.ts registers it). */
-export function setFrontDoor(app: Express, door: FrontDoor): void {
-  frontDoors.set(app, door);
+/**
+ * The service's one front door: every request runs the pipeline's steps, is then offered to
+ * `beforeApp` (perf: the query fast path answers cache hits without Express, app.ts), and
+ * otherwise goes to `app` (Express). A step's refusal is handed to `app` for its error answer.
+ * The server and the tests take the same listener, so there is one way in.
+ */
+export function frontDoor(pipeline: RequestPipeline, beforeApp: BeforeApp, app: Listener): Listener {
+  return (req, res) =>
+    pipeline.run(req, res, (failure) => {
+      if (failure) handOver(req, res, failure.err, app);
+      else if (!beforeApp(req, res, app)) app(req, res);
+    });
 }
 
 /**
@@ -37,17 +37,7 @@ export interface ServerTimeouts {
 
 const DEFAULT_TIMEOUTS: ServerTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000 };
 
-export function createHttpServer(app: Express, timeouts: ServerTimeouts = DEFAULT_TIMEOUTS): http.Server {
-  const door = frontDoors.get(app);
-  let listener: Listener = app;
-  if (door !== undefined) {
-    const { pipeline, beforeApp } = door;
-    listener = (req, res) =>
-      pipeline.run(req, res, (failure) => {
-        if (failure) handOver(req, res, failure.err, app);
-        else if (beforeApp === undefined || !beforeApp(req, res, app)) app(req, res);
-      });
-  }
+export function createHttpServer(listener: Listener, timeouts: ServerTimeouts = DEFAULT_TIMEOUTS): http.Server {
   return http.createServer(
     {
       maxHeaderSize: MAX_HEADER_BYTES,

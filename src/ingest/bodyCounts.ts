@@ -9,7 +9,7 @@
  * and skips strings with indexOf.
  */
 import { tooManyInRequest } from '../errors.js';
-import { MAX_EVENTS_PER_REQUEST, MAX_VALUES_PER_REQUEST } from '../limits.js';
+import { MAX_EVENTS_PER_REQUEST, MAX_VALUES_PER_REQUEST } from '../inputLimits.js';
 
 export interface BodyCounts {
   /** Events of a JSON body: items of a top-level array or of a top-level `"batch"` array, else 1. */

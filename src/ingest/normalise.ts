@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { inferField, mergeField, type FieldMap, type FieldType } from '../sources/schema.js';
-import { MAX_FIELDS_PER_SOURCE } from '../limits.js';
+import { MAX_FIELDS_PER_SOURCE } from '../inputLimits.js';
 import { fieldName, isPlainObject, setOwn, storedNames, toStoredShape } from '../sources/shape.js';
 import { MAX_NESTING, numberProblem, unstorableReason } from './storable.js';
 import { parseEventTimestamp } from './timestamp.js';

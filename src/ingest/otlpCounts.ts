@@ -11,7 +11,7 @@
  * decoder then reports them.
  */
 import { BadRequestError, tooManyInRequest } from '../errors.js';
-import { MAX_EVENTS_PER_REQUEST, MAX_VALUES_PER_REQUEST } from '../limits.js';
+import { MAX_EVENTS_PER_REQUEST, MAX_VALUES_PER_REQUEST } from '../inputLimits.js';
 import { MAX_NESTING } from './storable.js';
 
 /** Message nesting allowed: an AnyValue in an array is two messages deep per level of the value. */

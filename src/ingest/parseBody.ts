@@ -14,7 +14,7 @@
 import type { Request } from 'express';
 import { BadRequestError, UnsupportedMediaTypeError, tooManyInRequest } from '../errors.js';
 import { isJsonType, readDecodedBody } from '../http/body.js';
-import { INGEST_BODY_LIMIT, MAX_EVENTS_PER_REQUEST } from '../limits.js';
+import { INGEST_BODY_LIMIT, MAX_EVENTS_PER_REQUEST } from '../inputLimits.js';
 import { checkBodyCounts, jsonBodyCounts } from './bodyCounts.js';
 
 const NDJSON_TYPES = new Set([

@@ -23,7 +23,7 @@ import { ingestAnswer, notStoredMessage } from './answer.js';
 import { otlpEncodingOf, otlpLogEvents, otlpResponse } from './otlpLogs.js';
 import { UnsupportedMediaTypeError } from '../errors.js';
 import { readDecodedBody } from '../http/body.js';
-import { INGEST_BODY_LIMIT } from '../limits.js';
+import { INGEST_BODY_LIMIT } from '../inputLimits.js';
 import { readIngestBody } from './parseBody.js';
 import type { IngestService } from './service.js';
 

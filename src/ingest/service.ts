@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Metrics } from '../metrics.js';
 import { BadRequestError, tooManyInRequest } from '../errors.js';
-import { MAX_EVENTS_PER_REQUEST } from '../limits.js';
+import { MAX_EVENTS_PER_REQUEST } from '../inputLimits.js';
 import type { SourceRecord } from '../sources/repository.js';
 import type { SourceService } from '../sources/service.js';
 import type { LogWriter } from './write.js';

@@ -8,7 +8,7 @@
  * Clauses are separated by whitespace; each is tried in the original's order: `f:`, `c:`, `s:`,
  * `t:`, `metadata.level:` ranges, `m.`/`metadata.` fields, other fields, a quoted phrase, a word.
  */
-import { MAX_QUERY_BYTES } from '../limits.js';
+import { MAX_QUERY_BYTES } from '../inputLimits.js';
 import { LqlError } from './errors.js';
 import type {
   ChartAggregate,

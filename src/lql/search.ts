@@ -5,7 +5,7 @@
  * (src/query/execute.ts): the same walls, the same reader role, the same timeout.
  */
 import type { ReplicaRouter } from '../db/replicas.js';
-import { queryError, sqlBadRequest } from '../endpoints/queryService.js';
+import { queryError, sqlBadRequest } from '../query/errors.js';
 import { parameterError } from '../errors.js';
 import { encodeRows } from '../query/encode.js';
 import { executeReadOnly, type QueryRun } from '../query/execute.js';

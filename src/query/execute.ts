@@ -30,7 +30,7 @@ import { BadRequestError } from '../errors.js';
 import { RAW_TYPES } from './encode.js';
 import { isDatabaseUnavailable } from '../db/connectionErrors.js';
 import { runPipelined, toWireValue, watchReceivedBytes } from '../db/pipelined.js';
-import { MAX_RESULT_BYTES } from '../limits.js';
+import { MAX_RESULT_BYTES } from '../inputLimits.js';
 import { PLANNER_SETTINGS, READER_ROLE, readOnlySessionOf, type ReadOnlySession } from '../db/readOnlySession.js';
 
 export interface QueryRun {

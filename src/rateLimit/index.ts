@@ -11,7 +11,7 @@ import type { RedisClient } from './redisClient.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { TooManyRequestsError, UnavailableError } from '../errors.js';
-import { limitsOf, type KeyLimitFields } from './limits.js';
+import { limitsOf, type KeyLimitFields } from '../auth/keyLimits.js';
 import { FairScheduler, QueueFull, QueueTimeout, type Grant } from './scheduler.js';
 import { QueryTimeBudget } from './queryTimeBudget.js';
 import { RequestRateLimiter } from './requestRate.js';

@@ -29,7 +29,7 @@ import { LRUCache } from 'lru-cache';
 import { LRU_READ } from '../lruRead.js';
 import type { RedisClient } from './redisClient.js';
 import { withinRedisWait } from './redisWait.js';
-import type { QueryTimeLimits } from './limits.js';
+import type { QueryTimeLimits } from '../auth/keyLimits.js';
 
 const REFILL = `
 local now = tonumber(ARGV[1])

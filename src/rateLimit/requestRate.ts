@@ -17,7 +17,7 @@
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { RedisClient } from './redisClient.js';
 import { withinRedisWait } from './redisWait.js';
-import type { KeyLimits } from './limits.js';
+import type { KeyLimits } from '../auth/keyLimits.js';
 
 const BURST_WINDOW_S = 10;
 

@@ -3,9 +3,9 @@
  * validate, and what the OpenAPI document shows.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { compile, notAnObject, problem, type Check } from '../api/validation.js';
+import { compile, notAnObject, problem, type Check } from '../http/validation.js';
 import { BadRequestError, UnprocessableError } from '../errors.js';
-import { MAX_NAME_LENGTH, NAME_RE, NAME_RULE } from '../limits.js';
+import { MAX_NAME_LENGTH, NAME_RE, NAME_RULE } from '../inputLimits.js';
 
 export const MAX_RETENTION_DAYS = 3650;
 

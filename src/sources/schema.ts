@@ -9,55 +9,25 @@
  * the same rows.
  */
 import { storedNames } from './shape.js';
-import type { HotLeaf } from '../storage/hotLeaves.js';
+import { mergeField, mergeFieldMaps, type FieldMap, type FieldSchema, type ScalarType } from '../sql/catalog.js';
 
-export type ScalarType = 'STRING' | 'INT64' | 'FLOAT64' | 'BOOL' | 'TIMESTAMP';
-export type FieldType = ScalarType | 'RECORD';
+// The translator's contract (src/sql/catalog.ts) defines sources' tables and field types; the
+// service's modules keep importing them from here too.
+export {
+  BODY_COLUMN,
+  FIXED_COLUMNS,
+  METADATA_COLUMN,
+  mergeField,
+  mergeFieldMaps,
+  type FieldMap,
+  type FieldSchema,
+  type FieldType,
+  type FixedColumn,
+  type ScalarType,
+  type SourceLookup,
+  type SourceTable,
+} from '../sql/catalog.js';
 
-export interface FieldSchema {
-  readonly type: FieldType;
-  /** An array in BigQuery terms. Records are always repeated in the stored shape. */
-  readonly repeated: boolean;
-  /** RECORD only: every value ever ingested was a single JSON object (stored as a one-element array). */
-  readonly single?: boolean;
-  /** RECORD only: its fields. */
-  readonly fields?: Readonly<Record<string, FieldSchema>>;
-}
-
-/** Fields of a source below the top level columns, keyed by name (e.g. `metadata`). */
-export type FieldMap = Readonly<Record<string, FieldSchema>>;
-
-/** Physical columns every log table has; everything else of an event is under `body`. */
-export const FIXED_COLUMNS = {
-  id: { type: 'STRING', repeated: false },
-  timestamp: { type: 'TIMESTAMP', repeated: false },
-  event_message: { type: 'STRING', repeated: false },
-  project: { type: 'STRING', repeated: false },
-} as const satisfies Record<string, FieldSchema>;
-
-export type FixedColumn = keyof typeof FIXED_COLUMNS;
-
-/** Columns holding jsonb in the stored BigQuery shape: `metadata` is its own column, other top-level fields live in `body`. */
-export const METADATA_COLUMN = 'metadata';
-export const BODY_COLUMN = 'body';
-
-/**
- * What the translator needs to know about a source: the name queries use, the table to read,
- * and the schema of its JSON fields (top-level fields other than the fixed columns, including `metadata`).
- */
-export interface SourceTable {
-  /** Name used in queries, e.g. `cloudflare.logs.prod`. */
-  readonly name: string;
-  /** Schema-qualified, already safe identifier pair, e.g. { schema: 'logs', table: 'cloudflare_logs_prod' }. */
-  readonly schema: string;
-  readonly table: string;
-  /** Inferred schema of the JSON fields, keyed by top-level field name (`metadata`, and others stored in `body`). */
-  readonly fields: FieldMap;
-  /** Hot leaves the table has as columns (src/storage/hotLeaves.ts): path → column type. */
-  readonly hot?: readonly HotLeaf[];
-}
-
-export type SourceLookup = (name: string) => SourceTable | undefined;
 
 /** The type of a JSON value as ingest sees it. */
 export function inferField(value: unknown): FieldSchema | undefined {
@@ -92,25 +62,6 @@ export function inferField(value: unknown): FieldSchema | undefined {
   }
 }
 
-/** Widen two observations of one field into one: INT64+FLOAT64 → FLOAT64, scalar clashes → STRING. */
-export function mergeField(a: FieldSchema | undefined, b: FieldSchema | undefined): FieldSchema | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  if (a.type === 'RECORD' && b.type === 'RECORD') {
-    return {
-      type: 'RECORD',
-      repeated: true,
-      single: Boolean(a.single && b.single),
-      fields: mergeFieldMaps(a.fields ?? {}, b.fields ?? {}),
-    };
-  }
-  if (a.type === 'RECORD' || b.type === 'RECORD') return a.type === 'RECORD' ? a : b; // a record wins over a stray scalar
-  const repeated = a.repeated || b.repeated;
-  if (a.type === b.type) return a.repeated === repeated ? a : { type: a.type, repeated };
-  const numeric = new Set<FieldType>(['INT64', 'FLOAT64']);
-  if (numeric.has(a.type) && numeric.has(b.type)) return { type: 'FLOAT64', repeated };
-  return { type: 'STRING', repeated };
-}
 
 /**
  * A field map from dotted paths and BigQuery types, e.g. `{"metadata.request.path": "STRING",
@@ -147,11 +98,6 @@ export function overlayFieldMaps(base: FieldMap, over: FieldMap): FieldMap {
   return out;
 }
 
-export function mergeFieldMaps(a: FieldMap, b: FieldMap): FieldMap {
-  const out: Record<string, FieldSchema> = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = mergeField(out[k], v)!;
-  return out;
-}
 
 /**
  * True when merging `seen` into `schema` changes nothing (so ingest can skip the schema write).

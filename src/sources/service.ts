@@ -29,8 +29,6 @@ import { coveringIndexes } from '../storage/coveringIndexes.js';
 import { upkeepIndexes } from '../storage/indexUpkeep.js';
 import { searchableColumns } from '../storage/searchIndexes.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
-import { EndpointRepository } from '../endpoints/repository.js';
-import { sourceReaders } from '../endpoints/nesting.js';
 import { fieldMapCovers, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from './schema.js';
 
 const DAY_MS = 86_400_000;
@@ -53,9 +51,14 @@ export class SourceService {
   private readonly knex: Knex;
   private readonly pool: pg.Pool;
 
+  /**
+   * `readersOf(name)`: the endpoints whose query names the source `name` (the rename guard asks).
+   * Given by the wiring (src/context.ts), so sources need not know what endpoints are.
+   */
   constructor(
     db: Database,
     private readonly defaultRetentionDays: number,
+    private readonly readersOf: (sourceName: string) => Promise<ReadonlyArray<{ name: string }>>,
   ) {
     this.knex = db.knex;
     this.pool = db.pool;
@@ -193,7 +196,7 @@ export class SourceService {
    * endpoints whose query names this source (they are not rewritten; change them first).
    */
   private async refuseRenameIfRead(name: string): Promise<void> {
-    const readers = sourceReaders(await new EndpointRepository(this.knex).list(), name);
+    const readers = await this.readersOf(name);
     if (!readers.length) return;
     const names = readers.map((r) => `"${r.name}"`).join(', ');
     throw new ConflictError(
@@ -477,7 +480,7 @@ async function freeTableName(client: pg.PoolClient, name: string): Promise<strin
 }
 
 export function toSourceTable(record: SourceRecord): SourceTable {
-  const table: SourceTable = { name: record.name, schema: LOG_SCHEMA, table: record.table_name, fields: record.schema };
+  const table: SourceTable = { name: record.name, pgSchema: LOG_SCHEMA, table: record.table_name, fields: record.schema };
   return record.hot_leaves?.length ? { ...table, hot: record.hot_leaves } : table;
 }
 

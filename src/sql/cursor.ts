@@ -6,7 +6,7 @@
 import { SqlLimitError, SqlSyntaxError, SqlUnsupportedError } from './errors.js';
 import { RESERVED } from './keywords.js';
 import type { Token } from './lexer.js';
-import { MAX_SQL_NESTING } from '../limits.js';
+import { MAX_SQL_NESTING } from '../inputLimits.js';
 
 export class TokenCursor {
   /** Index of the current token; never past the final eof token. */

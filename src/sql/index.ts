@@ -18,13 +18,13 @@ import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
 import { checkInlinedSize } from './postgres/inlinedSize.js';
 import { printQuery } from './postgres/print.js';
 import { runPasses } from './passes.js';
-import { resolveCtes, resolveQuery, rootContext, TranslationState, type Resolved } from './resolve.js';
+import { resolveCtes, resolveQuery, rootContext, TranslationState, type Resolved } from './resolve/index.js';
 import type { CteBinding } from './resolve/scope.js';
 import { nestedEndpoints } from './resolve/endpoints.js';
 import type { EndpointLookup, EndpointTable } from './resolve/scope.js';
 import { typeName } from './types.js';
 import { loadValidator, validatePostgres } from './validate.js';
-import type { SourceLookup, SourceTable } from '../sources/schema.js';
+import type { SourceLookup, SourceTable } from './catalog.js';
 
 export type { SqlWarning } from './errors.js';
 export { SqlError, SqlSyntaxError, SqlUnsupportedError, SqlNameError, SqlSandboxError, SqlLimitError } from './errors.js';
@@ -199,7 +199,7 @@ function sameSource(a: SourceTable | undefined, b: SourceTable | undefined): boo
     a !== undefined &&
     b !== undefined &&
     a.name === b.name &&
-    a.schema === b.schema &&
+    a.pgSchema === b.pgSchema &&
     a.table === b.table &&
     a.fields === b.fields &&
     a.hot === b.hot

@@ -8,7 +8,7 @@
  * contain dots and dashes (`cloudflare.logs.prod`, `deno-relay-logs`).
  */
 import { SqlLimitError, SqlSyntaxError, SqlUnsupportedError } from './errors.js';
-import { MAX_QUERY_BYTES } from '../limits.js';
+import { MAX_QUERY_BYTES } from '../inputLimits.js';
 
 export type TokenKind = 'word' | 'quoted' | 'string' | 'number' | 'param' | 'op' | 'eof';
 

@@ -12,7 +12,7 @@ import type * as F from './ast/from.js';
 import { make } from './ast/node.js';
 import type * as Q from './ast/queries.js';
 import { TokenCursor, describe } from './cursor.js';
-import { MAX_SQL_NESTING } from '../limits.js';
+import { MAX_SQL_NESTING } from '../inputLimits.js';
 import { SqlLimitError } from './errors.js';
 import { OTHER_STATEMENTS, RESERVED, UNSUPPORTED_CLAUSES } from './keywords.js';
 import { tokenize, type Token } from './lexer.js';

@@ -2,7 +2,7 @@
  * BigQuery types as the resolver tracks them. JSON-backed values (records and arrays read from
  * `metadata` / `body`) carry their source schema so field access can be typed and checked.
  */
-import { mergeFieldMaps, type FieldMap, type FieldSchema } from '../sources/schema.js';
+import { mergeFieldMaps, type FieldMap, type FieldSchema } from './catalog.js';
 import type { PgExpr } from './postgres/ast.js';
 
 /**

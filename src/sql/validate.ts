@@ -8,7 +8,7 @@
  */
 import { loadModule, parseSync } from 'libpg-query';
 import { SqlSandboxError } from './errors.js';
-import { isSetReturning, isWindowOnly, pgFunction } from './catalogue.js';
+import { isSetReturning, isWindowOnly, pgFunction } from './postgres/functions.js';
 
 const LOG_SCHEMA = 'logs';
 
@@ -259,7 +259,7 @@ function visitChildren(kind: string, node: Json, ctes: ReadonlySet<string>, sql:
 }
 
 /**
- * A call of a catalogued function (catalogue.ts): a built-in, bare or in pg_catalog, that is not
+ * A call of a catalogued function (postgres/functions.ts): a built-in, bare or in pg_catalog, that is not
  * set-returning (those only in FROM), or one of the service's functions in schema `logs`.
  */
 function allowedCall(parts: number, schema: string | undefined, fn: string): boolean {

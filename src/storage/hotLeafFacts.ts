@@ -28,15 +28,9 @@ import type pg from 'pg';
 import { partitionName, qualifiedTable, quoteIdent } from './logTables.js';
 import { hotColumnName, jsonLeaf, jsonLeafSql, readValue, type HotLeaf } from './hotLeaves.js';
 
-type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+export { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../sql/catalog.js';
 
-/**
- * The facts as the translator's SQL asks them (migrations/1763810000000_hot-leaf-facts.js):
- * `logs.hot_leaf_exact(table, path)`, and `logs.hot_leaf_dense(table, path, depth)`, which is
- * exact and dense from `depth` down. IMMUTABLE, so the planner answers them while planning.
- */
-export const HOT_LEAF_EXACT = 'logs.hot_leaf_exact';
-export const HOT_LEAF_DENSE = 'logs.hot_leaf_dense';
+type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 
 /** What rows of one partition showed about one leaf: a row with a value of another type; the depth guards need from. */
 export interface LeafFacts {

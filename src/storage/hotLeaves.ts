@@ -18,22 +18,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { LOG_SCHEMA, qualifiedTable, quoteIdent } from './logTables.js';
+import { hotColumnName, type HotLeaf, type HotLeafType } from '../sql/catalog.js';
+
+export { HOT_LEAF_TYPES, hotColumnName, type HotLeaf, type HotLeafType } from '../sql/catalog.js';
 
 type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 type Connectable = Pick<pg.Pool, 'connect'>;
 
-/** Types a hot column can have; TIMESTAMP leaves (JSON strings) are kept as their STRING text. */
-export type HotLeafType = 'STRING' | 'INT64' | 'FLOAT64' | 'BOOL';
-export const HOT_LEAF_TYPES: readonly HotLeafType[] = ['STRING', 'INT64', 'FLOAT64', 'BOOL'];
-
-/** A declared hot leaf: `metadata.response.status_code` as an INT64 column. */
-export interface HotLeaf {
-  /** Dotted path from the event's top level; always under `metadata` (docs/API.md, "Hot leaves"). */
-  readonly path: string;
-  readonly type: HotLeafType;
-  /** Which index of the log table INCLUDEs the leaf's column (src/storage/coveringIndexes.ts); absent: 'project'. */
-  readonly index?: 'project' | 'timestamp' | 'both' | 'none';
-}
 
 /** A hot leaf as the source row keeps it: with the partitions whose older rows still wait for the backfill. */
 export interface HotLeafState extends HotLeaf {
@@ -42,10 +33,6 @@ export interface HotLeafState extends HotLeaf {
 
 export const PG_HOT_TYPES: Readonly<Record<HotLeafType, string>> = { STRING: 'text', INT64: 'bigint', FLOAT64: 'float8', BOOL: 'boolean' };
 
-/** The column of a hot leaf: its path, quoted (`"metadata.request.path"`), which no other column name can be. */
-export function hotColumnName(path: string): string {
-  return path;
-}
 
 /**
  * The default of every hot column: an error (SQLSTATE UNKNOWN_LEAF_CODE). The ingest writer

@@ -3,7 +3,7 @@
  * loopback allowed (ALERT_WEBHOOK_HOSTS=127.0.0.1, where the test receivers listen), schedules
  * down to a second, quick retries.
  */
-import type { Express } from 'express';
+import type { Listener } from '../../src/http/server.js';
 import { createApp } from '../../src/app.js';
 import { generateKey } from '../../src/auth/keys.js';
 import { createContext, type AppContext } from '../../src/context.js';
@@ -21,7 +21,7 @@ export const ALERT_ENV = {
 
 export interface AlertTestApp {
   context: AppContext;
-  app: Express;
+  app: Listener;
   admin: string;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Express } from 'express';
+import type { Listener } from '../../src/http/server.js';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { generateKey } from '../../src/auth/keys.js';
@@ -20,7 +20,7 @@ describe('result cache over HTTP (Redis)', function () {
   const query = { interval: 'hourly', project: `^https://${tag}\\.` };
   let redis: OwnRedis;
   let ctx: AppContext;
-  let app: Express;
+  let app: Listener;
   const keys = { admin: generateKey(), query: generateKey() };
 
   async function insertRequests(paths: string[]): Promise<void> {

@@ -4,12 +4,19 @@ import { TooManyRequestsError } from '../../src/errors.js';
 import { sleep } from '../support/wait.js';
 import { SHARED_REDIS_URL, countingCompute, request, testCache, uniqueNamespace, withRawRedis, type TestCache } from './support.js';
 
+/**
+ * These tests are about single flight and lifetimes, not about a slow Redis: on a loaded machine a
+ * Redis answer can take longer than the guard's 50 ms, and the cache would then (rightly) compute
+ * without it (test/cache/guard.test.ts covers that).
+ */
+const SLOW_REDIS_MS = 5_000;
+
 /** The same behaviour on both stores: Redis (shared by replicas) and in-process. */
 for (const kind of ['redis', 'memory'] as const) {
   describe(`result cache (${kind} store)`, () => {
     const opened: TestCache[] = [];
     const open = async (namespace: string) => {
-      const c = await testCache(kind === 'redis' ? SHARED_REDIS_URL : undefined, {}, { namespace });
+      const c = await testCache(kind === 'redis' ? SHARED_REDIS_URL : undefined, {}, { namespace, redisTimeoutMs: SLOW_REDIS_MS });
       opened.push(c);
       return c;
     };
@@ -98,11 +105,20 @@ for (const kind of ['redis', 'memory'] as const) {
     });
 
     it('when the lifetime has passed, then the key is computed again', async () => {
-      const { cache } = await open(uniqueNamespace('expire'));
+      // The in-process store runs on the cache's clock, moved here by hand; Redis expires keys on its own clock.
+      let clock = Date.now();
+      const c = await testCache(
+        kind === 'redis' ? SHARED_REDIS_URL : undefined,
+        {},
+        { namespace: uniqueNamespace('expire'), now: () => clock, redisTimeoutMs: SLOW_REDIS_MS },
+      );
+      opened.push(c);
+      const { cache } = c;
       const counter = countingCompute();
       await cache.fetch(request('ep:f:1:x', { ttlSeconds: 1 }), counter.compute);
       assert.equal((await cache.fetch(request('ep:f:1:x', { ttlSeconds: 1 }), counter.compute)).status, 'HIT');
-      await sleep(1100);
+      clock += 1001;
+      if (kind === 'redis') await sleep(1100);
       assert.equal((await cache.fetch(request('ep:f:1:x', { ttlSeconds: 1 }), counter.compute)).status, 'MISS');
       assert.equal(counter.calls, 2);
     });
@@ -117,8 +133,8 @@ for (const kind of ['redis', 'memory'] as const) {
 describe('result cache shared by two replicas (one Redis)', () => {
   it('when both replicas get 25 concurrent first calls of one key, then the body is computed once in all', async () => {
     const namespace = uniqueNamespace('replicas');
-    const a = await testCache(SHARED_REDIS_URL, {}, { namespace });
-    const b = await testCache(SHARED_REDIS_URL, {}, { namespace });
+    const a = await testCache(SHARED_REDIS_URL, {}, { namespace, redisTimeoutMs: SLOW_REDIS_MS });
+    const b = await testCache(SHARED_REDIS_URL, {}, { namespace, redisTimeoutMs: SLOW_REDIS_MS });
     try {
       const counter = countingCompute(undefined, 150);
       const calls = [a, b].flatMap(({ cache }) => Array.from({ length: 25 }, () => cache.fetch(request('ep:g:1:x'), counter.compute)));
@@ -135,8 +151,8 @@ describe('result cache shared by two replicas (one Redis)', () => {
 
   it('when the replica holding the lock fails, then a waiting replica takes over and computes', async () => {
     const namespace = uniqueNamespace('takeover');
-    const a = await testCache(SHARED_REDIS_URL, {}, { namespace });
-    const b = await testCache(SHARED_REDIS_URL, {}, { namespace });
+    const a = await testCache(SHARED_REDIS_URL, {}, { namespace, redisTimeoutMs: SLOW_REDIS_MS });
+    const b = await testCache(SHARED_REDIS_URL, {}, { namespace, redisTimeoutMs: SLOW_REDIS_MS });
     try {
       const failing = async () => {
         await sleep(100);
@@ -153,7 +169,8 @@ describe('result cache shared by two replicas (one Redis)', () => {
       assert.equal((await first)?.message, 'boom');
       assert.equal(second.status, 'MISS');
       assert.equal(counter.calls, 1);
-      assert.ok(Date.now() - started < 1000, 'took over soon after the lock was released');
+      // On the lock's release, not at its expiry (QUERY_TIMEOUT_MS 5 s + 1 s) nor the wait's deadline.
+      assert.ok(Date.now() - started < 5000, 'took over when the lock was released');
     } finally {
       await a.cache.close();
       await b.cache.close();
@@ -162,7 +179,7 @@ describe('result cache shared by two replicas (one Redis)', () => {
 
   it('stores the body under the namespaced key with the lifetime, and no lock is left behind', async () => {
     const namespace = uniqueNamespace('layout');
-    const { cache } = await testCache(SHARED_REDIS_URL, {}, { namespace });
+    const { cache } = await testCache(SHARED_REDIS_URL, {}, { namespace, redisTimeoutMs: SLOW_REDIS_MS });
     try {
       await withRawRedis(async (raw) => {
         const counter = countingCompute(() => '{"result":[]}');

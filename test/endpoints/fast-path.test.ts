@@ -235,7 +235,7 @@ describe('Authenticator lookups', () => {
       findByKey: (key: string) => {
         calls.push(key);
         const value = answer(); // what the database had when the query ran
-        return new Promise((r) => setTimeout(() => r(value), delayMs));
+        return delayMs ? new Promise((r) => setTimeout(() => r(value), delayMs)) : Promise.resolve(value);
       },
     } as unknown as ApiKeyRepository;
     return { keys, calls };
@@ -264,7 +264,7 @@ describe('Authenticator lookups', () => {
     const { keys, calls } = fakeKeys(() => (present ? record : undefined));
     const auth = new Authenticator(keys);
     const first = pass(auth, 'key-1');
-    await new Promise((r) => setTimeout(r, 5));
+    while (calls.length === 0) await new Promise((r) => setImmediate(r)); // the first lookup has started
     present = false; // deleted while the first lookup was running
     auth.forget();
     await first; // that request started before the deletion
@@ -273,16 +273,18 @@ describe('Authenticator lookups', () => {
   });
 
   it('when a cached key is used shortly before its entry expires, then it is looked up again in the background', async () => {
-    const { keys, calls } = fakeKeys(() => record, 5);
-    const auth = new Authenticator(keys, 1_100);
+    const { keys, calls } = fakeKeys(() => record, 0);
+    let clock = 1_000_000;
+    const auth = new Authenticator(keys, { ttlMs: 1_100, now: () => clock });
     await pass(auth, 'key-1');
     assert.equal(calls.length, 1);
     assert.equal(auth.peek('key-1', 'query'), record); // > 1 s left: no lookup
     assert.equal(calls.length, 1);
-    await new Promise((r) => setTimeout(r, 200));
+    clock += 200;
     assert.equal(auth.peek('key-1', 'query'), record); // < 1 s left: answered, and looked up again
     assert.equal(calls.length, 2);
-    await new Promise((r) => setTimeout(r, 1_000)); // past the first entry's lifetime
+    await new Promise((r) => setImmediate(r)); // the background lookup settles (its answer is already there)
+    clock += 1_000; // past the first entry's lifetime
     assert.equal(auth.peek('key-1', 'query'), record);
     assert.equal(calls.length, 3);
   });

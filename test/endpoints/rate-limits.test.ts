@@ -66,11 +66,22 @@ describe('rate limits per key', function () {
     // Warm the cache first (with the admin key: no limit), so every call below is a fast-path hit.
     assert.equal((await get(path, admin)).status, 200);
     assert.equal((await get(path, admin)).headers.get('x-cache'), 'HIT');
-    const answers = await Promise.all(Array.from({ length: 12 }, () => get(path, limited)));
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => get(path, limited)));
+    const elapsedMs = Date.now() - started;
     const ok = answers.filter((r) => r.status === 200);
     const refused = answers.filter((r) => r.status === 429);
-    assert.equal(ok.length, 8, `statuses: ${answers.map((r) => r.status).join(',')}`);
-    assert.equal(refused.length, 4);
+    // The burst (8), plus the rate (5 per second) for every second window the 20 calls spanned
+    // beyond the first: a loaded machine stretches them, and the rate refills meanwhile.
+    const allowed = 8 + 5 * (Math.ceil(elapsedMs / 1000) - 1);
+    const statuses = `statuses in ${elapsedMs} ms: ${answers.map((r) => r.status).join(',')}`;
+    assert.ok(ok.length >= 8 && ok.length <= allowed, statuses);
+    assert.equal(refused.length, 20 - ok.length, statuses);
+    // However stretched, a key that keeps sending past its rate is soon refused.
+    for (let i = 0; refused.length === 0 && i < 50; i++) {
+      const r = await get(path, limited);
+      if (r.status === 429) refused.push(r);
+    }
     for (const r of ok) assert.equal(r.headers.get('x-cache'), 'HIT');
     const retryAfter = Number(refused[0].headers.get('retry-after'));
     assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 10, `Retry-After ${retryAfter}`);

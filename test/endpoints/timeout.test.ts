@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import type { Express } from 'express';
+import type { Listener } from '../../src/http/server.js';
 import { createApp } from '../../src/app.js';
 import { createContext, type AppContext } from '../../src/context.js';
 import { generateKey } from '../../src/auth/keys.js';
@@ -10,7 +10,7 @@ import { insertEvents, testConfig, testDatabase } from '../support/db.js';
 describe('query time limit', () => {
   const tag = `slow${Date.now().toString(36)}`;
   let ctx: AppContext;
-  let app: Express;
+  let app: Listener;
   const key = generateKey();
   // Three cross joins of 400 rows: 25.6 M combinations, far past a 300 ms limit.
   const slowSql = 'select count(*) as n from edge_logs a cross join edge_logs b cross join edge_logs c cross join edge_logs d';

@@ -22,7 +22,7 @@ import net from 'node:net';
 import zlib from 'node:zlib';
 import type { Server } from 'node:http';
 import { createHttpServer } from '../../src/http/server.js';
-import { MAX_HEADER_BYTES } from '../../src/limits.js';
+import { MAX_HEADER_BYTES } from '../../src/inputLimits.js';
 import { testApp } from '../support/http.js';
 import { envelopeOf, report } from './support.js';
 

@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import type net from 'node:net';
 import pg from 'pg';
+import { createHttpServer } from '../../src/http/server.js';
 import { createApp } from '../../src/app.js';
 import { createContext, type AppContext } from '../../src/context.js';
 import { generateKey } from '../../src/auth/keys.js';
@@ -35,7 +36,7 @@ async function startInProcess(url: string, env: Record<string, string>): Promise
   const key = generateKey();
   await ctx.keys.create('hardening', key, ['admin']);
   const app = await createApp(ctx);
-  const server = app.listen(0, '127.0.0.1');
+  const server = createHttpServer(app).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   let closed = false;

@@ -5,7 +5,7 @@
  * afterwards the service still answers and the database holds exactly what it held before.
  */
 import assert from 'node:assert/strict';
-import type { Express } from 'express';
+import type { Listener } from '../../src/http/server.js';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { generateKey } from '../../src/auth/keys.js';
@@ -64,7 +64,7 @@ async function snapshot(ctx: AppContext): Promise<Record<string, number>> {
 describe('security: the hostile corpus through HTTP', function () {
   this.timeout(30_000);
   let ctx: AppContext;
-  let app: Express;
+  let app: Listener;
   let key: string;
   let admin: string;
   const PUBLIC_ONLY = 'security.public-only';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Express } from 'express';
+import type { Listener } from '../../src/http/server.js';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { generateKey } from '../../src/auth/keys.js';
@@ -291,7 +291,7 @@ describe('ingest writer: the embedded database (PGlite) keeps the INSERT', funct
   this.timeout(120_000);
   let dir: string;
   let ctx: AppContext | undefined;
-  let app: Express;
+  let app: Listener;
   let key: string;
 
   before(async () => {

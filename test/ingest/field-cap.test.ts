@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { MAX_SUGGEST_CELLS_PER_CALL, suggest, withSuggestionBudget } from '../../src/sql/errors.js';
 import { countFields } from '../../src/ingest/normalise.js';
-import { MAX_FIELDS_PER_SOURCE } from '../../src/limits.js';
+import { MAX_FIELDS_PER_SOURCE } from '../../src/inputLimits.js';
 import { servedTestApp } from '../support/http.js';
 
 const keys = (prefix: string, n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i]));

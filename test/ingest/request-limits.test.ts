@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { normaliseEventsYielding } from '../../src/ingest/normalise.js';
-import { MAX_EVENTS_PER_REQUEST, MAX_VALUES_PER_REQUEST } from '../../src/limits.js';
+import { MAX_EVENTS_PER_REQUEST, MAX_VALUES_PER_REQUEST } from '../../src/inputLimits.js';
 import { servedTestApp } from '../support/http.js';
 import { deeplyNestedRecord, otlpRequest } from '../support/hostile.js';
 

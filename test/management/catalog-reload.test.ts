@@ -18,7 +18,7 @@ describe('source catalog reloads', function () {
 
   it('when a reload that started earlier answers after a later one, then the catalog keeps the later answer', async () => {
     const { context } = await testDatabase();
-    const catalog = new SourceService(context.db, 30);
+    const catalog = new SourceService(context.db, 30, async () => []);
     await catalog.reload();
     // The first reload's rows are read at once but handed over only when released.
     const list = catalog.repository.list.bind(catalog.repository);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseSync } from 'libpg-query';
 import { SqlError, initTranslator, translateQuery, validatePostgres, type Translation } from '../../src/sql/index.js';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 import { sampleSources } from '../support/translation.js';
 import { FORBIDDEN_SQL, LOGS_ALL_CTES } from './corpus.js';
 

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { executeReadOnly, type ExecuteOptions } from '../../src/query/execute.js';
 import { READER_ROLE } from '../../src/db/readOnlySession.js';
 import { SqlError, SqlSandboxError, initTranslator, translateQuery, validatePostgres } from '../../src/sql/index.js';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 import { testDatabase } from '../support/db.js';
 import { sampleSources } from '../support/translation.js';
 import { FORBIDDEN_SQL, LITERAL_ROUND_TRIPS, POSTGRES_SQL, RESOURCE_SQL, USAGE_SQL, label } from './corpus.js';

@@ -3,7 +3,7 @@
  * their own, and its rows read back from the log table.
  */
 import http from 'node:http';
-import type { Express } from 'express';
+import type { Listener } from '../../src/http/server.js';
 import { createApp } from '../../src/app.js';
 import { generateKey } from '../../src/auth/keys.js';
 import { createContext } from '../../src/context.js';
@@ -35,7 +35,7 @@ export async function serveOwnApp(): Promise<Served> {
   await context.keys.create('admin', keys.admin, ['admin']);
   await context.keys.create('query', keys.query, ['query']);
   await context.keys.create('ingest', keys.ingest, ['ingest']);
-  const app: Express = await createApp(context);
+  const app: Listener = await createApp(context);
   const served = await serve({ app, context, keys });
   return {
     ...served,

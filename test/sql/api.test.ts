@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { SqlSyntaxError, queryCtes, queryParameters } from '../../src/sql/index.js';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 
 describe('queryParameters and queryCtes', () => {
   it('when a query uses @names, then the distinct names in first-use order', () => {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { insertEvents } from '../support/db.js';
 import { expectTranslation } from '../support/translation.js';
-import { LOGS_ALL_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL } from '../../seeds/queries.js';
 
 const P = 'sqltest-cte-order';
 const at = (minutesAgo: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 - minutesAgo * 60_000).toISOString();

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 import { demoEvents } from '../../seeds/demo-events.js';
 import { SCENARIOS } from '../../bench/queries.js';

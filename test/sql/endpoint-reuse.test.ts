@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { SqlError, initTranslator, translateQuery, type Translation } from '../../src/sql/index.js';
-import { LOGS_ALL_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL } from '../../seeds/queries.js';
 import type { SourceLookup, SourceTable } from '../../src/sources/schema.js';
 import { sampleSources } from '../support/translation.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { SqlError, SqlLimitError, initTranslator, translateQuery } from '../../src/sql/index.js';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 import { parseQuery } from '../../src/sql/parser.js';
 import { sampleSources } from '../support/translation.js';
 

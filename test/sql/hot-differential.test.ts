@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type pg from 'pg';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 import { initTranslator } from '../../src/sql/index.js';
 import type { SourceLookup, SourceTable } from '../../src/sources/schema.js';
 import { createContext, type AppContext } from '../../src/context.js';
@@ -100,7 +100,7 @@ describe('differential: hot leaf columns give the rows of the JSON reads', funct
     cold = (name) => {
       if (!stripped.has(name)) {
         const t = hot(name);
-        stripped.set(name, t && { name: t.name, schema: t.schema, table: t.table, fields: t.fields });
+        stripped.set(name, t && { name: t.name, pgSchema: t.pgSchema, table: t.table, fields: t.fields });
       }
       return stripped.get(name);
     };

@@ -17,7 +17,7 @@ import {
 } from '../../src/sql/index.js';
 import { queryTables } from '../../src/sql/tables.js';
 import { sampleSources } from '../support/translation.js';
-import { MAX_ENDPOINT_DEPTH } from '../../src/limits.js';
+import { MAX_ENDPOINT_DEPTH } from '../../src/inputLimits.js';
 
 describe('SQL: endpoints read as tables', () => {
   const sources = sampleSources();

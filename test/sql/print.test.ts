@@ -84,8 +84,8 @@ describe('printed Postgres', () => {
       metadata: { type: 'RECORD', repeated: true, single, fields: { level: { type: 'STRING', repeated: false } } },
     });
     const tables: Record<string, SourceTable> = {
-      one: { name: 'one', schema: 'logs', table: 'one', fields: record(true) },
-      many: { name: 'many', schema: 'logs', table: 'many', fields: record(false) },
+      one: { name: 'one', pgSchema: 'logs', table: 'one', fields: record(true) },
+      many: { name: 'many', pgSchema: 'logs', table: 'many', fields: record(false) },
     };
     const bq =
       'with u as (select metadata from one union all select metadata from many) select m.level from u cross join unnest(u.metadata) as m';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { SqlError, SqlNameError, SqlSandboxError, SqlUnsupportedError, initTranslator, validatePostgres } from '../../src/sql/index.js';
-import { LOGS_ALL_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL } from '../../seeds/queries.js';
 import { insertEvents } from '../support/db.js';
 import { expectTranslation } from '../support/translation.js';
 

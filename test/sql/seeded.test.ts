@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 import { insertEvents } from '../support/db.js';
 import { expectTranslation, runTranslation } from '../support/translation.js';
 

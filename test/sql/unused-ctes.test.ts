@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { insertEvents } from '../support/db.js';
 import { expectTranslation } from '../support/translation.js';
-import { LOGS_ALL_SQL } from '../../src/sql/seeded-queries.js';
+import { LOGS_ALL_SQL } from '../../seeds/queries.js';
 
 const P = 'sqltest-unused-ctes';
 const ENDPOINT = `with a as (select event_message from \`pgbouncer.logs.prod\` where project = @first),

@@ -94,8 +94,50 @@ export async function loadSources(): Promise<SourceLookup> {
   return ctx.sources.lookup;
 }
 
-/** Root hook: close the shared context and drop every database this run created. */
+/**
+ * Root hook: close the shared context and drop every database this run created. A drop that
+ * fails is reported, not swallowed: a database left behind is a bug to see (README.md, "Tests").
+ */
 export async function dropTestDatabases(): Promise<void> {
   if (context) await (await context).close();
-  for (const name of createdNames.splice(0)) await dropDatabase(name).catch(() => undefined);
+  const failures: string[] = [];
+  for (const name of createdNames.splice(0)) {
+    await dropDatabase(name).catch((err: Error) => failures.push(`${name}: ${err.message}`));
+  }
+  if (failures.length) console.error(`test databases not dropped:\n  ${failures.join('\n  ')}`);
+}
+
+/** `<prefix>_<pid>_<base36 time>_<random>`, as createEmptyDatabase names them. */
+const TEST_DATABASE_NAME = /^lq_[a-z0-9_]+?_(\d+)_[0-9a-z]+_\d+$/;
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Root hook: drops the test databases of runs that died before their own `afterAll` (a killed
+ * mocha, a CI job cancelled), recognised by the pid in their name no longer running on this
+ * machine. Databases of runs still going, and every other database, are left alone.
+ */
+export async function dropOrphanedTestDatabases(): Promise<string[]> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  let names: string[];
+  try {
+    const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'lq\\_%'`);
+    names = rows.map((r) => r.datname);
+  } finally {
+    await admin.end();
+  }
+  const orphans = names.filter((name) => {
+    const pid = TEST_DATABASE_NAME.exec(name)?.[1];
+    return pid !== undefined && Number(pid) !== process.pid && !processIsAlive(Number(pid));
+  });
+  for (const name of orphans) await dropDatabase(name);
+  return orphans;
 }

@@ -1,7 +1,14 @@
-import { dropTestDatabases } from './db.js';
+import { dropOrphanedTestDatabases, dropTestDatabases } from './db.js';
 
-/** Mocha root hooks: every database a run creates is dropped at its end, pass or fail. */
+/**
+ * Mocha root hooks: every database a run creates is dropped at its end, pass or fail; a run
+ * first drops what runs killed before their end left behind (README.md, "Tests").
+ */
 export const mochaHooks = {
+  async beforeAll(this: Mocha.Context) {
+    this.timeout(60_000);
+    await dropOrphanedTestDatabases();
+  },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
     await dropTestDatabases();

@@ -5,7 +5,7 @@
  *   await request(app).get('/api/endpoints').set('X-API-KEY', keys.admin).expect(200);
  */
 import http from 'node:http';
-import type { Express } from 'express';
+import type { Listener } from '../../src/http/server.js';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { generateKey } from '../../src/auth/keys.js';
@@ -14,7 +14,7 @@ import { testContext } from './db.js';
 import { listenLocally } from './net.js';
 
 export interface TestApp {
-  app: Express;
+  app: Listener;
   context: AppContext;
   keys: { admin: string; query: string; ingest: string };
 }
@@ -56,7 +56,7 @@ export function servedTestApp(): ServedTestApp {
 }
 
 /** Requests to `app` carrying `key`: `withKey(t.app, t.keys.admin).post('/api/endpoints', body)`. */
-export function withKey(app: Express, key: string) {
+export function withKey(app: Listener, key: string) {
   const send = (method: 'post' | 'put' | 'patch') => (path: string, body?: unknown) => {
     const call = request(app)[method](path);
     return call.set('X-API-KEY', key).send(body as object);

@@ -143,6 +143,6 @@ export function minutesAgo(minutes: number, seconds = 0): string {
 export function sampleSources(): SourceLookup {
   const byName = new Map<string, SourceTable>();
   for (const { name } of DEFAULT_SOURCES)
-    byName.set(name, { name, schema: 'logs', table: tableNameForSource(name), fields: defaultSourceSchema(name) });
+    byName.set(name, { name, pgSchema: 'logs', table: tableNameForSource(name), fields: defaultSourceSchema(name) });
   return (name) => byName.get(name);
 }

@@ -13,13 +13,13 @@
  * OFFSET has exactly one row, so the subquery's value is its expression. Only expressions
  * without subqueries or columns, whose calls are all scalar functions of the catalogue, qualify
  * (an aggregate of no FROM counts one row, not the reader's rows; a name the catalogue does not
- * know might be one); the catalogue has no volatile function (test/sql/catalogue.test.ts; now()
+ * know might be one); the catalogue has no volatile function (test/sql/pg-functions.test.ts; now()
  * is the same within a statement), so evaluating the expression once per use is the same as
  * evaluating it once.
  */
 import type { PgExpr, PgQuery } from './ast.js';
 import { some } from './transform.js';
-import { isScalarFunction } from '../catalogue.js';
+import { isScalarFunction } from './functions.js';
 import { mapNodes, type TreeNode } from '../walk.js';
 
 interface ConstantRow {

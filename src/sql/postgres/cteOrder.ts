@@ -13,13 +13,13 @@
  * aggregates. A reader qualifies when it is a plain SELECT (not a UNION branch) that has its own
  * ORDER BY, or that aggregates (GROUP BY or aggregates) and has no LIMIT, and that uses no
  * aggregate whose result depends on input order (`array_agg`, `string_agg`, `jsonb_agg` without
- * their own ORDER BY; any function catalogue.ts does not know counts as one) nor any window function (its numbering, ties and frames follow input
+ * their own ORDER BY; any function functions.ts does not know counts as one) nor any window function (its numbering, ties and frames follow input
  * order, whatever the reader's ORDER BY); or when it is the query of an EXISTS or IN (…) without LIMIT. A CTE with
  * any other reader, or one read from inside another CTE, keeps its ORDER BY.
  */
 import type { PgExpr, PgFrom, PgQuery, PgSelect } from './ast.js';
 import { some } from './transform.js';
-import { isAggregate, isOrderSensitive } from '../catalogue.js';
+import { isAggregate, isOrderSensitive } from './functions.js';
 
 /** `query` with the ORDER BY of its top-level CTEs dropped where no reader can observe it. */
 export function dropUnobservableCteOrder(query: PgQuery): PgQuery {

@@ -1,6 +1,6 @@
 /**
  * What the rewrites and wall 2 need to know about a Postgres function the printer may call. The
- * catalogue (catalogue.ts) maps each such name to its facts; the BigQuery entries of functions.ts
+ * catalogue (functions.ts) maps each such name to its facts; the BigQuery entries of functions.ts
  * declare the Postgres functions they emit with these facts (`emits`).
  *
  * A fact that makes a rewrite bolder (cannot fail, strict, evaluates all its arguments, order does
@@ -85,7 +85,7 @@ export const ORDER_SENSITIVE_AGGREGATE = aggregate({ orderSensitive: true, windo
 export const WINDOW_FUNCTION: WindowFunctionFacts = Object.freeze({ kind: 'window' });
 export const SET_RETURNING: SetReturningFacts = Object.freeze({ kind: 'setReturning' });
 
-/** Whether two declarations of one name agree (catalogue.ts refuses a name declared with different facts). */
+/** Whether two declarations of one name agree (functions.ts refuses a name declared with different facts). */
 export function sameFacts(a: PgFunctionFacts, b: PgFunctionFacts): boolean {
   const x = a as unknown as Record<string, unknown>;
   const y = b as unknown as Record<string, unknown>;

@@ -15,7 +15,7 @@
 import { pg, type PgExpr, type PgFrom, type PgOrder, type PgQuery, type PgSelect } from './ast.js';
 import { mapChildren, sameExpr, some } from './transform.js';
 import { mapNodes } from '../walk.js';
-import { evaluatesAllArguments, isAggregate as isAggregateFunction, mayFail as callMayFail, pgFunction } from '../catalogue.js';
+import { evaluatesAllArguments, isAggregate as isAggregateFunction, mayFail as callMayFail, pgFunction } from './functions.js';
 
 const JSON_OPERATORS = new Set(['->', '->>', '#>', '#>>']);
 
@@ -175,7 +175,7 @@ function andOf(conditions: PgExpr[]): PgExpr | undefined {
   return conditions.length ? pg.and(...conditions) : undefined;
 }
 
-/** Nodes that can raise an error for some row (a cast of a value, division, a regular expression, most functions: catalogue.ts). */
+/** Nodes that can raise an error for some row (a cast of a value, division, a regular expression, most functions: functions.ts). */
 function mayFail(e: PgExpr): boolean {
   if (e.kind === 'cast') return e.operand.kind !== 'param' && e.operand.kind !== 'literal';
   if (e.kind === 'op') return !['=', '<>', '<', '<=', '>', '>=', '->', '->>', '#>', '#>>', '||'].includes(e.op);
@@ -188,7 +188,7 @@ function isLeafRead(e: PgExpr): boolean {
 }
 
 /**
- * Whether every part of `e` is evaluated whenever `e` is (functions: catalogue.ts). CASE,
+ * Whether every part of `e` is evaluated whenever `e` is (functions: functions.ts). CASE,
  * COALESCE, AND, OR and IN lists may skip a part, and a part computed for every row in the inner
  * query could then raise an error (a failing cast) that the whole expression never reached.
  */

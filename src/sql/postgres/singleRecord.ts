@@ -21,7 +21,7 @@
  */
 import { pg, type PgExpr, type PgFrom, type PgFunctionFrom, type PgJoin, type PgSelect, type PgQuery } from './ast.js';
 import { sameExpr } from './transform.js';
-import { isStrict } from '../catalogue.js';
+import { isStrict } from './functions.js';
 import { forEachNode, mapNodes } from '../walk.js';
 import { guardedRecord } from '../resolve/hot.js';
 
@@ -146,7 +146,7 @@ function andOperands(e: PgExpr): PgExpr[] {
   return e.kind === 'andOr' && e.op === 'AND' ? e.operands.flatMap(andOperands) : [e];
 }
 
-/** Built-in operators that are strict (NULL in, NULL out), so a NULL leaf never passes; strict functions are catalogue.ts's. */
+/** Built-in operators that are strict (NULL in, NULL out), so a NULL leaf never passes; strict functions are functions.ts's. */
 const STRICT_COMPARISONS = new Set(['=', '<>', '<', '<=', '>', '>=', '~', '~*', '~~', '!~~']);
 const JSON_READS = new Set(['->', '->>', '#>', '#>>']);
 

@@ -12,7 +12,7 @@ import type * as F from '../ast/from.js';
 import { SqlError, SqlNestingError, type SqlErrorClass } from '../errors.js';
 import { parseQuery } from '../parser.js';
 import type { Context, EndpointLookup, NestedEndpoints, Resolved } from './scope.js';
-import { MAX_ENDPOINT_DEPTH } from '../../limits.js';
+import { MAX_ENDPOINT_DEPTH } from '../../inputLimits.js';
 
 export function nestedEndpoints(lookup: EndpointLookup | undefined, self: string | undefined): NestedEndpoints | undefined {
   return lookup && { lookup, chain: self === undefined ? [] : [self], depth: 0 };

@@ -4,7 +4,7 @@ import { adapt, asText, castTo, compared, commonType, fromJsonText, unify, unify
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { FUNCTIONS, type CallSite, type FunctionDef } from '../functions.js';
 import { offsetOf } from '../library/arrays.js';
-import { takesOver } from '../catalogue.js';
+import { takesOver } from '../postgres/functions.js';
 import { pg, type PgExpr, type PgFrameBound, type PgOrder, type PgWindow } from '../postgres/ast.js';
 import { mapChildren, some } from '../postgres/transform.js';
 import { buildStruct } from './structs.js';

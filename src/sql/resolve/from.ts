@@ -136,7 +136,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
       return join(link, { kind: 'derived', query: endpoint.query, alias });
     }
     scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]], alias, source });
-    return join(link, { kind: 'table', schema: source.schema, name: source.table, alias });
+    return join(link, { kind: 'table', schema: source.pgSchema, name: source.table, alias });
   },
 };
 

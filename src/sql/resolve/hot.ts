@@ -18,14 +18,12 @@
  * columns (exposeHotColumns), so `edge_logs` of `logs.all` keeps them for the caller's query.
  */
 import { fromJsonText } from '../coerce.js';
-import { isAggregate } from '../catalogue.js';
+import { isAggregate } from '../postgres/functions.js';
 import { pg, type PgExpr, type PgSelect } from '../postgres/ast.js';
 import { fromAliases } from '../postgres/narrow.js';
 import { some } from '../postgres/transform.js';
 import { typed, type BqType, type HotLeafRef, type HotRead, type HotReads, type Typed } from '../types.js';
-import { hotColumnName } from '../../storage/hotLeaves.js';
-import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../../storage/hotLeafFacts.js';
-import type { SourceTable } from '../../sources/schema.js';
+import { HOT_LEAF_DENSE, HOT_LEAF_EXACT, hotColumnName, type SourceTable } from '../catalog.js';
 import type { Column, Resolved } from './scope.js';
 
 const PREFIX = 'metadata.';

@@ -5,7 +5,7 @@
 import { fromJsonText } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
-import { BODY_COLUMN, FIXED_COLUMNS, METADATA_COLUMN, type FieldSchema, type SourceTable } from '../../sources/schema.js';
+import { BODY_COLUMN, FIXED_COLUMNS, METADATA_COLUMN, type FieldSchema, type SourceTable } from '../catalog.js';
 import { LOOSE_JSON_LEAF, fieldType, scalar, typed, type BqType, type HotReads, type Typed } from '../types.js';
 import type { Column, Context, Range, Scope } from './scope.js';
 import { buildStruct, findStructField, structField } from './structs.js';

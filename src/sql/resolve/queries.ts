@@ -3,7 +3,7 @@ import type * as E from '../ast/expressions.js';
 import type * as Q from '../ast/queries.js';
 import { SqlNameError, SqlSandboxError, SqlSyntaxError, didYouMean } from '../errors.js';
 import { pg, type PgExpr, type PgOrder, type PgQuery, type PgSelect } from '../postgres/ast.js';
-import { isScalarFunction } from '../catalogue.js';
+import { isScalarFunction } from '../postgres/functions.js';
 import { unionType, type Typed } from '../types.js';
 import { expectBool, findWindowCall, hasWindow, resolveExpr } from './expressions.js';
 import { mapChildren, sameExpr, some } from '../postgres/transform.js';

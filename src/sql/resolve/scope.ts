@@ -1,5 +1,5 @@
 /** The resolver's state: shared per translation (parameters, aliases) and per SELECT (scopes). */
-import type { SourceLookup, SourceTable } from '../../sources/schema.js';
+import type { SourceLookup, SourceTable } from '../catalog.js';
 import type { PgQuery } from '../postgres/ast.js';
 import { SqlLimitError, sqlWarning, type SqlWarning } from '../errors.js';
 import type { BqType, HotRead, HotReads, Typed } from '../types.js';

@@ -6,5 +6,5 @@
  * It is also wall 1 of the sandbox: a table name must be a visible CTE, or a source when the
  * context allows sources; a function must be in FUNCTIONS.
  */
-export { resolveCtes, resolveQuery, rootContext } from './resolve/queries.js';
-export { TranslationState, type Column, type Context, type Resolved } from './resolve/scope.js';
+export { resolveCtes, resolveQuery, rootContext } from './queries.js';
+export { TranslationState, type Column, type Context, type Resolved } from './scope.js';

@@ -1,11 +1,11 @@
 /**
- * The rewrites and wall 2 trust the function catalogue (src/sql/catalogue.ts): an aggregate the
+ * The rewrites and wall 2 trust the function catalogue (src/sql/postgres/functions.ts): an aggregate the
  * catalogue did not know was inlined as a constant and changed the rows. What Postgres itself
  * records about a function (kind, strictness, volatility, set-returning) is checked here against
  * every catalogued name.
  */
 import assert from 'node:assert/strict';
-import { catalogueEntries } from '../../src/sql/catalogue.js';
+import { pgFunctionEntries } from '../../src/sql/postgres/functions.js';
 import { testDatabase } from '../support/db.js';
 
 interface Proc {
@@ -30,7 +30,7 @@ describe('the function catalogue against pg_proc', () => {
   });
 
   it('when each catalogued function is looked up, then Postgres has it with the catalogued kind and strictness', () => {
-    for (const [name, facts] of catalogueEntries()) {
+    for (const [name, facts] of pgFunctionEntries()) {
       const overloads = procs.get(name) ?? [];
       if (facts.kind === 'scalar' && facts.syntax) {
         assert.equal(overloads.length, 0, `${name} is SQL syntax, not a function`);
@@ -69,7 +69,7 @@ describe('the function catalogue against pg_proc', () => {
   });
 
   it('when volatility is checked, then no catalogued function is volatile (constant CTEs are inlined once per use)', () => {
-    for (const [name] of catalogueEntries()) {
+    for (const [name] of pgFunctionEntries()) {
       for (const p of procs.get(name) ?? []) assert.notEqual(p.volatility, 'v', `${name} is volatile`);
     }
   });

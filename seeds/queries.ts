@@ -1,4 +1,4 @@
-import { DEFAULT_SOURCES } from '../sources/defaults.js';
+import { DEFAULT_SOURCES } from '../src/sources/defaults.js';
 
 /**
  * The SQL of the two seeded endpoints (docs/API.md, "Seeded endpoints"), written the way

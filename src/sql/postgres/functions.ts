@@ -1,5 +1,5 @@
 /**
- * The catalogue of Postgres functions that printed SQL may call, with their facts
+ * The Postgres functions that printed SQL may call, with their facts
  * (postgres/facts.ts). It is the only list of function names on the Postgres side: wall 2's
  * allowlist (validate.ts) and every rewrite (narrow.ts, cteOrder.ts, constantCte.ts, QUALIFY,
  * UNNEST guards, OVER attachment) ask it.
@@ -10,9 +10,9 @@
  *
  * Lookups are one Map read: the rewrites ask for every call node of every query.
  */
-import { INT64_FUNCTION, JSON_FUNCTION, SAFE_FUNCTIONS, TIMESTAMP_FUNCTION } from './coerce.js';
-import { FUNCTIONS } from './functions.js';
-import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../storage/hotLeafFacts.js';
+import { INT64_FUNCTION, JSON_FUNCTION, SAFE_FUNCTIONS, TIMESTAMP_FUNCTION } from '../coerce.js';
+import { FUNCTIONS } from '../functions.js';
+import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../catalog.js';
 import {
   ORDER_SENSITIVE_AGGREGATE,
   PARTIAL,
@@ -24,7 +24,7 @@ import {
   sameFacts,
   scalar,
   type PgFunctionFacts,
-} from './postgres/facts.js';
+} from './facts.js';
 
 /** Postgres functions written outside the builders of functions.ts, and by whom. */
 const EMITTED_BY_TRANSLATOR: Readonly<Record<string, PgFunctionFacts>> = {
@@ -84,7 +84,7 @@ function build(): Map<string, PgFunctionFacts> {
 }
 
 /** Every catalogued name with its facts (for tests that check them against Postgres). */
-export function catalogueEntries(): IterableIterator<[string, PgFunctionFacts]> {
+export function pgFunctionEntries(): IterableIterator<[string, PgFunctionFacts]> {
   return CATALOGUE.entries();
 }
 
