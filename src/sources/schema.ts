@@ -28,7 +28,6 @@ export {
   type SourceTable,
 } from '../sql/catalog.js';
 
-
 /** The type of a JSON value as ingest sees it. */
 export function inferField(value: unknown): FieldSchema | undefined {
   if (value === null || value === undefined) return undefined;
@@ -61,7 +60,6 @@ export function inferField(value: unknown): FieldSchema | undefined {
       return undefined;
   }
 }
-
 
 /**
  * A field map from dotted paths and BigQuery types, e.g. `{"metadata.request.path": "STRING",
@@ -97,7 +95,6 @@ export function overlayFieldMaps(base: FieldMap, over: FieldMap): FieldMap {
   }
   return out;
 }
-
 
 /**
  * True when merging `seen` into `schema` changes nothing (so ingest can skip the schema write).

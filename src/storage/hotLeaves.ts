@@ -25,14 +25,12 @@ export { HOT_LEAF_TYPES, hotColumnName, type HotLeaf, type HotLeafType } from '.
 type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 type Connectable = Pick<pg.Pool, 'connect'>;
 
-
 /** A hot leaf as the source row keeps it: with the partitions whose older rows still wait for the backfill. */
 export interface HotLeafState extends HotLeaf {
   readonly pending_partitions: readonly string[];
 }
 
 export const PG_HOT_TYPES: Readonly<Record<HotLeafType, string>> = { STRING: 'text', INT64: 'bigint', FLOAT64: 'float8', BOOL: 'boolean' };
-
 
 /**
  * The default of every hot column: an error (SQLSTATE UNKNOWN_LEAF_CODE). The ingest writer
