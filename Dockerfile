@@ -22,4 +22,6 @@ COPY --from=build /app/seeds/fixtures ./seeds/fixtures
 USER node
 EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# The CLI is in the image too: `docker compose exec <service> node dist/src/cli.js import logflare`
+# (docs/MIGRATING.md), `… node dist/src/cli.js keys create --name ops --scope admin`.
 CMD ["node", "dist/src/main.js"]

@@ -47,7 +47,7 @@ const { values: opts } = parseArgs({
     scaling: { type: 'boolean', default: false },
     regen: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
-    only: { type: 'string', default: 'cache,queries,translate,ingest,hot' },
+    only: { type: 'string', default: 'cache,queries,translate,ingest,hot,studio' },
     /** Rewrite BENCHMARKS.md from bench/results/<size>.json without running anything. */
     render: { type: 'boolean', default: false },
   },
@@ -888,6 +888,14 @@ async function main(): Promise<void> {
     // Hot leaves, both layouts side by side on the same data, its own block of BENCHMARKS.md (bench/hot.ts).
     log('hot leaves (bench/hot.ts)');
     execFileSync('npx', ['tsx', 'bench/hot.ts', ...(opts['no-write'] ? ['--no-write'] : [])], { cwd: ROOT, stdio: 'inherit' });
+  }
+  if (ONLY.has('studio') && !QUICK) {
+    // Studio's explorer pages and reports, and the 7-day API report 8 at once, at this size: the
+    // `studio-bench-<size>` block of BENCHMARKS.md (bench/studio.ts). At 10M its 7-day reports take
+    // the 15 s limit each: one round.
+    log('studio pages (bench/studio.ts)');
+    const args = ['--size', SIZE, '--rounds', SIZE === '1m' ? '3' : '1', ...(opts['no-write'] ? ['--no-write'] : [])];
+    execFileSync('npx', ['tsx', 'bench/studio.ts', ...args], { cwd: ROOT, stdio: 'inherit' });
   }
 }
 

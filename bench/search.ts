@@ -2,24 +2,28 @@
  * Message search side by side on one database (bench/data.ts `lq_bench_1m` or `lq_bench_10m`):
  * the logs explorer's search query for edge logs over the last 7 days (the dashboard corpus'
  * `preview/edge_logs/search-quote`, test/compat/studio/) translated by the service, run as the
- * service prints it now (`event_message LIKE '%…%'`, served by the trigram index of
- * src/storage/searchIndexes.ts) and as it printed it before (`strpos(event_message, …) > 0`: a scan
- * of every message in the window), interleaved, medians, on one connection with the service's
- * planner settings. Needles: a token that occurs once in the 7 days, and a word in every message.
+ * service prints it now (`event_message LIKE '%…%'`, served by the trigram indexes of the days
+ * that are over, src/storage/searchIndexes.ts; the open day scanned) and as it printed it before
+ * (`strpos(event_message, …) > 0`: a scan of every message in the window), interleaved, medians,
+ * on one connection with the service's planner settings. Needles: a token that occurs once in the
+ * 7 days, and a word in every message; and the needle over the open day alone (today so far: no
+ * index there, a scan by design).
  *
  * First the service's own index upkeep builds the search indexes (the code path the minute job
- * runs: CONCURRENTLY, partition by partition), timed; then the sizes of the indexes against the
- * table's.
+ * runs: CONCURRENTLY, partition by partition), timed per event of the days it built; then the
+ * sizes of the indexes against the table's; then the ingest cost of the alternative (a trigram
+ * index on the open day) against the design (none there).
  *
- *   npx tsx bench/search.ts [--size 1m|10m] [--rounds 5] [--own] [--measure-only]
+ *   npx tsx bench/search.ts [--size 1m|10m] [--rounds 5] [--own] [--measure-only | --as-is] [--no-write]
  *
  * `--own`: on a database of its own, `lq_search_<size>` (the same generator and size), so the
  * migration and the indexes never touch a `lq_bench_*` database others are measuring on.
+ * Rewrites the `search-bench` block of BENCHMARKS.md for its size unless `--no-write`.
  */
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { normaliseEvents } from '../src/ingest/normalise.js';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { initTranslator, translateQuery } from '../src/sql/index.js';
 import { LOGS_ALL_SQL } from '../seeds/queries.js';
@@ -48,23 +52,32 @@ const EXPLORER_SEARCH = studio.find((q) => q.id === 'preview/edge_logs/search-qu
 const log = (l: string) => console.error(l);
 const OWN = `lq_search_${SIZE}`;
 const MEASURE_ONLY = process.argv.includes('--measure-only');
+/** `--as-is`: the data as it is (no top-up to now), the index upkeep still run. */
+const AS_IS = MEASURE_ONLY || process.argv.includes('--as-is');
 // `--measure-only` takes the data as it is (no top-up, whose ANALYZE takes minutes on a loaded machine).
-const db = MEASURE_ONLY
+const db = AS_IS
   ? { url: databaseUrl(ADMIN_URL, process.argv.includes('--own') ? OWN : `lq_bench_${SIZE}`), rows: SIZES[SIZE].rows }
   : process.argv.includes('--own')
     ? await ensureData({ name: OWN, label: SIZE, ...SIZES[SIZE] }, { log })
     : await ensureBenchData(SIZE, { log });
 const ctx = await createContext(testConfig(db.url, benchEnv()), createLogger('silent'));
-let built: { seconds: number; steps: number } | undefined;
+let built: { seconds: number; steps: number; rows: number } | undefined;
 const lookup = ctx.sources.lookup;
 try {
   // `--measure-only`: the indexes as they are (another run of the upkeep may be building or compacting them).
   if (!MEASURE_ONLY) {
     const started = performance.now();
     const steps = await ctx.sources.runIndexUpkeep();
-    const searchSteps = steps.filter((s) => /^(built|compacted) .*_search_/.test(s)).length;
-    built = { seconds: (performance.now() - started) / 1000, steps: searchSteps };
-    console.error(`index upkeep: ${steps.length} steps (${searchSteps} of search indexes) in ${built.seconds.toFixed(0)} s`);
+    const searchSteps = steps.filter((s) => /^built .*_search_/.test(s));
+    // `built <index> on <partition>`: the rows of those partitions, for the build's cost per event.
+    const partitions = searchSteps.map((s) => s.split(' on ')[1]);
+    let rows = 0;
+    for (const partition of partitions)
+      rows += Number((await ctx.db.pool.query(`SELECT count(*) AS n FROM logs."${partition}"`)).rows[0].n);
+    built = { seconds: (performance.now() - started) / 1000, steps: searchSteps.length, rows };
+    console.error(
+      `index upkeep: ${steps.length} steps (${searchSteps.length} search index builds, ${rows} rows) in ${built.seconds.toFixed(0)} s`,
+    );
   }
 } finally {
   await ctx.close();
@@ -74,12 +87,17 @@ const client = new pg.Client({ connectionString: db.url, options: `${PLANNER_OPT
 await client.connect();
 const one = async <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await client.query<T>(text, values)).rows[0];
 
-// The table: heap and TOAST of every partition; the search indexes: the GIN indexes on them.
-const sizes = await one<{ table_bytes: string; search_bytes: string }>(
-  `SELECT sum(pg_total_relation_size(p.oid) - pg_indexes_size(p.oid))::bigint AS table_bytes,
-          sum((SELECT coalesce(sum(pg_relation_size(i.indexrelid)), 0) FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-                WHERE i.indrelid = p.oid AND ic.relam = (SELECT oid FROM pg_am WHERE amname = 'gin')))::bigint AS search_bytes
-     FROM pg_inherits h JOIN pg_class p ON p.oid = h.inhrelid WHERE h.inhparent = $1::regclass`,
+// The table: heap and TOAST of every partition, and with its other indexes; the search indexes: the
+// GIN indexes on them; the same for the days that have one (the open day has none, by design).
+const sizes = await one<{ table_bytes: string; table_total_bytes: string; search_bytes: string; indexed_bytes: string }>(
+  `WITH p AS (
+     SELECT p.oid, pg_total_relation_size(p.oid) - pg_indexes_size(p.oid) AS heap,
+            (SELECT coalesce(sum(pg_relation_size(i.indexrelid)), 0) FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+              WHERE i.indrelid = p.oid AND ic.relam = (SELECT oid FROM pg_am WHERE amname = 'gin')) AS gin,
+            pg_total_relation_size(p.oid) AS total
+       FROM pg_inherits h JOIN pg_class p ON p.oid = h.inhrelid WHERE h.inhparent = $1::regclass)
+   SELECT sum(heap)::bigint AS table_bytes, sum(total - gin)::bigint AS table_total_bytes, sum(gin)::bigint AS search_bytes,
+          sum(heap) FILTER (WHERE gin > 0)::bigint AS indexed_bytes FROM p`,
   [EDGE],
 );
 
@@ -92,19 +110,21 @@ const needle = (
     [BENCH_PROJECT],
   )
 ).token;
+const todayStart = Math.floor(now / DAY_MS) * DAY_MS;
 const searches = [
-  { id: 'needle (one message in 7 days)', word: needle },
-  { id: 'common word (every edge message)', word: 'Mozilla' },
+  { id: 'needle: a token of one message, 7 days', word: needle, startMs: now - 7 * DAY_MS },
+  { id: 'common word: in every edge message, 7 days', word: 'Mozilla', startMs: now - 7 * DAY_MS },
+  { id: 'needle over the open day alone (today so far, no index: scanned)', word: needle, startMs: todayStart },
 ];
 
 await initTranslator();
 
-function translated(word: string): { now: string; before: string; values: unknown[] } {
+function translated(word: string, startMs: number): { now: string; before: string; values: unknown[] } {
   const sql = EXPLORER_SEARCH.replace("'it''s'", `'${word}'`);
   const t = translateQuery({ query: LOGS_ALL_SQL, sandboxSql: sql, sources: lookup, maxRows: 1000 });
   const params: Record<string, string> = {
     project: BENCH_PROJECT,
-    iso_timestamp_start: new Date(now - 7 * DAY_MS).toISOString(),
+    iso_timestamp_start: new Date(startMs).toISOString(),
     iso_timestamp_end: new Date(now).toISOString(),
   };
   // The same translation as the service printed it before (src/sql/postgres/search.ts): strpos.
@@ -127,7 +147,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const results = [];
 for (const s of searches) {
-  const q = translated(s.word);
+  const q = translated(s.word, s.startMs);
   const nowMs: number[] = [];
   const beforeMs: number[] = [];
   let rows = { now: 0, before: 0 };
@@ -150,36 +170,32 @@ for (const s of searches) {
   });
 }
 // Ingest: the same 1,000 edge rows inserted, round after round, into two copies of today's
-// partition (its indexes), one with its search index (fastupdate on, as the open day: the pending
-// list is merged when it passes gin_pending_list_limit, within these rounds) and one without;
-// interleaved, the insert's wall time counted as Postgres CPU. Normalising those events in the
-// service (CPU) puts it against the whole ingest path.
+// partition (its indexes: as the design leaves the open day, no trigram index), one given a
+// trigram index as the alternative would (fastupdate on, the default: the pending list is merged
+// when it passes gin_pending_list_limit, within these rounds) and one as it is; interleaved, the
+// insert's wall time counted as Postgres CPU. Normalising those events in the service (CPU) puts
+// it against the whole ingest path.
 const today = (
   await one<{ name: string }>(
     `SELECT c.relname AS name FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid
-    WHERE h.inhparent = $1::regclass ORDER BY 1 DESC OFFSET 2 LIMIT 1`,
-    [EDGE],
+    WHERE h.inhparent = $1::regclass AND c.relname <= $2 ORDER BY 1 DESC LIMIT 1`,
+    [EDGE, `cloudflare_logs_prod_p${new Date(now).toISOString().slice(0, 10).replaceAll('-', '')}`],
   )
 ).name;
 const insertMs: Record<'with' | 'without', number[]> = { with: [], without: [] };
 await client.query(`CREATE TEMP TABLE probe_rows AS SELECT * FROM logs.${today} LIMIT 1000`);
-for (const kind of ['with', 'without'] as const) {
-  await client.query(`CREATE TABLE public.probe_${kind} (LIKE logs.${today} INCLUDING ALL)`);
-  if (kind === 'without')
-    for (const { name } of (
-      await client.query<{ name: string }>(
-        `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-          WHERE i.indrelid = 'public.probe_without'::regclass AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'gin')`,
-      )
-    ).rows)
-      await client.query(`DROP INDEX public."${name}"`);
-}
-const hasSearchIndex = (
-  await one<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-      WHERE i.indrelid = 'public.probe_with'::regclass AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'gin')`,
-  )
-).n;
+const ginIndexes = async (table: string) =>
+  (
+    await one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE i.indrelid = $1::regclass AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'gin')`,
+      [table],
+    )
+  ).n;
+const openDayGin = await ginIndexes(`logs.${today}`);
+for (const kind of ['with', 'without'] as const) await client.query(`CREATE TABLE public.probe_${kind} (LIKE logs.${today} INCLUDING ALL)`);
+await client.query('CREATE INDEX ON public.probe_with USING gin (event_message gin_trgm_ops)');
+const hasSearchIndex = await ginIndexes('public.probe_with');
 for (let r = 0; r < 30; r++) {
   for (const kind of ['with', 'without'] as const) {
     const started = performance.now();
@@ -205,11 +221,19 @@ for (let i = 0; i < 20; i++) {
   if (i >= 5) normaliseTimes.push((d.user + d.system) / 1000);
 }
 const ingest = {
+  /** GIN indexes on today's partition as the upkeep left it: 0 is the design. */
+  openDayGinIndexes: openDayGin,
   searchIndexOnProbe: hasSearchIndex > 0,
   insertWithMs: median(insertMs.with),
   insertWithoutMs: median(insertMs.without),
   normaliseMs: median(normaliseTimes),
-  risePerEvent: (median(insertMs.with) - median(insertMs.without)) / (median(normaliseTimes) + median(insertMs.without)),
+  /** What a trigram index on the open day would add per event (the alternative not taken). */
+  risePerEventWithOpenDayIndex: (median(insertMs.with) - median(insertMs.without)) / (median(normaliseTimes) + median(insertMs.without)),
+  /** The design's: no index on the open day, so the insert is the same (0 by construction; the probe 'without' is today's layout). */
+  risePerEvent: 0,
+  /** The once-a-day build, per event of the days built, against the in-process ingest path per event (background work). */
+  buildMsPerEvent: built && built.rows ? (built.seconds * 1000) / built.rows : undefined,
+  ingestMsPerEvent: (median(normaliseTimes) + median(insertMs.without)) / 1000,
 };
 
 /** Stored JSON (one-element arrays) back to the objects a shipper sends. */
@@ -222,20 +246,56 @@ function unwrap(v: unknown): unknown {
 await client.end();
 
 const mb = (b: string | number) => (Number(b) / 1e6).toFixed(0);
-console.log(
-  JSON.stringify(
-    {
-      size: SIZE,
-      rows: db.rows,
-      build: built,
-      edgeTableMB: Number(mb(sizes.table_bytes)),
-      searchIndexMB: Number(mb(sizes.search_bytes)),
-      indexShare: Number(sizes.search_bytes) / Number(sizes.table_bytes),
-      searches: results,
-      ingest,
-      loadAverage: loadavg()[0],
-    },
-    null,
-    1,
-  ),
-);
+const load = loadavg()[0];
+const result = {
+  size: SIZE,
+  rows: db.rows,
+  build: built,
+  edgeTableMB: Number(mb(sizes.table_bytes)),
+  edgeTableWithIndexesMB: Number(mb(sizes.table_total_bytes)),
+  searchIndexMB: Number(mb(sizes.search_bytes)),
+  indexShare: Number(sizes.search_bytes) / Number(sizes.table_bytes),
+  indexShareOfIndexedDays: Number(sizes.search_bytes) / Number(sizes.indexed_bytes),
+  indexShareWithIndexes: Number(sizes.search_bytes) / Number(sizes.table_total_bytes),
+  searches: results,
+  ingest,
+  loadAverage: load,
+};
+console.log(JSON.stringify(result, null, 1));
+
+if (!process.argv.includes('--no-write')) {
+  const ms = (x: number) => (x >= 1000 ? Math.round(x).toLocaleString('en') : x >= 100 ? x.toFixed(0) : x.toFixed(1)) + ' ms';
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const openRow = results[2];
+  const lines = [
+    `Run: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average ${load.toFixed(1)} at the end (2 cores shared with other agents: absolute times are above their quiet values, the ratios measured side by side less so); \`${db.url.split('/').pop()}\`, ${db.rows.toLocaleString('en')} rows; medians of ${ROUNDS} interleaved rounds; project \`bench00…\` (the largest), window the last 7 days.`,
+    '',
+    '| search (explorer query) | rows | now (LIKE: indexes of finished days, open day scanned) | as the issue found it (strpos scan) | now / before | target |',
+    '|---|---:|---:|---:|---:|---|',
+    ...results.map((r, i) => {
+      const target =
+        i === 0
+          ? SIZE === '10m'
+            ? `≤ 150 ms — ${r.nowMs <= 150 ? 'met' : 'missed'}`
+            : `≤ 0.1× — ${r.ratio <= 0.1 ? 'met' : 'missed'}`
+          : i === 1
+            ? `≤ 1.2× — ${r.ratio <= 1.2 ? 'met' : 'missed'}`
+            : "(the open day's share of the first row)";
+      return `| ${r.id} | ${r.rows} | ${ms(r.nowMs)} | ${ms(r.beforeMs)} | ${r.ratio.toFixed(3)} | ${target} |`;
+    }),
+    '',
+    `Storage: the edge table's heap and TOAST ${mb(sizes.table_bytes)} MB (${mb(sizes.table_total_bytes)} MB with its other indexes); its search indexes ${mb(sizes.search_bytes)} MB: **${pct(result.indexShare)}** of heap and TOAST (target ≤ 15% — ${result.indexShare <= 0.15 ? 'met' : 'missed'}), ${pct(result.indexShareOfIndexedDays)} of the heap and TOAST of the days that have one, ${pct(result.indexShareWithIndexes)} of the table with its other indexes.`,
+    `Ingest: the open day has ${ingest.openDayGinIndexes} trigram index, so the insert is today's layout as it was: **+0%** per event (target ≤ 10% — met). The alternative not taken, a trigram index on the open day (\`fastupdate\` on): 1,000 edge rows ${ms(ingest.insertWithMs)} against ${ms(ingest.insertWithoutMs)} (${(ingest.insertWithMs / ingest.insertWithoutMs).toFixed(1)}×), with normalising (${ms(ingest.normaliseMs)}) **+${(ingest.risePerEventWithOpenDayIndex * 100).toFixed(0)}%** per event.`,
+    built?.rows
+      ? `The once-a-day build (background, \`CREATE INDEX CONCURRENTLY\` when a day is over): ${built.steps} day(s), ${built.rows.toLocaleString('en')} rows in ${built.seconds.toFixed(0)} s: ${(ingest.buildMsPerEvent! * 1000).toFixed(0)} µs per event, against ${(ingest.ingestMsPerEvent * 1000).toFixed(0)} µs per event for normalise + insert (the database's CPU that search costs, paid once a day off the ingest path).`
+      : 'The once-a-day build was not timed in this run (`--measure-only`, or the indexes existed).',
+    `The open day: ${openRow ? `the needle over today so far (no index) ${ms(openRow.nowMs)}` : ''}; it grows with the hour of the day and the rate.`,
+  ];
+  const file = new URL('../BENCHMARKS.md', import.meta.url);
+  const tag = `search-bench-${SIZE}`;
+  const text = readFileSync(file, 'utf8');
+  const block = `<!-- ${tag}:start -->\n${lines.join('\n')}\n<!-- ${tag}:end -->`;
+  const re = new RegExp(`<!-- ${tag}:start -->[^]*<!-- ${tag}:end -->`);
+  if (!re.test(text)) throw new Error(`BENCHMARKS.md has no ${tag} block`);
+  writeFileSync(file, text.replace(re, block));
+}

@@ -2,7 +2,7 @@
  * SQL functions for BigQuery functions that Postgres has no single function or expression for,
  * with BigQuery's semantics (docs/COMPATIBILITY.md, "Dates, JSON, arrays and aggregates"). The
  * translator prints them (src/sql/library/*.ts); wall 2 allows them through the function catalogue,
- * whose facts test/sql/catalogue.test.ts checks against pg_proc. Plain SQL (plus one plpgsql
+ * whose facts test/sql/pg-functions.test.ts checks against pg_proc. Plain SQL (plus one plpgsql
  * body), so they also run on PGlite. None reads the session: IMMUTABLE, PARALLEL SAFE.
  *
  * - `bq_json_text(jsonb)`: JSON as BigQuery renders it, compact (`{"a":1,"b":[1,2]}`), where

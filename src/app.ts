@@ -47,7 +47,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     metrics,
     logger,
     queryTimeoutMs: ctx.config.queryTimeoutMs,
-    embedded: ctx.embedded,
+    pipelined: ctx.db.capabilities.pipelinedBatch,
   });
   await queries.init();
 
@@ -92,7 +92,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     sources: ctx.sources,
     reads: ctx.reads,
     queryTimeoutMs: ctx.config.queryTimeoutMs,
-    embedded: ctx.embedded,
+    pipelined: ctx.db.capabilities.pipelinedBatch,
   });
   app.use(searchRoutes(auth, search, arrivals));
   app.use(keyRoutes({ auth, keys: ctx.keys }));

@@ -11,6 +11,8 @@
  *   alerts list
  *   alerts create --name N --cron C --query Q [--webhook URL] [--slack URL] [--description D]
  *   alerts run ID|NAME                                     runs it now (delivered if it finds rows); prints the run
+ *   import logflare --from URL [--schema S] [--events-from URL] [--events-schema S]
+ *                                                          an install of the original, resumably (docs/MIGRATING.md)
  *
  * It reads the same configuration as the service (DATABASE_URL, ...) and opens the database the
  * same way (loadConfig + createContext), so migrations and the default sources are in place.
@@ -29,6 +31,7 @@ import { EndpointRepository } from './endpoints/repository.js';
 import { AppError } from './errors.js';
 import { generateKey, SCOPES } from './auth/keys.js';
 import { MAX_LIMIT, type KeyLimitFields } from './auth/keyLimits.js';
+import type { ProgressOutput } from './import/logflare/progressBar.js';
 
 export const USAGE = `Usage: npm run cli -- <command>
 
@@ -46,6 +49,10 @@ export const USAGE = `Usage: npm run cli -- <command>
   alerts list
   alerts create --name N --cron C --query Q [--webhook URL] [--slack URL] [--description D]
   alerts run ID|NAME      runs it now, delivered if it finds rows (docs/ALERTS.md)
+  import logflare --from URL [--schema _analytics] [--events-from URL] [--events-schema S] [--batch-size N]
+                          imports an install of the original service: sources, endpoints, access
+                          tokens, every event; run it again to resume (docs/MIGRATING.md). Defaults:
+                          the original's variables (DB_HOSTNAME…, DB_SCHEMA, POSTGRES_BACKEND_URL…)
 
 Uses DATABASE_URL like the service. Without it (the embedded database in ./data), stop the
 service first: the embedded data directory can be opened by only one process at a time.`;
@@ -65,6 +72,10 @@ export interface CliIo {
   out: (text: string) => void;
   /** Messages for the operator (errors, the "shown once" warning). */
   err: (text: string) => void;
+  /** Where a progress bar goes (stderr, redrawn in place on a terminal); none: no bar. */
+  progress?: ProgressOutput;
+  /** A stop request (SIGINT, SIGTERM): a long command ends cleanly and can be run again to resume. */
+  signal?: AbortSignal;
 }
 
 /** Runs one command; resolves with the exit code. */
@@ -110,10 +121,14 @@ async function dispatch(argv: string[], io: CliIo): Promise<void> {
     'alerts list',
     'alerts create',
     'alerts run',
+    'import logflare',
   ];
   if (!known.includes(command)) throw new CliError(`unknown command "${command}"\n\n${USAGE}`, 2);
 
   const config = loadConfig(io.env);
+  // Checked before the database is opened (on the embedded one, that would make ./data).
+  if (command === 'import logflare' && values.from === undefined && config.logflare === undefined)
+    throw new CliError("import logflare needs --from postgres://… (the original's database)", 2);
   const ctx = await createContext(config, createLogger(io.env.LOG_LEVEL ?? 'error')).catch((err: Error) => {
     throw new CliError(`cannot open the database: ${err.message}`);
   });
@@ -165,6 +180,11 @@ function parse(argv: string[]) {
         webhook: { type: 'string' },
         slack: { type: 'string' },
         description: { type: 'string' },
+        from: { type: 'string' },
+        schema: { type: 'string' },
+        'events-from': { type: 'string' },
+        'events-schema': { type: 'string' },
+        'batch-size': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -249,6 +269,58 @@ async function run(command: string, args: string[], values: Values, ctx: AppCont
       print(await ctx.alerts.runNow(id));
       return;
     }
+    case 'import logflare':
+      await importCommand(values, ctx, io, print);
+      return;
+  }
+}
+
+/** `import logflare`: the report on stdout, the progress bar and a summary on stderr. */
+async function importCommand(values: Values, ctx: AppContext, io: CliIo, print: (value: unknown) => void): Promise<void> {
+  // Loaded here: the other commands start without compiling the importer (tsx in development).
+  const { importLogflare, ImportRunningError, OriginalError } = await import('./import/logflare/index.js');
+  const origin = ctx.config.logflare;
+  const from = values.from ?? origin?.catalogUrl;
+  if (!from) throw new CliError("import logflare needs --from postgres://… (the original's database)", 2);
+  const schema = values.schema ?? origin?.catalogSchema ?? '_analytics';
+  const batch = values['batch-size'];
+  if (batch !== undefined && !(/^\d+$/.test(batch) && Number(batch) >= 1 && Number(batch) <= 100_000))
+    throw new CliError('--batch-size must be a whole number from 1 to 100000', 2);
+  for (const [option, url] of [
+    ['--from', from],
+    ['--events-from', values['events-from']],
+  ] as const) {
+    if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new CliError(`${option} must be a postgres:// URL`, 2);
+  }
+  try {
+    const report = await importLogflare(
+      {
+        knex: ctx.db.knex,
+        pool: ctx.db.pool,
+        sources: ctx.sources,
+        keys: ctx.keys,
+        writer: ctx.writer,
+        defaultRetentionDays: ctx.config.retentionDays,
+      },
+      {
+        from,
+        schema,
+        eventsFrom: values['events-from'] ?? (values.from === undefined ? origin?.eventsUrl : undefined),
+        eventsSchema: values['events-schema'] ?? (values.schema === undefined ? origin?.eventsSchema : undefined),
+        ...(batch !== undefined && { batchSize: Number(batch) }),
+        progress: io.progress,
+        signal: io.signal,
+      },
+    );
+    print(report);
+    const skipped = report.sources.skipped.length + report.endpoints.skipped.length + report.tokens.skipped.length;
+    const rejected = report.events.reduce((n, s) => n + s.rejected, 0);
+    if (skipped || rejected)
+      io.err(`Not everything was imported: ${skipped} sources, endpoints or tokens and ${rejected} events; the report says why.`);
+    if (report.run.stopped) io.err('Stopped: run the same command again to resume.');
+  } catch (err) {
+    if (err instanceof OriginalError || err instanceof ImportRunningError) throw new CliError(err.message);
+    throw err;
   }
 }
 
@@ -260,10 +332,21 @@ function withLocations(err: unknown): never {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const stop = new AbortController();
+  // A first Ctrl-C ends an import after its current batch (it resumes where it stopped); a
+  // second one leaves at once. Other commands keep the default: leave at once.
+  if (process.argv[2] === 'import')
+    for (const signal of ['SIGINT', 'SIGTERM'] as const)
+      process.on(signal, () => {
+        if (stop.signal.aborted) process.exit(130);
+        stop.abort();
+      });
   const code = await runCli(process.argv.slice(2), {
     env: process.env,
     out: (text) => process.stdout.write(text + '\n'),
     err: (text) => process.stderr.write(text + '\n'),
+    progress: process.stderr,
+    signal: stop.signal,
   });
   process.exit(code);
 }

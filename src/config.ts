@@ -10,8 +10,20 @@ import cron from 'node-cron';
 export interface Config {
   readonly port: number;
   readonly host: string;
-  /** Unset: the embedded Postgres (PGlite) under `dataDir`. */
+  /**
+   * Unset: the embedded Postgres (PGlite) under `dataDir`. Without DATABASE_URL, built from the
+   * variables the Supabase stack gives the original's container (DB_HOSTNAME, DB_USERNAME, …;
+   * docs/MIGRATING.md).
+   */
   readonly databaseUrl: string | undefined;
+  /**
+   * The schema of the service's own tables (endpoints, sources, keys, …): `public`, or
+   * `logquery` when the database is the original's (built from its variables), so they stay out
+   * of its schemas. Log tables are in schema `logs` either way.
+   */
+  readonly databaseSchema: string;
+  /** Where an install of the original keeps its data, when its variables say (docs/MIGRATING.md). */
+  readonly logflare: LogflareOrigin | undefined;
   readonly dataDir: string;
   /** Read replicas (streaming standbys of databaseUrl) for endpoint queries (src/db/replicas.ts). */
   readonly databaseReadUrls: readonly string[];
@@ -78,13 +90,34 @@ export interface Config {
 
 export type Scope = 'query' | 'ingest' | 'admin';
 
+/** The original's data: its catalog (sources, endpoints, tokens) and its events (src/import/logflare/). */
+export interface LogflareOrigin {
+  readonly catalogUrl: string;
+  readonly catalogSchema: string;
+  readonly eventsUrl: string;
+  readonly eventsSchema: string;
+  /** Import it in the background at start (LOGFLARE_IMPORT_ON_START, default true). */
+  readonly importOnStart: boolean;
+}
+
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): Config {
-  const databaseUrl = nonEmpty(env.DATABASE_URL);
+  const originalUrl = originalDatabaseUrl(env);
+  const databaseUrl = nonEmpty(env.DATABASE_URL) ?? originalUrl;
   if (databaseUrl !== undefined) requireDatabaseUrl(databaseUrl);
+  const logflare = logflareOrigin(env, originalUrl ?? databaseUrl);
+  const databaseSchema = schemaName(
+    env,
+    'DATABASE_SCHEMA',
+    nonEmpty(env.DATABASE_URL) === undefined && originalUrl ? 'logquery' : 'public',
+  );
+  if (logflare && [logflare.catalogSchema, logflare.eventsSchema].includes(databaseSchema) && logflare.catalogUrl === databaseUrl)
+    throw new ConfigError(
+      `DATABASE_SCHEMA "${databaseSchema}" is the original service's schema (DB_SCHEMA, POSTGRES_BACKEND_SCHEMA): choose another, such as logquery`,
+    );
   const redisUrl = nonEmpty(env.REDIS_URL);
   if (redisUrl !== undefined) requireUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']);
 
@@ -103,6 +136,8 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: nonEmpty(env.HOST) ?? '0.0.0.0',
     databaseUrl,
+    databaseSchema,
+    logflare,
     dataDir: nonEmpty(env.DATA_DIR) ?? './data',
     databaseReadUrls,
     maxReplicaLagMs: integer(env, 'MAX_REPLICA_LAG_MS', 5000, 0, 3_600_000),
@@ -146,6 +181,61 @@ export function loadConfig(env: Env = process.env): Config {
  */
 function defaultQuerySlots(dbPoolSize: number): number {
   return Math.max(1, Math.min(dbPoolSize, 2 * availableParallelism()));
+}
+
+/**
+ * The database URL from the variables the Supabase stack gives the original's container:
+ * DB_HOSTNAME (required for this), DB_PORT (5432), DB_USERNAME (postgres), DB_PASSWORD,
+ * DB_DATABASE (postgres); else its POSTGRES_BACKEND_URL. Undefined when none is set.
+ */
+function originalDatabaseUrl(env: Env): string | undefined {
+  const host = nonEmpty(env.DB_HOSTNAME);
+  if (host === undefined) return backendUrl(env);
+  const port = integer(env, 'DB_PORT', 5432, 1, 65535);
+  const user = encodeURIComponent(nonEmpty(env.DB_USERNAME) ?? 'postgres');
+  const password = env.DB_PASSWORD ? `:${encodeURIComponent(env.DB_PASSWORD)}` : '';
+  const database = encodeURIComponent(nonEmpty(env.DB_DATABASE) ?? 'postgres');
+  return `postgres://${user}${password}@${host.includes(':') ? `[${host}]` : host}:${port}/${database}`;
+}
+
+/** POSTGRES_BACKEND_URL (the original's event store), checked; `ecto://` (its own scheme) read as `postgres://`. */
+function backendUrl(env: Env): string | undefined {
+  const raw = nonEmpty(env.POSTGRES_BACKEND_URL);
+  if (raw === undefined) return undefined;
+  const url = raw.replace(/^ecto:\/\//, 'postgres://');
+  requireUrl('POSTGRES_BACKEND_URL', url, ['postgres:', 'postgresql:']);
+  return url;
+}
+
+/**
+ * Where the original's data is, when its variables name it: the catalog in DB_SCHEMA of the
+ * database (public by default, as the original's), the events in POSTGRES_BACKEND_SCHEMA of
+ * POSTGRES_BACKEND_URL (defaults: the catalog's).
+ */
+function logflareOrigin(env: Env, catalogUrl: string | undefined): LogflareOrigin | undefined {
+  if (catalogUrl === undefined) return undefined;
+  if (
+    nonEmpty(env.DB_SCHEMA) === undefined &&
+    nonEmpty(env.POSTGRES_BACKEND_SCHEMA) === undefined &&
+    nonEmpty(env.POSTGRES_BACKEND_URL) === undefined
+  )
+    return undefined;
+  const catalogSchema = schemaName(env, 'DB_SCHEMA', 'public');
+  return {
+    catalogUrl,
+    catalogSchema,
+    eventsUrl: backendUrl(env) ?? catalogUrl,
+    eventsSchema: schemaName(env, 'POSTGRES_BACKEND_SCHEMA', catalogSchema),
+    importOnStart: boolean(env, 'LOGFLARE_IMPORT_ON_START', true),
+  };
+}
+
+function schemaName(env: Env, name: string, fallback: string): string {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  if (!/^[A-Za-z_][A-Za-z0-9_$]{0,62}$/.test(raw) || raw === 'logs')
+    throw new ConfigError(`${name} must be a schema name (letters, digits, _; not "logs", the log tables' schema), got "${raw}"`);
+  return raw;
 }
 
 function bootstrapKeys(env: Env): Config['bootstrapKeys'] {

@@ -24,9 +24,8 @@ import { ensureSeededEndpoints } from './seed.js';
 import type { ResultCache } from './cache/types.js';
 import { createResultCache } from './cache/index.js';
 import { ReplicaRouter, type QueryTarget } from './db/replicas.js';
-import { supportsReaderRole } from './query/execute.js';
 import { KeyLimiter } from './rateLimit/index.js';
-import { splitDatabaseUrl } from './db/databaseUrl.js';
+import { splitDatabaseUrl, withSearchPath } from './db/databaseUrl.js';
 import { PrimaryLocator } from './db/primary.js';
 import { AlertService } from './alerts/service.js';
 import { DestinationPolicy } from './alerts/destinations.js';
@@ -68,7 +67,8 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const opened: Array<{ name: string; close(): Promise<void> }> = [];
   try {
     let embedded: EmbeddedPostgres | undefined;
-    let url = config.databaseUrl;
+    // The service's own tables in their schema (DATABASE_SCHEMA): every connection's search_path.
+    let url = config.databaseUrl && withSearchPath(config.databaseUrl, config.databaseSchema);
     if (!url) {
       const dataDir = path.resolve(PROJECT_ROOT, config.dataDir);
       const started = await startEmbeddedPostgres({ dataDir, log: (msg) => logger.debug(msg) });
@@ -97,9 +97,9 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       logger.info({ hosts: hosts.urls.length }, 'DATABASE_URL lists several hosts: writes follow the primary');
     }
 
-    await migrateUp(url, logger);
+    await migrateUp(url, logger, config.databaseSchema);
 
-    const db = openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, primary });
+    const db = await openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, primary });
     opened.push({ name: 'database pools', close: () => db.close() });
     const sources = new SourceService(db, config.retentionDays, async (name) =>
       sourceReaders(await new EndpointRepository(db.knex).list(), name),
@@ -125,7 +125,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     }
     const primaryTarget: QueryTarget = reader
       ? { name: 'primary', pool: reader, useReaderRole: false } // logged in as the reader already
-      : { name: 'primary', pool: db.pool, useReaderRole: await supportsReaderRole(db.pool) };
+      : { name: 'primary', pool: db.pool, useReaderRole: db.capabilities.readerRole };
     if (!reader && !primaryTarget.useReaderRole)
       logger.warn('this database cannot switch to the reader role; endpoint queries rely on the two other sandbox walls');
     const reads = new ReplicaRouter(primaryTarget, {
@@ -156,7 +156,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       sources,
       keys,
       auth: new Authenticator(keys),
-      writer: new LogWriter(db.pool, sources, logger),
+      writer: new LogWriter(db.pool, sources, logger, db.capabilities),
       metrics,
       cache,
       reader,
@@ -168,7 +168,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
         sources: sources.lookup,
         reads,
         queryTimeoutMs: config.queryTimeoutMs,
-        embedded: embedded !== undefined,
+        pipelined: db.capabilities.pipelinedBatch,
         policy: new DestinationPolicy(config.alertWebhookHosts),
         minIntervalSeconds: config.alertMinIntervalSeconds,
         delivery: {

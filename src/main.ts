@@ -16,6 +16,7 @@ import { ensureFirstKey, loadDemoDataOnce } from './seed.js';
 import { startBackgroundJobs } from './jobs.js';
 import { stopWithin } from './lifecycle.js';
 import { hostOf, splitDatabaseUrl } from './db/databaseUrl.js';
+import { importAtStart } from './import/logflare/index.js';
 
 async function main(): Promise<void> {
   let config;
@@ -49,6 +50,32 @@ async function main(): Promise<void> {
   const running = jobs;
   logger.info({ port: config.port }, 'logquery is serving');
 
+  // Given the original's environment (the Supabase stack's analytics container), its data comes
+  // over in the background while the service serves (docs/MIGRATING.md); a stop ends it after
+  // the batch in flight and the next start resumes it.
+  const importing = new AbortController();
+  const origin = config.logflare;
+  const imported = origin?.importOnStart
+    ? importAtStart(
+        {
+          knex: ctx.db.knex,
+          pool: ctx.db.pool,
+          sources: ctx.sources,
+          keys: ctx.keys,
+          writer: ctx.writer,
+          defaultRetentionDays: config.retentionDays,
+        },
+        {
+          from: origin.catalogUrl,
+          schema: origin.catalogSchema,
+          eventsFrom: origin.eventsUrl,
+          eventsSchema: origin.eventsSchema,
+          signal: importing.signal,
+        },
+        logger,
+      )
+    : Promise.resolve();
+
   // Requests in flight per connection. On SIGTERM, server.close() stops accepting and
   // closeIdleConnections() closes keep-alive connections between requests, but Node counts a
   // connection that has not sent its first request yet as busy (until headersTimeout, 60 s),
@@ -77,6 +104,13 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'stopping: finishing in-flight requests');
     const code = await stopWithin(config.shutdownTimeoutMs, logger, [
       { name: 'background jobs', run: () => running.stop() },
+      {
+        name: "import of the original's data",
+        run: () => {
+          importing.abort();
+          return imported;
+        },
+      },
       {
         name: 'in-flight requests',
         run: () => {

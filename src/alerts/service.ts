@@ -47,7 +47,8 @@ export interface AlertServiceDeps {
   /** Where queries run: as endpoint queries do (src/db/replicas.ts). */
   reads: Pick<ReplicaRouter, 'run'>;
   queryTimeoutMs: number;
-  embedded: boolean;
+  /** The database takes a pipelined batch (`db.capabilities.pipelinedBatch`). */
+  pipelined: boolean;
   policy: DestinationPolicy;
   minIntervalSeconds: number;
   delivery: Omit<DeliveryOptions, 'policy'>;
@@ -232,7 +233,7 @@ export class AlertService {
       executeReadOnly(target.pool, translation.sql, [], {
         timeoutMs: this.deps.queryTimeoutMs,
         useReaderRole: target.useReaderRole,
-        pipelined: !this.deps.embedded,
+        pipelined: this.deps.pipelined,
       }),
     );
     return encodeRows(

@@ -51,6 +51,19 @@ export class ApiKeyRepository {
     return row;
   }
 
+  /**
+   * Stores a key that exists elsewhere already (an access token of the original, imported:
+   * src/import/logflare/catalog.ts), hashed like every key. False when it is registered already.
+   */
+  async adopt(name: string, key: string, scopes: KeyScope[]): Promise<boolean> {
+    const rows = await this.knex('api_keys')
+      .insert({ name, key_hash: hashKey(key), prefix: key.slice(0, 6), scopes })
+      .onConflict('key_hash')
+      .ignore()
+      .returning('id');
+    return rows.length > 0;
+  }
+
   /** Registers a bootstrap key, or updates the scopes of one already registered. */
   async upsert(name: string, key: string, scopes: Scope[]): Promise<void> {
     await this.knex('api_keys')

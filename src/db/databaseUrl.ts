@@ -46,3 +46,27 @@ export function hostOf(url: string): string {
   const u = new URL(url);
   return `${u.hostname}:${u.port || '5432'}`;
 }
+
+/**
+ * `raw` (single host or a host list) with `-c search_path=<schema>` added to its startup
+ * `options`: every connection made from it then finds the service's own tables in `schema`
+ * (DATABASE_SCHEMA; docs/MIGRATING.md). `public` leaves the URL as it is.
+ */
+export function withSearchPath(raw: string, schema: string): string {
+  if (schema === 'public') return raw;
+  const queryAt = raw.indexOf('?');
+  const params = new URLSearchParams(queryAt < 0 ? '' : raw.slice(queryAt + 1));
+  params.set('options', [params.get('options'), `-c search_path=${schema}`].filter(Boolean).join(' '));
+  return `${queryAt < 0 ? raw : raw.slice(0, queryAt)}?${params.toString()}`;
+}
+
+/**
+ * The startup options of a connection: those of its URL and `extra`, together (pg takes an
+ * explicit `options` instead of the URL's, which would lose the search_path of withSearchPath).
+ */
+export function startupOptions(url: string, extra?: string): string | undefined {
+  const queryAt = url.indexOf('?');
+  const own = queryAt < 0 ? null : new URLSearchParams(url.slice(queryAt + 1)).get('options');
+  const all = [own, extra].filter(Boolean).join(' ');
+  return all || undefined;
+}

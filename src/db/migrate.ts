@@ -3,8 +3,11 @@ import { runner } from 'node-pg-migrate';
 import type { Logger } from '../logger.js';
 import { MIGRATIONS_DIR } from '../paths.js';
 
-/** Applies pending migrations. Safe to run on every start and from several processes (advisory lock). */
-export async function migrateUp(databaseUrl: string, logger?: Logger): Promise<string[]> {
+/**
+ * Applies pending migrations. Safe to run on every start and from several processes (advisory
+ * lock). `schema`: where the service's own tables go (DATABASE_SCHEMA), created when missing.
+ */
+export async function migrateUp(databaseUrl: string, logger?: Logger, schema = 'public'): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -13,6 +16,8 @@ export async function migrateUp(databaseUrl: string, logger?: Logger): Promise<s
       dir: MIGRATIONS_DIR,
       direction: 'up',
       migrationsTable: 'pgmigrations',
+      schema,
+      createSchema: schema !== 'public',
       checkOrder: true,
       advisoryLockMode: 'wait',
       log: (msg: string) => logger?.debug({ migration: msg }, 'migrate'),

@@ -1,7 +1,9 @@
+import { probeCapabilities, type DatabaseCapabilities } from './capabilities.js';
 import pg from 'pg';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '../logger.js';
 import { FailoverPool, type PrimaryLocator } from './primary.js';
+import { startupOptions } from './databaseUrl.js';
 
 export interface Database {
   /** Raw pool for log queries and ingest (prepared statements, COPY-like bulk writes). */
@@ -12,6 +14,8 @@ export interface Database {
   readonly url: string;
   /** HA mode (several hosts in DATABASE_URL, src/db/primary.ts): what finds the primary; undefined otherwise. */
   readonly primary: PrimaryLocator | undefined;
+  /** What this database can do, asked once when it is opened (src/db/capabilities.ts). */
+  readonly capabilities: DatabaseCapabilities;
   close(): Promise<void>;
 }
 
@@ -42,7 +46,8 @@ export const HA_SESSION_OPTIONS = '-c synchronous_commit=on';
 export const POOL_READ_TIMEOUT_MS = 60_000;
 export const ADMIN_READ_TIMEOUT_MS = 10_000;
 
-export function openDatabase(options: DatabaseOptions): Database {
+/** Opens the pools and asks the database what it can do (after migrations: the reader role is theirs). */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const { url, poolSize, connectTimeoutMs, primary } = options;
   const pool = onPrimary(options, (primaryUrl) =>
     createPgPool({ ...options, url: primaryUrl }, 'logquery', primary ? HA_SESSION_OPTIONS : undefined),
@@ -59,7 +64,7 @@ export function openDatabase(options: DatabaseOptions): Database {
           const at = primary.url;
           return {
             connectionString: at,
-            options: HA_SESSION_OPTIONS,
+            options: startupOptions(at, HA_SESSION_OPTIONS),
             ...admin,
             expirationChecker: () => primary.hasPrimary && primary.url !== at,
           };
@@ -69,15 +74,14 @@ export function openDatabase(options: DatabaseOptions): Database {
     acquireConnectionTimeout: connectTimeoutMs,
   });
 
-  return {
-    pool,
-    knex,
-    url,
-    primary,
-    async close() {
-      await Promise.allSettled([pool.end(), knex.destroy()]);
-    },
+  const close = async () => {
+    await Promise.allSettled([pool.end(), knex.destroy()]);
   };
+  const capabilities = await probeCapabilities(pool).catch(async (err: unknown) => {
+    await close();
+    throw err;
+  });
+  return { pool, knex, url, primary, capabilities, close };
 }
 
 /**
@@ -97,9 +101,10 @@ export function createPgPool(
   applicationName: string,
   options?: string,
 ): pg.Pool {
+  const all = options ? startupOptions(url, options) : undefined;
   const pool = new pg.Pool({
     connectionString: url,
-    ...(options ? { options } : {}),
+    ...(all ? { options: all } : {}),
     max: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,

@@ -48,9 +48,10 @@ export class EndpointManagementService {
     return found;
   }
 
-  async create(body: unknown): Promise<SavedEndpoint> {
+  /** `id`: the importer keeps the original's endpoint token as the id (src/import/logflare/catalog.ts); else a new one. */
+  async create(body: unknown, id?: string): Promise<SavedEndpoint> {
     const { fields, warnings } = await this.validated(body, undefined, (used, inherited) => validateDefinition(body, used, inherited));
-    const row = await this.repository.insert(fields).catch(duplicateName(fields.name));
+    const row = await this.repository.insert(fields, id).catch(duplicateName(fields.name));
     return { ...row, warnings };
   }
 

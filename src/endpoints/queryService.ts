@@ -82,8 +82,8 @@ export interface QueryServiceDeps {
   metrics: Pick<Metrics, 'queryRuns'>;
   logger: Logger;
   queryTimeoutMs: number;
-  /** On the embedded PGlite, which is not known to take a pipelined batch. */
-  embedded: boolean;
+  /** The database takes a pipelined batch (`db.capabilities.pipelinedBatch`; PGlite is not known to). */
+  pipelined: boolean;
 }
 
 export class EndpointQueryService {
@@ -231,7 +231,7 @@ export class EndpointQueryService {
         timeoutMs: this.deps.queryTimeoutMs,
         serial: grant?.serial ?? false,
         useReaderRole: target.useReaderRole,
-        pipelined: !this.deps.embedded,
+        pipelined: this.deps.pipelined,
       }),
     );
   }

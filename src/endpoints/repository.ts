@@ -57,8 +57,10 @@ export class EndpointRepository {
       .select('*');
   }
 
-  async insert(fields: EndpointFields): Promise<EndpointRecord> {
-    const [row] = (await this.knex('endpoints').insert(toRow(fields)).returning('*')) as EndpointRecord[];
+  async insert(fields: EndpointFields, id?: string): Promise<EndpointRecord> {
+    const [row] = (await this.knex('endpoints')
+      .insert({ ...toRow(fields), ...(id !== undefined && { id }) })
+      .returning('*')) as EndpointRecord[];
     return row;
   }
 

@@ -75,6 +75,12 @@ export interface NormaliseOptions {
    * is invalid (listed in the 406), the others are stored. Without it, no cap (seeds, tests).
    */
   schema?: FieldMap;
+  /**
+   * Keep events whatever their timestamp: no drop past the retention or ahead of the clock. For
+   * the importer only (src/import/logflare/events.ts): events an install of the original already
+   * stored are carried over as they are; retention then treats them like any other.
+   */
+  keepAnyTimestamp?: boolean;
 }
 
 /**
@@ -120,7 +126,8 @@ function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUnt
   const dropped: Record<DropReason, number> = { stale: 0, future: 0 };
   const schema = fieldMap();
   const walker = new Walker(options.checkStrings ?? true, options.reuseInput ?? false, options.schema);
-  const oldestMs = options.nowMs - options.retentionDays * 86_400_000;
+  const oldestMs = options.keepAnyTimestamp ? -Infinity : options.nowMs - options.retentionDays * 86_400_000;
+  const newestMs = options.keepAnyTimestamp ? Infinity : options.nowMs + MAX_FUTURE_MS;
   const unparsed = options.unparsed;
 
   let index = 0;
@@ -157,7 +164,7 @@ function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUnt
         micros = parsed.micros;
       }
       const ms = Number(micros / 1000n);
-      if (ms > options.nowMs + MAX_FUTURE_MS) {
+      if (ms > newestMs) {
         dropped.future++;
         continue;
       }

@@ -21,14 +21,15 @@ import { dayStart, ensurePartitions, qualifiedTable, quoteIdent } from '../stora
 import { hotColumnName, PG_HOT_TYPES, UNKNOWN_LEAF_CODE, type HotLeaf } from '../storage/hotLeaves.js';
 import { FactsObserver, recordObservedFacts } from '../storage/hotLeafFacts.js';
 import type { Logger } from '../logger.js';
+import type { DatabaseCapabilities } from '../db/capabilities.js';
 import type { LogRow } from './normalise.js';
 import { microsToIso } from './timestamp.js';
 
 export class LogWriter {
   /** `table:dayMs` of partitions known to exist, so the hot path skips DDL. */
   private readonly knownPartitions = new Set<string>();
-  /** How this database takes rows; asked once, on the first batch (rowWriterFor). */
-  private rowWriter: Promise<RowWriter> | undefined;
+  /** How this database takes rows (rowWriterFor). */
+  private readonly writeRows: RowWriter;
 
   /** A background reload of the catalog is scheduled (see reloadCatalog). */
   private reloadRetry: NodeJS.Timeout | undefined;
@@ -36,11 +37,18 @@ export class LogWriter {
   constructor(
     private readonly pool: pg.Pool,
     private readonly sources: SourceService,
-    private readonly logger?: Logger,
-  ) {}
+    private readonly logger: Logger | undefined,
+    capabilities: Pick<DatabaseCapabilities, 'copyFromStdin'>,
+  ) {
+    this.writeRows = rowWriterFor(capabilities);
+  }
 
-  async write(source: SourceRecord, rows: LogRow[], fields: FieldMap): Promise<void> {
-    await this.writeBatch(source, rows, fields).catch((err: unknown) => {
+  /**
+   * `alsoInTransaction` runs in the rows' transaction, after them: what must commit with them or
+   * not at all (the importer's progress, src/import/logflare/events.ts). Not run without rows.
+   */
+  async write(source: SourceRecord, rows: LogRow[], fields: FieldMap, alsoInTransaction?: InTransaction): Promise<void> {
+    await this.writeBatch(source, rows, fields, alsoInTransaction).catch((err: unknown) => {
       // A node that stopped taking writes (demoted by the HA engine) refuses them as read-only:
       // nothing was stored, the shipper must send the batch again (503, Retry-After), and the
       // primary is looked for again (src/db/primary.ts).
@@ -50,24 +58,19 @@ export class LogWriter {
     });
   }
 
-  private async writeBatch(source: SourceRecord, rows: LogRow[], fields: FieldMap, retried = 0): Promise<void> {
+  private async writeBatch(source: SourceRecord, rows: LogRow[], fields: FieldMap, also?: InTransaction, retried = 0): Promise<void> {
     if (rows.length === 0) return;
     await this.ensurePartitionsFor(source.table_name, rows);
     // Most batches bring no new field: mergeSchema then returns at once, without locking the
     // source row (which would serialise concurrent batches) or reloading the catalog.
     const changed = await withTransaction(this.pool, async (client) => {
-      // Asked on the transaction's own client: on the embedded database another pool query
-      // would wait for this transaction to end (src/db/embedded.ts).
-      this.rowWriter ??= rowWriterFor(client);
-      const writeRows = await this.rowWriter.catch((err) => {
-        this.rowWriter = undefined; // e.g. the connection was lost: ask again next time
-        throw err;
-      });
+      const writeRows = this.writeRows;
       const hot = hotLeavesOf(source);
       const observer = hot.length ? new FactsObserver(hot, source.table_name) : undefined;
       await writeRows(client, source.table_name, rows, observer);
       // The facts of what these rows hold commit with them (src/storage/hotLeafFacts.ts).
       if (observer) await recordObservedFacts(client, source.table_name, observer.observed());
+      await also?.(client);
       return this.sources.mergeSchema(client, source.id, fields);
     }).catch(async (err) => {
       // The hot leaves changed since this process last read the catalog: 42703 undefined_column,
@@ -79,7 +82,7 @@ export class LogWriter {
       if ((code !== '42703' && code !== UNKNOWN_LEAF_CODE) || retried >= CATALOG_RETRIES) throw err;
       if (retried) await sleep(50 * retried);
       await this.sources.reload();
-      await this.writeBatch(await this.sources.get(source.id), rows, fields, retried + 1);
+      await this.writeBatch(await this.sources.get(source.id), rows, fields, also, retried + 1);
       return false;
     });
     if (changed) await this.reloadCatalog();
@@ -131,6 +134,9 @@ export class LogWriter {
   }
 }
 
+/** Work joined to a batch's transaction (LogWriter.write). */
+export type InTransaction = (client: pg.PoolClient) => Promise<void>;
+
 /** `hot`: the source's hot leaves, whose column values it computes (and notes facts of) per row. */
 export type RowWriter = (client: pg.PoolClient, table: string, rows: LogRow[], hot?: FactsObserver) => Promise<void>;
 
@@ -159,13 +165,12 @@ function columnList(hot: FactsObserver | undefined): string {
  * message to completion on its own, so the COPY's CopyData never reach the running statement;
  * tried with PGlite 0.5.14 and pglite-socket 0.2.17, the backend answered "terminating
  * connection because protocol synchronization was lost" and PGlite itself exited, taking the
- * database down for every connection. So PGlite is recognised by its version string
- * ("PostgreSQL 18.6 (PGlite 0.5.14) on wasm32-unknown-emscripten…"), never by trying;
- * test/ingest/copy.test.ts covers both paths.
+ * database down for every connection. So PGlite is recognised by its version string, never by
+ * trying (`db.capabilities.copyFromStdin`, src/db/capabilities.ts); test/ingest/copy.test.ts
+ * covers both paths.
  */
-export async function rowWriterFor(client: Pick<pg.PoolClient, 'query'>): Promise<RowWriter> {
-  const { rows } = await client.query<{ version: string }>('SELECT version()');
-  return /PGlite/i.test(rows[0]?.version ?? '') ? insertRows : copyRows;
+export function rowWriterFor(capabilities: Pick<DatabaseCapabilities, 'copyFromStdin'>): RowWriter {
+  return capabilities.copyFromStdin ? copyRows : insertRows;
 }
 
 /**

@@ -50,7 +50,8 @@ export interface EventSearchDeps {
   sources: Pick<SourceService, 'get' | 'lookup'>;
   reads: Pick<ReplicaRouter, 'run'>;
   queryTimeoutMs: number;
-  embedded: boolean;
+  /** The database takes a pipelined batch (`db.capabilities.pipelinedBatch`). */
+  pipelined: boolean;
 }
 
 export class EventSearch {
@@ -151,7 +152,7 @@ export class EventSearch {
         executeReadOnly(target.pool, sql, [], {
           timeoutMs: this.deps.queryTimeoutMs,
           useReaderRole: target.useReaderRole,
-          pipelined: !this.deps.embedded,
+          pipelined: this.deps.pipelined,
         }),
       );
     } catch (err) {

@@ -40,7 +40,7 @@ export interface QueryRun {
 
 export interface ExecuteOptions {
   timeoutMs: number;
-  /** Off only where the database has no roles to switch to (checked at start, see `supportsReaderRole`). */
+  /** Off only where the database has no roles to switch to (asked at start: `db.capabilities.readerRole`, src/db/capabilities.ts). */
   useReaderRole: boolean;
   /** Cap on the bytes of the result read from the database (default MAX_RESULT_BYTES). */
   maxResultBytes?: number;
@@ -151,18 +151,4 @@ function transactionStart(session: ReadOnlySession | undefined, useReaderRole: b
 /** A client is dropped after a failure without a SQLSTATE too: its connection state is unknown. */
 function isConnectionError(err: unknown): boolean {
   return !(err as { code?: string }).code || isDatabaseUnavailable(err);
-}
-
-/** Whether this database lets the service switch to the reader role (PGlite, for one, may not). */
-export async function supportsReaderRole(pool: pg.Pool): Promise<boolean> {
-  const client = await pool.connect();
-  try {
-    await client.query(`BEGIN; SET LOCAL ROLE ${READER_ROLE}`);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release();
-  }
 }

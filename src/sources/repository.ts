@@ -29,7 +29,14 @@ export class SourceRepository {
     return this.knex<SourceRecord>('sources').where(column, idOrName).first();
   }
 
-  insertQuery(row: { name: string; table_name: string; retention_days: number; schema?: string; hot_leaves?: string }): Knex.QueryBuilder {
+  insertQuery(row: {
+    id?: string;
+    name: string;
+    table_name: string;
+    retention_days: number;
+    schema?: string;
+    hot_leaves?: string;
+  }): Knex.QueryBuilder {
     return this.knex('sources').insert(row).returning('*');
   }
 

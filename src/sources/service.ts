@@ -1,3 +1,4 @@
+import type { DatabaseCapabilities } from '../db/capabilities.js';
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import type { Database } from '../db/pool.js';
@@ -50,6 +51,7 @@ export class SourceService {
 
   private readonly knex: Knex;
   private readonly pool: pg.Pool;
+  private readonly capabilities: DatabaseCapabilities;
 
   /**
    * `readersOf(name)`: the endpoints whose query names the source `name` (the rename guard asks).
@@ -62,6 +64,7 @@ export class SourceService {
   ) {
     this.knex = db.knex;
     this.pool = db.pool;
+    this.capabilities = db.capabilities;
     this.repository = new SourceRepository(db.knex);
   }
 
@@ -108,7 +111,9 @@ export class SourceService {
     return again;
   }
 
+  /** `id`: the importer keeps the original's source token as the id (src/import/logflare/catalog.ts); else a new one. */
   async create(input: {
+    id?: string;
     name: string;
     retention_days?: number;
     schema?: FieldMap;
@@ -140,6 +145,7 @@ export class SourceService {
 
   /** The row, its log table and first partitions, in one transaction; the caller reloads the catalog. */
   private async createRow(input: {
+    id?: string;
     name: string;
     retention_days?: number;
     schema?: FieldMap;
@@ -154,6 +160,7 @@ export class SourceService {
       const [row] = await runBuilt<SourceRecord>(
         client,
         this.repository.insertQuery({
+          ...(input.id !== undefined && { id: input.id }),
           name,
           table_name: table,
           retention_days: retention,
@@ -162,7 +169,7 @@ export class SourceService {
           hot_leaves: JSON.stringify(input.hot.map((l): HotLeafState => ({ ...l, pending_partitions: [] }))),
         }),
       );
-      await createLogTable(client, table, hotColumnDefinitions(input.hot), coveringIndexes(table, input.hot));
+      await createLogTable(client, table, hotColumnDefinitions(input.hot), coveringIndexes(table, input.hot), this.capabilities);
       await resetFacts(
         client,
         table,

@@ -1,6 +1,6 @@
 /**
  * The translator's input contract: what it must know about the log tables it reads, and
- * nothing else. The service's sources, storage and ingest fill it in (src/sources/catalog.ts
+ * nothing else. The service's sources, storage and ingest fill it in (src/sources/service.ts
  * builds the lookup from the sources table) and import these definitions from here; the
  * translator (src/sql/) imports nothing from them, so it can be read and tested alone (lint
  * enforces it: eslint.config.js, "layers").

@@ -27,11 +27,14 @@
  *    17 → 9.6 MB; BENCHMARKS.md, "Hot leaves"), and an index-only scan reads fewer pages.
  *
  * 5. The search indexes (searchIndexes.ts: a `pg_trgm` GIN index per column of the source's
- *    `search_index`) go through steps 1–3 the same way, and step 4 with `fastupdate = off`: while
- *    the day is written, GIN's fast update collects new entries in a pending list (merged by
- *    autovacuum or once it passes `gin_pending_list_limit`), which keeps ingest cheap; once the
- *    day is over, the index is rebuilt once without it, compact, and late events go straight into
- *    it. An index whose column left the setting is dropped. Without pg_trgm none is built.
+ *    `search_index`) are not partitioned indexes: each partition whose day is over gets its own,
+ *    built once with `CREATE INDEX CONCURRENTLY … WITH (fastupdate = off)` (compact, no pending
+ *    list), and the open day gets none, so ingest writes no trigram entry (BENCHMARKS.md, "Search":
+ *    a trigram index on the open day costs the database's insert 5–8×, with or without
+ *    `fastupdate`). A search reads the finished days through their indexes and scans the open one
+ *    (docs/ARCHITECTURE.md, "Message search"). An index whose column left the setting is dropped,
+ *    and so are the partitioned search indexes of the first design (on every partition, open day
+ *    included). Without pg_trgm none is built.
  *
  * An interrupted CONCURRENTLY build leaves an INVALID index behind; it is dropped and built again.
  * Several replicas may run this: a session advisory lock per table lets one at a time work on it.
@@ -40,7 +43,7 @@ import type pg from 'pg';
 import { childIndexName, coveringIndexes, includedLeaves, ownIndexKind, type CoveringIndex } from './coveringIndexes.js';
 import { hotColumnName, withLockRetries, type HotLeafState } from './hotLeaves.js';
 import { indexColumnsSql, listPartitions, qualifiedTable, quoteIdent, type PartitionInfo } from './logTables.js';
-import { isSearchIndexName, searchableColumns, searchIndexes, searchIndexSql, trigramOpclass, type SearchIndex } from './searchIndexes.js';
+import { isSearchIndexName, searchableColumns, searchIndexes, searchIndexSql, trigramOpclass } from './searchIndexes.js';
 
 const LOCK_TIMEOUT_MS = 2_000;
 /**
@@ -150,7 +153,6 @@ interface Compaction {
   readonly value: string;
 }
 const COMPACT_COVERING: Compaction = { option: 'fillfactor', value: '100' };
-const COMPACT_SEARCH: Compaction = { option: 'fastupdate', value: 'off' };
 
 /** The children of the partitioned indexes `names` on partitions whose day is over, rebuilt once with `compaction`'s parameter. */
 async function rebuildFinishedDays(
@@ -182,9 +184,11 @@ async function rebuildFinishedDays(
 }
 
 /**
- * Step 5: the search indexes of the columns of `search` that exist (event_message, STRING hot
- * leaves), built partition by partition (a partition a leaf's backfill has still to fill waits),
- * attached, compacted once their day is over; those of columns no longer listed, dropped.
+ * Step 5: a search index per column of `search` that exists (event_message, STRING hot leaves) on
+ * each partition whose day is over (newest first: the search box reads the last days most, and a
+ * GIN build of a busy day takes minutes); a partition a leaf's backfill has still to fill waits.
+ * Search indexes of columns no longer listed, on days not over (a clock set back), or of the
+ * first design (partitioned, open day included), dropped.
  */
 async function reconcileSearch(
   pool: pg.Pool,
@@ -195,62 +199,69 @@ async function reconcileSearch(
   nowMs: number,
 ): Promise<string[]> {
   const done: string[] = [];
-  const existing = await parentIndexes(client, table);
+  const parent = await parentIndexes(client, table);
   const opclass = await trigramOpclass(client);
-  if (!existing || !opclass) return done;
+  if (!parent || !opclass) return done;
+  for (const [name] of parent) {
+    if (!isSearchIndexName(table, name)) continue;
+    await withLockRetries(pool, LOCK_TIMEOUT_MS, `DROP INDEX IF EXISTS ${ident(name)}`);
+    done.push(`dropped ${name}`);
+  }
   const searchable = new Set(searchableColumns(leaves));
-  const desired = searchIndexes(
-    table,
-    search.filter((c) => searchable.has(c)),
-  );
+  const columns = search.filter((c) => searchable.has(c));
   const days = await listPartitions(client, table);
-  // perf: a GIN build (and the rebuild of a finished day) collects its entries in maintenance_work_mem and writes them out each time it
+  const finished = days.filter((p) => p.dayMs + DAY_MS <= nowMs).reverse();
+  const desired = finished.flatMap((p) => searchIndexes(p.name, columns));
+  const existing = await partitionSearchIndexes(client, table);
+  for (const index of existing) {
+    if (desired.some((d) => d.name === index.name)) continue;
+    await dropConcurrently(client, index.name);
+    done.push(`dropped ${index.name}`);
+  }
+  // perf: a GIN build collects its entries in maintenance_work_mem and writes them out each time it
   // is full; the default 64 MB makes a busy day's build several times longer. Only this session.
   await client.query(`SET maintenance_work_mem = '${GIN_BUILD_MEMORY}'`);
   try {
-    done.push(...(await buildSearchIndexes(pool, client, table, leaves, desired, existing, days, opclass)));
-    const names = desired.map((d) => d.name);
-    done.push(...(await rebuildFinishedDays(pool, client, days, names, COMPACT_SEARCH, nowMs)));
+    for (const index of desired) {
+      const had = existing.find((e) => e.name === index.name);
+      if (had?.valid) continue;
+      const pending = leaves.some((l) => hotColumnName(l.path) === index.column && l.pending_partitions.includes(index.partition));
+      if (pending) continue;
+      // Left INVALID by a build that was interrupted: IF NOT EXISTS would keep it as it is.
+      if (had) await dropConcurrently(client, index.name);
+      try {
+        await client.query(
+          longBuild(
+            `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(index.name)} ON ${qualifiedTable(index.partition)} ${searchIndexSql(index, opclass)}`,
+          ),
+        );
+      } catch (err) {
+        if ((err as { code?: string }).code === '42P01') continue; // undefined_table: dropped meanwhile (retention)
+        throw err;
+      }
+      done.push(`built ${index.name} on ${index.partition}`);
+    }
   } finally {
     await client.query('RESET maintenance_work_mem');
-  }
-  for (const [name] of existing) {
-    if (!isSearchIndexName(table, name) || desired.some((d) => d.name === name)) continue;
-    await withLockRetries(pool, LOCK_TIMEOUT_MS, `DROP INDEX IF EXISTS ${ident(name)}`);
-    done.push(`dropped ${name}`);
   }
   return done;
 }
 
-/** Steps 1–2 for the search indexes `desired`: created on the parent, built and attached on each partition, newest first. */
-async function buildSearchIndexes(
-  pool: pg.Pool,
-  client: pg.PoolClient,
-  table: string,
-  leaves: readonly HotLeafState[],
-  desired: readonly SearchIndex[],
-  existing: ReadonlyMap<string, boolean>,
-  days: readonly PartitionInfo[],
-  opclass: string,
-): Promise<string[]> {
-  const done: string[] = [];
-  for (const index of desired) {
-    const definition = searchIndexSql(index, opclass);
-    if (!existing.has(index.name)) {
-      await client.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ONLY ${qualifiedTable(table)} ${definition}`);
-      done.push(`created ${index.name}`);
-    }
-    if (existing.get(index.name) === true) continue;
-    const pending = new Set(leaves.filter((l) => hotColumnName(l.path) === index.column).flatMap((l) => l.pending_partitions));
-    const attached = await attachedChildren(client, index.name, COMPACT_SEARCH);
-    // Newest first: the search box reads the last hours and days most, and a GIN build of a busy
-    // day takes minutes (BENCHMARKS.md, "Search").
-    for (const { name: partition } of [...days].reverse()) {
-      if (attached.has(partition) || pending.has(partition)) continue;
-      if (await buildOnPartition(pool, client, index.name, definition, partition)) done.push(`built ${index.name} on ${partition}`);
-    }
-  }
-  return done;
+/** The search indexes (named by searchIndexes.ts) on the partitions of `table`, with whether each is valid. */
+async function partitionSearchIndexes(client: pg.PoolClient, table: string): Promise<{ name: string; valid: boolean }[]> {
+  const { rows } = await client.query<{ partition: string; name: string; valid: boolean }>(
+    `SELECT t.relname AS partition, c.relname AS name, i.indisvalid AS valid
+       FROM pg_inherits h JOIN pg_class t ON t.oid = h.inhrelid
+       JOIN pg_index i ON i.indrelid = t.oid JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE h.inhparent = to_regclass($1)`,
+    [qualifiedTable(table)],
+  );
+  return rows.filter((r) => isSearchIndexName(r.partition, r.name)).map((r) => ({ name: r.name, valid: r.valid }));
+}
+
+/** DROP INDEX CONCURRENTLY: no lock that stops ingest or queries. */
+async function dropConcurrently(client: pg.PoolClient, name: string): Promise<void> {
+  await client.query(longBuild(`DROP INDEX CONCURRENTLY IF EXISTS ${ident(name)}`));
 }
 
 /**

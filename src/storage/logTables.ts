@@ -5,6 +5,7 @@
  *
  * Table names come from `tableNameForSource` (lowercase, [a-z0-9_]) and are quoted anyway.
  */
+import type { DatabaseCapabilities } from '../db/capabilities.js';
 import type pg from 'pg';
 import { READER_ROLE } from '../db/readOnlySession.js';
 
@@ -45,6 +46,7 @@ export async function createLogTable(
   table: string,
   extraColumns: readonly string[],
   indexes: readonly LogTableIndex[],
+  capabilities: Pick<DatabaseCapabilities, 'lz4'>,
 ): Promise<void> {
   const t = qualifiedTable(table);
   const hotColumns = extraColumns.map((c) => `,\n      ${c}`).join('');
@@ -62,19 +64,11 @@ export async function createLogTable(
   // does not compress (pglz gives up on jsonb's binary header) and goes out of line to TOAST, so
   // every leaf read is a TOAST fetch; lz4 keeps it inline (~1.5 KB). Partitions inherit the
   // setting. Measured in BENCHMARKS.md ("lz4").
-  if (await hasLz4(db)) {
+  if (capabilities.lz4) {
     await db.query(`ALTER TABLE ${t} ALTER COLUMN metadata SET COMPRESSION lz4, ALTER COLUMN body SET COMPRESSION lz4`);
   }
   for (const index of indexes) await db.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${t} ${indexColumnsSql(index)}`);
   await db.query(`GRANT SELECT ON ${t} TO ${READER_ROLE}`);
-}
-
-/** Whether this server can compress with lz4 (the GUC lists it only when built with it; no error either way). */
-async function hasLz4(db: Queryable): Promise<boolean> {
-  const { rows } = await db.query<{ lz4: boolean | null }>(
-    `SELECT 'lz4' = ANY (enumvals) AS lz4 FROM pg_settings WHERE name = 'default_toast_compression'`,
-  );
-  return rows[0]?.lz4 === true;
 }
 
 export async function dropLogTable(db: Queryable, table: string): Promise<void> {

@@ -2,8 +2,13 @@
  * The search indexes of a log table, as data: a `pg_trgm` GIN index on each text column a source
  * lists in `search_index` (`event_message` by default, and STRING hot leaves' columns), which
  * serves the `LIKE '%…%'`, `ILIKE`, `~` and `~*` tests the translator prints for message search
- * (src/sql/postgres/search.ts). indexUpkeep.ts builds them partition by partition, like the
- * covering indexes, and compacts each once its day is over.
+ * (src/sql/postgres/search.ts).
+ *
+ * One index per column **on each partition whose day is over**, and none on the partitioned table:
+ * a partitioned index would be created on every new partition with it, so ingest would write
+ * ~150 trigram entries per event into the open day's index (+600–800% of the database's insert
+ * cost, measured: BENCHMARKS.md, "Search"). indexUpkeep.ts builds each once its day ends, compact
+ * (`fastupdate = off`); the open day is read by a scan (docs/ARCHITECTURE.md, "Message search").
  *
  * Pure, but for `trigramOpclass`: the operator class exists only where the pg_trgm extension was
  * created (migrations/1764300000000_search-index.js); without it no search index is built.
@@ -17,7 +22,9 @@ import { quoteIdent } from './logTables.js';
 export const DEFAULT_SEARCH_INDEX: readonly string[] = ['event_message'];
 
 export interface SearchIndex {
+  /** The index's name, on `partition`. */
   readonly name: string;
+  readonly partition: string;
   /** The indexed column: `event_message` or a hot leaf's column (`metadata.request.path`). */
   readonly column: string;
 }
@@ -26,23 +33,30 @@ const SUFFIX = '_search_';
 const HASH_HEX = 8;
 const MAX_IDENTIFIER_BYTES = 63;
 
-/** The desired search indexes of `table` for its `search_index` setting (columns as stored: `event_message` or hot leaf paths). */
-export function searchIndexes(table: string, columns: readonly string[]): SearchIndex[] {
+/** The desired search indexes of one partition (a day that is over) for its table's `search_index` columns. */
+export function searchIndexes(partition: string, columns: readonly string[]): SearchIndex[] {
   return [...new Set(columns)].sort().map((column) => {
-    const suffix = SUFFIX + hash([table, column]);
-    return { name: table.slice(0, MAX_IDENTIFIER_BYTES - suffix.length) + suffix, column };
+    const suffix = SUFFIX + hash([partition, column]);
+    return { name: partition.slice(0, MAX_IDENTIFIER_BYTES - suffix.length) + suffix, partition, column };
   });
 }
 
-/** Whether `name` is a search index of `table` named here (any other index is an operator's: never dropped). */
-export function isSearchIndexName(table: string, name: string): boolean {
-  const prefix = table.slice(0, MAX_IDENTIFIER_BYTES - SUFFIX.length - HASH_HEX) + SUFFIX;
+/**
+ * Whether `name` is a search index named here, of `relation` (a partition; or, for the first
+ * design's partitioned indexes, the table): any other index is an operator's, never dropped.
+ */
+export function isSearchIndexName(relation: string, name: string): boolean {
+  const prefix = relation.slice(0, MAX_IDENTIFIER_BYTES - SUFFIX.length - HASH_HEX) + SUFFIX;
   return name.length === prefix.length + HASH_HEX && name.startsWith(prefix) && /^[0-9a-f]+$/.test(name.slice(prefix.length));
 }
 
-/** `USING gin (column <opclass>)`, for CREATE INDEX on the table or on one partition. */
-export function searchIndexSql(index: SearchIndex, opclass: string): string {
-  return `USING gin (${quoteIdent(index.column)} ${opclass})`;
+/**
+ * `USING gin (column <opclass>) WITH (fastupdate = off)`, for CREATE INDEX on one partition. Built
+ * on a day that is over, so there is no stream of inserts for a pending list to absorb: the few
+ * late events go straight into the index, and a search never reads a pending list.
+ */
+export function searchIndexSql(index: Pick<SearchIndex, 'column'>, opclass: string): string {
+  return `USING gin (${quoteIdent(index.column)} ${opclass}) WITH (fastupdate = off)`;
 }
 
 /**

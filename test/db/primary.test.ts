@@ -123,7 +123,7 @@ describe('db: following the primary when it moves', () => {
     const where = async () => (await db.pool.query<{ db: string }>('SELECT current_database() AS db')).rows[0].db;
     const whereAdmin = async () => (await db.knex.raw<{ rows: Array<{ db: string }> }>('SELECT current_database() AS db')).rows[0].db;
     const metric = async (name: string) => (await registry.getSingleMetric(name)!.get()).values[0]?.value;
-    const db = openDatabase({ url: await locator.start(), poolSize: 2, connectTimeoutMs: 2000, logger, primary: locator });
+    const db = await openDatabase({ url: await locator.start(), poolSize: 2, connectTimeoutMs: 2000, logger, primary: locator });
     try {
       assert.equal(await where(), a.name);
       assert.equal(await whereAdmin(), a.name);

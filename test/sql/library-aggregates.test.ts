@@ -89,11 +89,63 @@ const cases: [name: string, bq: string, rows: Record<string, unknown>[]][] = [
       { x: null, min: 'a', median: 'b', max: 'c' },
     ],
   ],
+  [
+    'ARRAY_CONCAT_AGG, NULL arrays skipped and NULL elements kept',
+    `SELECT ARRAY_CONCAT_AGG(x) AS array_concat_agg FROM (
+       SELECT [NULL, 1, 2, 3, 4] AS x UNION ALL SELECT NULL UNION ALL SELECT [5, 6] UNION ALL SELECT [7, 8, 9])`,
+    [{ array_concat_agg: [null, '1', '2', '3', '4', '5', '6', '7', '8', '9'] }],
+  ],
+  [
+    'ARRAY_CONCAT_AGG ordered by the arrays’ lengths',
+    `SELECT ARRAY_CONCAT_AGG(x ORDER BY ARRAY_LENGTH(x)) AS array_concat_agg FROM (
+       SELECT [1, 2, 3, 4] AS x UNION ALL SELECT [5, 6] UNION ALL SELECT [7, 8, 9])`,
+    [{ array_concat_agg: ['5', '6', '7', '8', '9', '1', '2', '3', '4'] }],
+  ],
+  [
+    'ARRAY_CONCAT_AGG of no rows, or of NULLs only, and per group',
+    `SELECT g, ARRAY_CONCAT_AGG(x ORDER BY o) AS a FROM (
+       SELECT 1 AS g, IF(FALSE, ['z'], NULL) AS x, 1 AS o UNION ALL SELECT 2, ['b'], 2 UNION ALL SELECT 2, ['a'], 1 UNION ALL SELECT 2, ARRAY<STRING>[], 3)
+     GROUP BY g ORDER BY g`,
+    [
+      { g: 1, a: null },
+      { g: 2, a: ['a', 'b'] },
+    ],
+  ],
+  [
+    'MAX_BY and MIN_BY (ANY_VALUE(x HAVING MAX y))',
+    `WITH fruits AS (SELECT "apple" fruit, 3.55 price UNION ALL SELECT "banana" fruit, 2.10 price UNION ALL SELECT "pear" fruit, 4.30 price)
+     SELECT MAX_BY(fruit, price) AS max_fruit, MIN_BY(fruit, price) AS min_fruit FROM fruits`,
+    [{ max_fruit: 'pear', min_fruit: 'banana' }],
+  ],
+  [
+    'MAX_BY skips NULL orderings, answers NULL when the greatest rows hold only NULL, and groups',
+    `SELECT g, MAX_BY(x, y) AS mx, MIN_BY(x, y) AS mn FROM (
+       SELECT 1 AS g, 'a' AS x, 1 AS y UNION ALL SELECT 1, 'b', NULL UNION ALL SELECT 1, 'c', 3 UNION ALL SELECT 1, NULL, 3
+       UNION ALL SELECT 2, 'd', 5 UNION ALL SELECT 2, NULL, 9 UNION ALL SELECT 3, 'e', NULL)
+     GROUP BY g ORDER BY g`,
+    [
+      { g: 1, mx: 'c', mn: 'a' },
+      { g: 2, mx: null, mn: 'd' },
+      { g: 3, mx: null, mn: null },
+    ],
+  ],
 ];
 
 describe('library: aggregates and windows', () => {
   for (const [name, bq, rows] of cases) {
     it(`when ${name}, then the documented result`, async () => {
+      await expectTranslation(`SELECT ARRAY_CONCAT_AGG(x LIMIT 2) FROM UNNEST([1, 2]) x`).toFail(
+        SqlUnsupportedError,
+        /ARRAY_CONCAT_AGG … LIMIT is not supported/,
+      );
+      await expectTranslation(`SELECT ARRAY_CONCAT_AGG(x) FROM UNNEST([1, 2]) x`).toFail(
+        SqlSyntaxError,
+        /ARRAY_CONCAT_AGG takes an ARRAY as argument 1/,
+      );
+      await expectTranslation(`SELECT MAX_BY(x, [x]) FROM UNNEST([1, 2]) x`).toFail(
+        SqlSyntaxError,
+        /MAX_BY orders by a value, not an ARRAY or STRUCT/,
+      );
       await expectTranslation(bq).toReturn(rows);
     });
   }

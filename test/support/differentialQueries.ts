@@ -118,6 +118,13 @@ export const AIMED = [
      json_object('path', r.path, 'code', s.status_code) as k2, json_strip_nulls(json_array(r.path, null, s.status_code)) as k3,
      json_remove(to_json(r), '$.url') as k4, lax_string(json_query(to_json(s), '$.status_code')) as k5, cast(time(w.timestamp) as string) as k6
      from ${EDGE_FROM} where extract(hour from time(w.timestamp)) >= 0 order by w.timestamp desc, w.id limit 80`,
+  // hash, BYTES, NET and aggregate functions of migrations 1764810000000–3000 inside a narrowed aggregate and per row
+  `${W} select net.reg_domain(r.url) as k0, net.public_suffix(r.url) as k1, count(*) as a0, max_by(r.path, s.status_code) as a1, min_by(w.id, w.timestamp) as a2,
+     array_length(array_concat_agg(split(r.path, '/') order by w.timestamp, w.id)) as a3, countif(mod(abs(farm_fingerprint(w.id)), 4) = 0) as a4 from ${EDGE_FROM} group by 1, 2`,
+  `${W} select w.id, to_hex(sha1(w.event_message)) as k0, farm_fingerprint(r.path) as k1,
+     net.ip_to_string(net.ip_trunc(net.safe_ip_from_string(regexp_extract(w.event_message, r'[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+')), 24)) as k2,
+     net.ipv4_to_int64(net.safe_ip_from_string(regexp_extract(w.event_message, r'[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+'))) as k3, to_base32(cast(r.method as bytes)) as k4
+     from ${EDGE_FROM} order by w.timestamp desc, w.id limit 50`,
   `${W} select w.id, regexp_extract(r.path, r'^/([a-z]+)/v[0-9]') as k0, split(r.path, '/')[safe_offset(1)] as k1, greatest(s.status_code, 300) as k2, safe.substr(w.event_message, -5, 3) as k3, instr(r.url, '/', -1) as k4, lpad(cast(s.status_code as string), 5, '0') as k5 from ${EDGE_FROM} where regexp_contains(r.path, r'[a-z0-9-.]+') order by w.timestamp desc, w.id`,
 ];
 

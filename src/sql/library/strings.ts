@@ -289,8 +289,11 @@ export const STRING_FUNCTIONS: Readonly<Record<string, FunctionDef>> = safeWhere
       },
     },
   ),
-  to_code_points: def(1, 1, { 'logs.bq_to_code_points': TOTAL_STRICT }, (s) =>
-    typed(pg.func('logs.bq_to_code_points', [stringArg(s, 0)]), INT64_ARRAY),
+  // Of a STRING its code points, of BYTES the byte values (logs.bq_bytes_to_code_points).
+  to_code_points: def(1, 1, { 'logs.bq_to_code_points': TOTAL_STRICT, 'logs.bq_bytes_to_code_points': TOTAL_STRICT }, (s) =>
+    isScalar(s.arg(0).type, 'BYTES')
+      ? typed(pg.func('logs.bq_bytes_to_code_points', [s.arg(0).sql]), INT64_ARRAY)
+      : typed(pg.func('logs.bq_to_code_points', [stringArg(s, 0)]), INT64_ARRAY),
   ),
   code_points_to_string: def(1, 1, { 'logs.bq_code_points_to_string': PARTIAL_STRICT }, (s) => {
     const v = s.arg(0);
