@@ -33,6 +33,7 @@ const OID = {
   float4Array: 1021,
   float8Array: 1022,
   timestampArray: 1115,
+  timeArray: 1183,
   timestamptzArray: 1185,
   numericArray: 1231,
   jsonbArray: 3807,
@@ -99,6 +100,8 @@ const DECODERS: Record<number, Decode> = {
   [OID.numericArray]: arrayOf(toNumber),
   [OID.timestamptzArray]: arrayOf(timestamptzToMicros),
   [OID.timestampArray]: arrayOf(timestampToIso),
+  // TIME (1083) is sent as Postgres prints it, `15:30:00`; an array of them as strings.
+  [OID.timeArray]: parseTextArray,
   [OID.jsonbArray]: arrayOf(JSON.parse),
   [OID.textArray]: parseTextArray,
 };

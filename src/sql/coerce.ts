@@ -24,6 +24,7 @@ const PG_TYPES: Readonly<Record<CastType, PgTypeName>> = {
   TIMESTAMP: 'timestamptz',
   DATETIME: 'timestamp',
   DATE: 'date',
+  TIME: 'time',
 };
 
 /** Strings that SAFE_CAST accepts before casting; anything else becomes NULL instead of an error. */
@@ -36,6 +37,7 @@ const SAFE_PATTERNS: Partial<Record<CastType, string>> = {
     '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?\\s*([zZ]|[+-][0-9]{1,2}(:?[0-9]{2})?|\\s*UTC)?\\s*$',
   DATETIME: '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?\\s*$',
   DATE: '^\\s*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}\\s*$',
+  TIME: '^\\s*([01]?[0-9]|2[0-3]):[0-5]?[0-9]:[0-5]?[0-9](\\.[0-9]{1,6})?\\s*$',
 };
 
 /**
@@ -74,9 +76,11 @@ const CASTS_FROM: Partial<Record<ScalarName, readonly CastType[]>> = {
   FLOAT64: ['INT64', 'FLOAT64', 'NUMERIC', 'STRING'],
   NUMERIC: ['INT64', 'FLOAT64', 'NUMERIC', 'STRING'],
   BOOL: ['INT64', 'BOOL', 'STRING'],
-  TIMESTAMP: ['STRING', 'DATE', 'DATETIME', 'TIMESTAMP'],
-  DATETIME: ['STRING', 'DATE', 'DATETIME', 'TIMESTAMP'],
+  TIMESTAMP: ['STRING', 'DATE', 'DATETIME', 'TIME', 'TIMESTAMP'],
+  DATETIME: ['STRING', 'DATE', 'DATETIME', 'TIME', 'TIMESTAMP'],
   DATE: ['STRING', 'DATE', 'DATETIME', 'TIMESTAMP'],
+  TIME: ['STRING', 'TIME'],
+  JSON: [],
   INTERVAL: ['STRING'],
   BYTES: ['BYTES', 'STRING'],
 };
@@ -149,6 +153,10 @@ function convert(value: Typed, from: ScalarName, target: CastType): PgExpr {
     case 'DATE':
       if (from === 'TIMESTAMP') return pg.cast(pg.atUtc(v), 'date');
       break;
+    case 'TIME':
+      // A TIMESTAMP's time of day in UTC.
+      if (from === 'TIMESTAMP') return pg.cast(pg.atUtc(v), 'time');
+      break;
     case 'INT64':
       if (from === 'STRING') {
         const hex = value.literal === undefined ? undefined : hexLiteral(value.literal);
@@ -191,7 +199,7 @@ export function adapt(value: Typed, other: BqType): Typed {
   if (!(value.param || (value.type.kind === 'scalar' && value.type.loose)) || other.kind !== 'scalar') return value;
   if (other.name === 'STRING' || other.name === 'NULL') return value;
   if (other.name === 'TIMESTAMP') return typed(stringToTimestamp(value), other);
-  if (other.name === 'INTERVAL') return value;
+  if (other.name === 'INTERVAL' || other.name === 'JSON') return value;
   const target: PgTypeName = isNumeric(other)
     ? value.param
       ? PG_TYPES[other.name as CastType]
@@ -206,9 +214,9 @@ export function unify(a: Typed, b: Typed): [Typed, Typed] {
   let right = adapt(b, a.type);
   if (isScalar(left.type, 'TIMESTAMP') && isScalar(right.type, 'STRING')) right = typed(stringToTimestamp(right), left.type);
   else if (isScalar(right.type, 'TIMESTAMP') && isScalar(left.type, 'STRING')) left = typed(stringToTimestamp(left), right.type);
-  else if (isScalar(left.type, 'DATETIME', 'DATE') && isScalar(right.type, 'STRING'))
+  else if (isScalar(left.type, 'DATETIME', 'DATE', 'TIME') && isScalar(right.type, 'STRING'))
     right = typed(convert(right, 'STRING', (left.type as { name: CastType }).name), left.type);
-  else if (isScalar(right.type, 'DATETIME', 'DATE') && isScalar(left.type, 'STRING'))
+  else if (isScalar(right.type, 'DATETIME', 'DATE', 'TIME') && isScalar(left.type, 'STRING'))
     left = typed(convert(left, 'STRING', (right.type as { name: CastType }).name), right.type);
   return [left, right];
 }
@@ -224,7 +232,9 @@ const COMPARISON_GROUPS: Partial<Record<ScalarName, string>> = {
   TIMESTAMP: 'time',
   DATETIME: 'time',
   DATE: 'time',
+  TIME: 'time of day',
   INTERVAL: 'interval',
+  JSON: 'json',
 };
 
 /**
@@ -236,6 +246,13 @@ const COMPARISON_GROUPS: Partial<Record<ScalarName, string>> = {
  */
 export function compared(a: Typed, b: Typed, op: string, text: string, pos: number): [Typed, Typed] {
   const pair = unify(a, b);
+  // BigQuery defines no comparison of JSON values (read a value out with JSON_VALUE, INT64, …).
+  if (pair.some((v) => isScalar(v.type, 'JSON')))
+    throw new SqlSyntaxError(
+      `no operator ${op} for ${typeLabel(pair[0].type)} and ${typeLabel(pair[1].type)}; compare values read out of the JSON`,
+      text,
+      pos,
+    );
   const groupA = comparisonGroup(pair[0]);
   const groupB = comparisonGroup(pair[1]);
   if (groupA && groupB && groupA !== groupB) {
@@ -287,6 +304,7 @@ export function pgTypeOf(t: BqType): PgTypeName {
   if (t.kind !== 'scalar') return 'jsonb';
   if (t.name === 'NULL') return 'text';
   if (t.name === 'INTERVAL') return 'interval';
+  if (t.name === 'JSON') return 'text';
   return PG_TYPES[t.name];
 }
 

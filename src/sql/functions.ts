@@ -37,6 +37,8 @@ export interface CallSite {
   stringLiteral(i: number): string | undefined;
   /** The i-th argument's value when it is an integer literal. */
   integerLiteral(i: number): number | undefined;
+  /** An argument given as `name => value` where the function takes it by name only (`named`), resolved. */
+  named(name: string): Typed | undefined;
   /** The call's `ORDER BY` (array_agg, string_agg), resolved. */
   orderBy(): PgOrder[];
 }
@@ -67,6 +69,11 @@ export interface FunctionDef {
   build(site: CallSite): Typed;
   /** Names of the arguments, in order, for `f(x, name => v)` (named arguments where BigQuery documents them). */
   readonly params?: readonly string[];
+  /**
+   * Arguments taken by name only, after a variable number of positional ones
+   * (`JSON_SET(json, path, value, …, create_if_missing => FALSE)`); the builder reads them with `named`.
+   */
+  readonly named?: readonly string[];
   /**
    * `SAFE.f(…)`: `same` when the builder already answers NULL where BigQuery's f raises an error
    * (or f cannot raise one), else a builder that does. Without it, `SAFE.f` is refused.

@@ -39,6 +39,7 @@ const CAST_TYPES: Readonly<Record<string, E.CastType>> = {
   TIMESTAMP: 'TIMESTAMP',
   DATETIME: 'DATETIME',
   DATE: 'DATE',
+  TIME: 'TIME',
 };
 
 /**
@@ -678,6 +679,7 @@ class Parser extends TokenCursor {
       case 'CURRENT_TIMESTAMP':
       case 'CURRENT_DATE':
       case 'CURRENT_DATETIME':
+      case 'CURRENT_TIME':
         if (!followedByParen) {
           this.next();
           return make<E.Call>({
@@ -694,11 +696,34 @@ class Parser extends TokenCursor {
       case 'TIMESTAMP':
       case 'DATE':
       case 'DATETIME':
+      case 'TIME':
         if (this.peekAt(1).kind === 'string') {
           this.next();
           const value = this.next();
           const operand = make<E.Literal>({ kind: 'literal', pos: value.start, type: 'STRING', value: value.text });
           return make<E.Cast>({ kind: 'cast', pos: t.start, operand, type: u, safe: false });
+        }
+        break;
+      case 'JSON':
+        // `JSON '{"a": 1}'`: BigQuery checks the text while compiling; it is PARSE_JSON of it.
+        if (this.peekAt(1).kind === 'string') {
+          this.next();
+          const value = this.next();
+          try {
+            JSON.parse(value.text);
+          } catch {
+            throw this.syntax('invalid JSON literal', value);
+          }
+          const operand = make<E.Literal>({ kind: 'literal', pos: value.start, type: 'STRING', value: value.text });
+          return make<E.Call>({
+            kind: 'call',
+            pos: t.start,
+            name: 'parse_json',
+            args: [operand],
+            distinct: false,
+            star: false,
+            orderBy: [],
+          });
         }
         break;
       case 'ARRAY':

@@ -5,8 +5,13 @@
 import { mergeFieldMaps, type FieldMap, type FieldSchema } from './catalog.js';
 import type { PgExpr } from './postgres/ast.js';
 
+/**
+ * TIME is Postgres `time` (a wall clock time of day); JSON is BigQuery's JSON type, held as its
+ * compact text with keys sorted (src/sql/library/json.ts), so that an answer carries the JSON
+ * text as BigQuery's API sends it.
+ */
 export type ScalarName =
-  'STRING' | 'BYTES' | 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'TIMESTAMP' | 'DATETIME' | 'DATE' | 'INTERVAL' | 'NULL';
+  'STRING' | 'BYTES' | 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'TIMESTAMP' | 'DATETIME' | 'DATE' | 'TIME' | 'INTERVAL' | 'JSON' | 'NULL';
 
 export type BqType =
   | {
@@ -43,6 +48,8 @@ export const INT64 = scalar('INT64');
 export const FLOAT64 = scalar('FLOAT64');
 export const BOOL = scalar('BOOL');
 export const TIMESTAMP = scalar('TIMESTAMP');
+export const TIME = scalar('TIME');
+export const JSON_TYPE = scalar('JSON');
 export const NULL_TYPE = scalar('NULL');
 export const LOOSE_JSON_LEAF: BqType = Object.freeze({ kind: 'scalar', name: 'STRING', loose: true });
 

@@ -74,6 +74,7 @@ const TYPES = new Set([
   'timestamptz',
   'timestamp',
   'date',
+  'time',
   'interval',
   'jsonb',
 ]);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { encodeResultBody, encodeRows, RAW_TYPES, timestamptzToMicros } from '../../src/query/encode.js';
-import { testDatabase } from '../support/db.js';
+import { initTranslator, translateQuery } from '../../src/sql/index.js';
+import { loadSources, testDatabase } from '../support/db.js';
 
 describe('row encoding', () => {
   const sql = `SELECT
@@ -55,6 +56,25 @@ describe('row encoding', () => {
     const body = encodeResultBody(fields, names, [...rows, ...rows]);
     assert.deepEqual(JSON.parse(body), { result: encodeRows(fields, names, [...rows, ...rows]) });
     assert.equal(encodeResultBody(fields, names, []), '{"result":[]}');
+  });
+
+  it('when a query answers TIME and JSON values, then TIME is its clock text and JSON its compact text, as BigQuery sends them', async () => {
+    await initTranslator();
+    const { pool } = await testDatabase();
+    const t = translateQuery({
+      query: `select time '15:30:00' as t, time '07:05:09.25' as frac, array_agg(time '01:02:03') as ts,
+                     parse_json('{"b": [1, null], "a": "x"}') as j, json 'null' as jnull, cast(null as time) as tnull`,
+      sources: await loadSources(),
+    });
+    const r = await pool.query({ text: t.sql, rowMode: 'array', types: RAW_TYPES });
+    const body = encodeResultBody(
+      r.fields,
+      t.columns.map((c) => c.name),
+      r.rows as Array<Array<string | null>>,
+    );
+    assert.deepEqual(JSON.parse(body), {
+      result: [{ t: '15:30:00', frac: '07:05:09.25', ts: ['01:02:03'], j: '{"a":"x","b":[1,null]}', jnull: 'null', tnull: null }],
+    });
   });
 
   it('when a timestamptz has an offset, then microseconds are UTC', () => {

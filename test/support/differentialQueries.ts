@@ -110,6 +110,14 @@ export const AIMED = [
   `${W} select part, o, count(*) as n from w cross join unnest(w.metadata) as m cross join unnest(m.request) as r cross join unnest(split(r.path, '/')) as part with offset as o group by 1, 2`,
   // the function library (src/sql/library/) inside a narrowed aggregate and over guarded records
   `${W} select net.host(r.url) as k0, count(*) as a0, countif(strpos(r.path, '/rest') > 0) as a1, max(length(substr(r.path, -4))) as a2, sum(safe_add(s.status_code, 1)) as a3 from ${EDGE_FROM} group by 1`,
+  // the TIME and JSON types per row, in a narrowed aggregate and over guarded records
+  `${W} select time_trunc(time(w.timestamp), hour) as k0, count(*) as a0, max(time_diff(time(w.timestamp), time '00:00:00', second)) as a1,
+     countif(lax_int64(json_query(to_json(r), '$.method')) is null) as a2, max(format_time('%R', time_add(time(w.timestamp), interval 90 minute))) as a3,
+     min(string(w.timestamp, 'Asia/Kolkata')) as a4 from ${EDGE_FROM} group by 1`,
+  `${W} select w.id, json_set(to_json(r), '$.status', s.status_code, '$.seen[1]', true) as k0, json_keys(to_json(m), 2) as k1,
+     json_object('path', r.path, 'code', s.status_code) as k2, json_strip_nulls(json_array(r.path, null, s.status_code)) as k3,
+     json_remove(to_json(r), '$.url') as k4, lax_string(json_query(to_json(s), '$.status_code')) as k5, cast(time(w.timestamp) as string) as k6
+     from ${EDGE_FROM} where extract(hour from time(w.timestamp)) >= 0 order by w.timestamp desc, w.id limit 80`,
   // hash, BYTES, NET and aggregate functions of migrations 1764810000000–3000 inside a narrowed aggregate and per row
   `${W} select net.reg_domain(r.url) as k0, net.public_suffix(r.url) as k1, count(*) as a0, max_by(r.path, s.status_code) as a1, min_by(w.id, w.timestamp) as a2,
      array_length(array_concat_agg(split(r.path, '/') order by w.timestamp, w.id)) as a3, countif(mod(abs(farm_fingerprint(w.id)), 4) = 0) as a4 from ${EDGE_FROM} group by 1, 2`,

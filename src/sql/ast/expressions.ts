@@ -116,7 +116,7 @@ export interface Case extends NodeBase<'case'> {
   readonly otherwise?: Expr;
 }
 
-export type CastType = 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'STRING' | 'BYTES' | 'TIMESTAMP' | 'DATETIME' | 'DATE';
+export type CastType = 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'STRING' | 'BYTES' | 'TIMESTAMP' | 'DATETIME' | 'DATE' | 'TIME';
 /** CAST / SAFE_CAST, and typed literals (`TIMESTAMP '2026-01-01'`). */
 export interface Cast extends NodeBase<'cast'> {
   readonly operand: Expr;
@@ -139,6 +139,8 @@ export interface Call extends NodeBase<'call'> {
   readonly safe?: boolean;
   /** The name of each argument given as `name => value`, in `args`' order (undefined for positional ones). */
   readonly argNames?: readonly (string | undefined)[];
+  /** Arguments that may only be given by name (`create_if_missing => FALSE` after a variable number of others), by name. */
+  readonly named?: Readonly<Record<string, Expr>>;
   readonly distinct: boolean;
   /** `COUNT(*)` */
   readonly star: boolean;

@@ -12,8 +12,8 @@ import { SqlSyntaxError, SqlUnsupportedError } from '../errors.js';
 import type { CallSite, Emits, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { PARTIAL, SCALAR, TOTAL, scalar as scalarFacts } from '../postgres/facts.js';
-import { INT64, STRING, TIMESTAMP, isScalar, scalar, typed, type BqType, type Typed } from '../types.js';
-import { def, fn, refuseHugeArray } from './define.js';
+import { INT64, STRING, TIME, TIMESTAMP, isScalar, scalar, typed, type BqType, type Typed } from '../types.js';
+import { def, fn, refuseHugeArray, wrongType } from './define.js';
 
 const DATE = scalar('DATE');
 const DATETIME = scalar('DATETIME');
@@ -298,6 +298,43 @@ function generateTimes(name: string, element: BqType, fixedOnly: boolean): Funct
   });
 }
 
+// ── TIME ──
+
+/** The parts of a time of day: TIME_ADD, TIME_SUB, TIME_DIFF and TIME_TRUNC take no others. */
+const TIME_UNITS = new Set(['MICROSECOND', 'MILLISECOND', 'SECOND', 'MINUTE', 'HOUR']);
+
+/** The i-th argument as a TIME: a TIME, or a STRING (or parameter) read as one. */
+function timeArg(site: CallSite, i: number): PgExpr {
+  const v = site.arg(i);
+  if (isScalar(v.type, 'TIME')) return v.sql;
+  if (isScalar(v.type, 'STRING', 'NULL') || v.param) return pg.cast(v.sql, 'time');
+  return wrongType(site, i, 'TIME');
+}
+
+/** A time of day as the wall clock of 1970-01-01, for the wall-clock helpers (truncation, boundaries, to_char). */
+const onEpochDay = (time: PgExpr): PgExpr => pg.op('+', pg.cast(pg.literal('1970-01-01'), 'date'), time);
+
+/** A part of a time of day (`HOUR`), refused when larger (BigQuery's TIME functions take none). */
+function timePart(site: CallSite, i: number): Part {
+  const word = site.word(i);
+  if (!TIME_UNITS.has(word)) throw new SqlSyntaxError(`date part ${word} is not valid for a TIME`, site.text, site.call.args[i].pos);
+  return UNITS[word];
+}
+
+/**
+ * TIME_ADD / TIME_SUB: Postgres' `time ± interval` keeps the time of day and wraps around
+ * midnight, as BigQuery's does (`23:30:00` plus an hour is `00:30:00`). The interval must be of a
+ * part of a day, as BigQuery requires.
+ */
+function shiftTime(op: '+' | '-'): FunctionDef {
+  return def(2, 2, {}, (s) => {
+    const a = s.call.args[1];
+    if (a.kind === 'interval' && !TIME_UNITS.has(a.unit))
+      throw new SqlSyntaxError(`a TIME moves by MICROSECOND to HOUR, not ${a.unit}`, s.text, a.pos);
+    return typed(pg.op(op, timeArg(s, 0), interval(s, 1)), TIME);
+  });
+}
+
 export const DATETIME_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   current_timestamp: def(0, 0, NOW, () => fn('now', [], TIMESTAMP)),
   current_datetime: def(0, 1, NOW, (s) => typed(pg.atZone(zoneAt(s, 0) ?? pg.literal('UTC'), pg.func('now', [])), DATETIME)),
@@ -405,6 +442,35 @@ export const DATETIME_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   parse_timestamp: def(2, 3, { to_timestamp: SCALAR }, (s) => typed(pg.atZone(zoneAt(s, 2) ?? pg.literal('UTC'), parseWall(s)), TIMESTAMP)),
   parse_datetime: def(2, 2, { to_timestamp: SCALAR }, (s) => typed(parseWall(s), DATETIME)),
   parse_date: def(2, 2, { to_date: SCALAR }, (s) => fn('to_date', [asText(s.arg(1)), pg.literal(toPgFormat(s, 0))], DATE)),
+
+  // ── TIME ──
+  current_time: def(0, 1, NOW, (s) => typed(pg.cast(pg.atZone(zoneAt(s, 0) ?? pg.literal('UTC'), pg.func('now', [])), 'time'), TIME)),
+  // TIME(hour, minute, second), TIME(timestamp[, zone]) (the time of day in that zone, UTC by default), TIME(datetime).
+  time: def(1, 3, { make_time: STRICT_PARTIAL }, (s) => {
+    const n = s.call.args.length;
+    if (n === 3)
+      return fn(
+        'make_time',
+        [pg.cast(asNumber(s.arg(0)), 'integer'), pg.cast(asNumber(s.arg(1)), 'integer'), pg.cast(asNumber(s.arg(2)), 'float8')],
+        TIME,
+      );
+    const v = s.arg(0);
+    if (isScalar(v.type, 'TIMESTAMP', 'STRING') || (n === 2 && v.param))
+      return typed(pg.cast(pg.atZone(zoneAt(s, 1) ?? pg.literal('UTC'), asTimestamp(v)), 'time'), TIME);
+    if (n === 2) return wrongType(s, 0, 'TIMESTAMP');
+    if (isScalar(v.type, 'DATETIME', 'TIME', 'NULL') || v.param) return typed(pg.cast(v.sql, 'time'), TIME);
+    return wrongType(s, 0, 'TIMESTAMP, DATETIME or TIME');
+  }),
+  time_add: shiftTime('+'),
+  time_sub: shiftTime('-'),
+  // Part boundaries between the two times of day, counted on one day as DATETIME_DIFF counts them.
+  time_diff: def(3, 3, DATE_TRUNC, (s) => typed(boundaries(onEpochDay(timeArg(s, 0)), onEpochDay(timeArg(s, 1)), timePart(s, 2)), INT64)),
+  time_trunc: def(2, 2, DATE_TRUNC, (s) => typed(pg.cast(truncWall(onEpochDay(timeArg(s, 0)), timePart(s, 1)), 'time'), TIME)),
+  format_time: def(2, 2, { to_char: PARTIAL, floor: SCALAR }, (s) => {
+    const wall = onEpochDay(timeArg(s, 1));
+    return format(s, wall, pg.atUtc(wall));
+  }),
+  parse_time: def(2, 2, { to_timestamp: SCALAR }, (s) => typed(pg.cast(parseWall(s), 'time'), TIME)),
 
   // ── intervals ──
   // MAKE_INTERVAL(year, month, day, hour, minute, second): Postgres' make_interval has weeks between months and days.

@@ -21,7 +21,8 @@ export const def = (
 ): FunctionDef => Object.freeze({ min, max, emits, build, aggregate });
 
 /** An entry with more to say than `def` takes: named arguments (`params`), its `SAFE.` form. */
-export const defWith = (d: FunctionDef, extra: Pick<FunctionDef, 'params' | 'safe'>): FunctionDef => Object.freeze({ ...d, ...extra });
+export const defWith = (d: FunctionDef, extra: Pick<FunctionDef, 'params' | 'safe' | 'named'>): FunctionDef =>
+  Object.freeze({ ...d, ...extra });
 
 export const fn = (name: string, args: PgExpr[], type: BqType): Typed => typed(pg.func(name, args), type);
 

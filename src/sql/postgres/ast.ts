@@ -147,7 +147,19 @@ export interface PgExtract {
 
 /** The only type names the printer emits; validate.ts allows exactly these. */
 export type PgTypeName =
-  'text' | 'bytea' | 'integer' | 'bigint' | 'float8' | 'numeric' | 'boolean' | 'timestamptz' | 'timestamp' | 'date' | 'interval' | 'jsonb';
+  | 'text'
+  | 'bytea'
+  | 'integer'
+  | 'bigint'
+  | 'float8'
+  | 'numeric'
+  | 'boolean'
+  | 'timestamptz'
+  | 'timestamp'
+  | 'date'
+  | 'time'
+  | 'interval'
+  | 'jsonb';
 
 // ── queries and FROM ───────────────────────────────────────────────────────
 

@@ -40,6 +40,8 @@ const INTERVAL_UNITS: Readonly<Record<string, [number, string]>> = {
   YEAR: [1, 'years'],
 };
 
+const TIME_PARTS = new Set(['HOUR', 'MINUTE', 'SECOND', 'MILLISECOND', 'MICROSECOND']);
+
 const EXTRACT_PARTS: Readonly<Record<string, (ts: PgExpr) => PgExpr>> = {
   YEAR: (ts) => pg.extract('year', ts),
   MONTH: (ts) => pg.extract('month', ts),
@@ -155,6 +157,9 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     // From a TIMESTAMP BigQuery extracts in UTC, or in the zone named; timezone() makes that independent of the session zone.
     const zone = e.zone ? asText(resolveExpr(e.zone, scope, ctx)) : pg.literal('UTC');
     const wall = isScalar(v.type, 'TIMESTAMP') ? pg.atZone(zone, v.sql) : v.sql;
+    // A TIME has only the parts of a time of day, as in BigQuery.
+    if (isScalar(v.type, 'TIME') && !TIME_PARTS.has(e.part))
+      throw new SqlSyntaxError(`EXTRACT(${e.part} FROM …) takes a DATE, DATETIME or TIMESTAMP, not a TIME`, ctx.text, e.pos);
     if (e.part === 'DATE') return typed(pg.cast(wall, 'date'), scalar('DATE'));
     if (e.part === 'DATETIME') return typed(pg.cast(wall, 'timestamp'), scalar('DATETIME'));
     const part = EXTRACT_PARTS[e.part];
@@ -499,12 +504,18 @@ function resolveCall(call: E.Call, scope: Scope, ctx: Context): Typed {
 function positionalCall(e: E.Call, fn: FunctionDef, ctx: Context): E.Call {
   const params = fn.params ?? [];
   const args: E.Expr[] = [];
+  const named: Record<string, E.Expr> = {};
   e.args.forEach((arg, k) => {
     const name = e.argNames![k];
+    if (name !== undefined && fn.named?.includes(name)) {
+      if (named[name]) throw new SqlSyntaxError(`argument ${name} of ${e.name.toUpperCase()} is given twice`, ctx.text, arg.pos);
+      named[name] = arg;
+      return;
+    }
     const at = name === undefined ? k : params.indexOf(name);
     if (at < 0)
       throw new SqlSyntaxError(
-        `${e.name.toUpperCase()} has no argument named ${name}${params.length ? ` (it has ${params.join(', ')})` : ''}`,
+        `${e.name.toUpperCase()} has no argument named ${name}${params.length || fn.named?.length ? ` (it has ${[...params, ...(fn.named ?? [])].join(', ')})` : ''}`,
         ctx.text,
         arg.pos,
       );
@@ -515,7 +526,7 @@ function positionalCall(e: E.Call, fn: FunctionDef, ctx: Context): E.Call {
   const gap = Array.from(args, (a) => a).findIndex((a) => a === undefined);
   if (gap >= 0)
     throw new SqlUnsupportedError(`${e.name.toUpperCase()} needs argument ${params[gap]} when a later one is named`, ctx.text, e.pos);
-  return { ...e, args, argNames: undefined };
+  return { ...e, args, argNames: undefined, named };
 }
 
 function resolveWindowCall(e: E.Call, fn: (typeof FUNCTIONS)[string], scope: Scope, ctx: Context): Typed {
@@ -577,6 +588,11 @@ class ResolvingCallSite implements CallSite {
   integerLiteral(i: number): number | undefined {
     const a = this.call.args[i];
     return a?.kind === 'literal' && a.type === 'INT64' ? Number(a.value) : undefined;
+  }
+
+  named(name: string): Typed | undefined {
+    const e = this.call.named?.[name];
+    return e && resolveExpr(e, this.scope, this.ctx);
   }
 
   orderBy(): PgOrder[] {
