@@ -123,6 +123,8 @@ export function describe(t: Token): string {
       return 'end of query';
     case 'string':
       return 'a string';
+    case 'bytes':
+      return 'a BYTES literal';
     case 'param':
       return `@${t.text}`;
     default:

@@ -10,7 +10,8 @@
 import { SqlLimitError, SqlSyntaxError, SqlUnsupportedError } from './errors.js';
 import { MAX_QUERY_BYTES } from '../inputLimits.js';
 
-export type TokenKind = 'word' | 'quoted' | 'string' | 'number' | 'param' | 'op' | 'eof';
+/** `bytes`: a BYTES literal (`b'…'`, `rb'…'`); its text is the bytes in hex. */
+export type TokenKind = 'word' | 'quoted' | 'string' | 'bytes' | 'number' | 'param' | 'op' | 'eof';
 
 export interface Token {
   readonly kind: TokenKind;
@@ -194,7 +195,21 @@ export function tokenize(source: string): Token[] {
           tokens.push(token('string', value, value, start, (i = end)));
           continue;
         }
-        if (code === 98 || code === 66) throw new SqlUnsupportedError('BYTES literals are not supported', source, i);
+        if (code === 98 || code === 66) {
+          // b'…', B"…": BYTES
+          const { value, end } = readQuoted(source, codes, i + 1, true);
+          const hex = bytesHex(source, value, false, i + 1);
+          tokens.push(token('bytes', hex, hex, start, (i = end)));
+          continue;
+        }
+      }
+      // rb'…', br'…' (any case): raw BYTES
+      const third = codes[i + 2];
+      if ((third === 39 || third === 34) && isRawBytesPrefix(code, next)) {
+        const { value, end } = readQuoted(source, codes, i + 2, true);
+        const hex = bytesHex(source, value, true, i + 2);
+        tokens.push(token('bytes', hex, hex, start, (i = end)));
+        continue;
       }
       let hash = code;
       for (code = codes[++i]!; code < 128 && (CLASS[code] & WORD_PART) !== 0; code = codes[++i]!) hash = (Math.imul(hash, 31) + code) | 0;
@@ -313,6 +328,54 @@ function readQuoted(source: string, codes: Uint16Array, start: number, raw: bool
   }
   const what = quote === 96 ? 'quoted identifier' : 'string literal';
   throw new SqlSyntaxError(`unterminated ${what}`, source, start);
+}
+
+/** `rb` or `br`, in any case. */
+function isRawBytesPrefix(a: number, b: number | undefined): boolean {
+  const r = (c: number | undefined) => c === 114 || c === 82;
+  const bb = (c: number | undefined) => c === 98 || c === 66;
+  return (r(a) && bb(b)) || (bb(a) && r(b));
+}
+
+/**
+ * The bytes of a BYTES literal, in hex, from its text as written (escapes kept). As BigQuery
+ * reads them: characters are their UTF-8 bytes, `\xhh` and `\ooo` are one byte each, the simple
+ * escapes their character; `\u` and `\U` are refused, as BigQuery refuses them in BYTES. A raw
+ * literal (`rb'…'`) is its characters' UTF-8 bytes, backslashes included.
+ */
+function bytesHex(source: string, text: string, raw: boolean, at: number): string {
+  if (raw) return Buffer.from(text, 'utf8').toString('hex');
+  const out: number[] = [];
+  for (let i = 0; i < text.length;) {
+    if (text[i] !== '\\') {
+      const cp = text.codePointAt(i)!;
+      const ch = String.fromCodePoint(cp);
+      for (const b of Buffer.from(ch, 'utf8')) out.push(b);
+      i += ch.length;
+      continue;
+    }
+    const e = text[i + 1];
+    if (e === 'x' || e === 'X') {
+      const digits = text.slice(i + 2, i + 4);
+      if (!/^[0-9a-fA-F]{2}$/.test(digits)) throw new SqlSyntaxError(`invalid escape sequence \\${e} in a BYTES literal`, source, at);
+      out.push(parseInt(digits, 16));
+      i += 4;
+    } else if (e !== undefined && e >= '0' && e <= '7') {
+      const digits = text.slice(i + 1, i + 4);
+      if (!/^[0-7]{3}$/.test(digits) || parseInt(digits, 8) > 255)
+        throw new SqlSyntaxError('invalid octal escape in a BYTES literal', source, at);
+      out.push(parseInt(digits, 8));
+      i += 4;
+    } else if (e === 'u' || e === 'U') {
+      throw new SqlSyntaxError(`\\${e} escapes are not allowed in a BYTES literal`, source, at);
+    } else if (e !== undefined && SIMPLE_ESCAPES[e] !== undefined) {
+      out.push(SIMPLE_ESCAPES[e].charCodeAt(0));
+      i += 2;
+    } else {
+      throw new SqlSyntaxError(`invalid escape sequence \\${e ?? ''} in a BYTES literal`, source, at);
+    }
+  }
+  return Buffer.from(out).toString('hex');
 }
 
 function readEscape(source: string, at: number): { text: string; length: number } {

@@ -611,6 +611,12 @@ class Parser extends TokenCursor {
       case 'string':
         this.next();
         return make<E.Literal>({ kind: 'literal', pos: t.start, type: 'STRING', value: t.text });
+      case 'bytes': {
+        // `b'…'`: the same BYTES as FROM_HEX of its bytes in hex (the lexer has decoded the escapes).
+        this.next();
+        const hex = make<E.Literal>({ kind: 'literal', pos: t.start, type: 'STRING', value: t.text });
+        return make<E.Call>({ kind: 'call', pos: t.start, name: 'from_hex', args: [hex], distinct: false, star: false, orderBy: [] });
+      }
       case 'param':
         this.next();
         return make<E.Param>({ kind: 'param', pos: t.start, name: t.text });

@@ -89,6 +89,29 @@ describe('library: hash functions and BYTES as BigQuery documents them', () => {
     assert.deepEqual(rows, [{ ...Object.fromEntries(cases.map(([, v], i) => [`f${i}`, v])), n: null }]);
   });
 
+  it('when BYTES literals are written as the reference writes them, then they hold those bytes', async () => {
+    await expectTranslation(
+      String.raw`SELECT TO_HEX(b'\x00\x01\x02\x03\xAA\xEE\xEF\xFF') AS a, TO_BASE64(b'\377\340') AS b, BYTE_LENGTH(b'абвгд') AS c,
+         TO_BASE32(b'abcde\xFF') AS d, TO_HEX(rb'\x00') AS e, TO_HEX(Br"a\n") AS f, TO_HEX(B"a\nb") AS g, b'' AS h,
+         TO_HEX(SHA256(b"Hello World")) = TO_HEX(SHA256("Hello World")) AS i, TO_HEX(b"""it's""") AS j`,
+    ).toReturn([
+      {
+        a: '00010203aaeeefff',
+        b: '/+A=',
+        c: 10,
+        d: 'MFRGGZDF74======',
+        e: '5c783030',
+        f: '615c6e',
+        g: '610a62',
+        h: '',
+        i: true,
+        j: '69742773',
+      },
+    ]);
+    for (const bad of [String.raw`SELECT b'\u0041' AS x`, String.raw`SELECT b'\xZZ' AS x`, String.raw`SELECT b'\400' AS x`])
+      await assert.rejects(runTranslation(bad), SqlSyntaxError, bad);
+  });
+
   it('when TO_BASE32, FROM_BASE32, CODE_POINTS_TO_BYTES and SAFE_CONVERT_BYTES_TO_STRING run the reference examples, then the values are BigQuery’s', async () => {
     await expectTranslation(
       `SELECT TO_BASE32(FROM_HEX('6162636465ff')) AS a, TO_HEX(FROM_BASE32('MFRGGZDF74======')) AS b,
