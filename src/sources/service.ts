@@ -4,30 +4,13 @@ import type pg from 'pg';
 import type { Database } from '../db/pool.js';
 import { runBuilt, withTransaction } from '../db/transaction.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
-import { createLogTable, dropExpiredPartitions, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
+import { createLogTable, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
 import { DEFAULT_HOT_LEAVES, DEFAULT_SOURCES } from './defaults.js';
 import { parseHotLeaves } from './hotLeafInput.js';
-import {
-  addHotColumns,
-  backfillPartition,
-  uncheckedLeaves,
-  dropHotColumns,
-  hotColumnDefinitions,
-  setUnknownLeafDefaults,
-  type HotLeaf,
-  type HotLeafState,
-} from '../storage/hotLeaves.js';
-import {
-  checkPartition,
-  deleteFacts,
-  forgetPartitionFacts,
-  resetFacts,
-  saveBackfilledFacts,
-  unverifyFacts,
-} from '../storage/hotLeafFacts.js';
+import { addHotColumns, dropHotColumns, hotColumnDefinitions, type HotLeaf, type HotLeafState } from '../storage/hotLeaves.js';
+import { deleteFacts, resetFacts } from '../storage/hotLeafFacts.js';
 import { listPartitions, partitionCounts, type PartitionCount } from '../storage/logTables.js';
 import { coveringIndexes } from '../storage/coveringIndexes.js';
-import { upkeepIndexes } from '../storage/indexUpkeep.js';
 import { searchableColumns } from '../storage/searchIndexes.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
 import { fieldMapCovers, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from './schema.js';

@@ -1011,7 +1011,10 @@ class Parser extends TokenCursor {
     const start = this.next();
     const value = this.additive();
     const unit = this.identifier('interval unit', true).toUpperCase();
-    if (this.isWord(this.peek(), 'TO')) throw this.unsupported('INTERVAL … TO … ranges are not supported', this.peek());
+    if (this.acceptWord('TO')) {
+      const toUnit = this.identifier('interval unit', true).toUpperCase();
+      return make<E.Interval>({ kind: 'interval', pos: start.start, value, unit, toUnit });
+    }
     return make<E.Interval>({ kind: 'interval', pos: start.start, value, unit });
   }
 }

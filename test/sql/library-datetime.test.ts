@@ -138,6 +138,17 @@ const cases: [name: string, bq: string, rows: Record<string, unknown>[]][] = [
     [{ a: 6, b: 15, c: 1, d: 29, e: 1, f: 26 }],
   ],
   [
+    "INTERVAL range literals (the reference's examples, read back by EXTRACT and by adding them to a TIMESTAMP)",
+    `select unix_micros(timestamp_add(timestamp '2020-01-01 00:00:00+00', interval '10:20:30.52' hour to second)) - unix_micros(timestamp '2020-01-01 00:00:00+00') as a,
+            extract(year from interval '1-2' year to month) as b, extract(month from interval '1-2' year to month) as c,
+            extract(month from interval '1 15' month to day) as d, extract(day from interval '1 15' month to day) as e,
+            unix_seconds(timestamp_add(timestamp '2020-01-01 00:00:00+00', interval '1 5:30' day to minute)) - unix_seconds(timestamp '2020-01-01 00:00:00+00') as f,
+            unix_seconds(timestamp_add(timestamp '2020-01-10 00:00:00+00', interval '-1 -2:00:00' day to second)) - unix_seconds(timestamp '2020-01-10 00:00:00+00') as g,
+            extract(month from interval '-1-2 3 4:5:6.789' year to second) as h, extract(day from interval '-1-2 3 4:5:6.789' year to second) as i,
+            extract(hour from interval '10:20:30.52' hour to second) as j`,
+    [{ a: 37230520000, b: 1, c: 2, d: 1, e: 15, f: 106200, g: -93600, h: -2, i: 3, j: 10 }],
+  ],
+  [
     'NULL in, NULL out',
     `select date_add(cast(null as date), interval 1 day) as a, date_diff(cast(null as date), date '2008-12-25', day) as b,
             timestamp_trunc(cast(null as timestamp), day, 'UTC') as c, format_date('%F', cast(null as date)) as d`,
@@ -154,6 +165,9 @@ describe('library: dates, DATETIMEs and TIMESTAMPs', () => {
 
   it('when a date part or an INTERVAL is wrong, then a 400 naming the argument', async () => {
     await expectTranslation(`select date_add(date '2008-12-25', 5) as x`).toFail(SqlSyntaxError, /expected an INTERVAL/);
+    await expectTranslation(`select interval '1:2' year to month as x`).toFail(SqlSyntaxError, /form 'Y-M'/);
+    await expectTranslation(`select interval 5 hour to second as x`).toFail(SqlSyntaxError, /takes a string literal/);
+    await expectTranslation(`select interval '1:2' second to hour as x`).toFail(SqlSyntaxError, /not a range/);
     await expectTranslation(`select date_diff(date '2008-12-25', date '2008-12-24', hour) as x`).toFail(
       SqlUnsupportedError,
       /date part HOUR/,

@@ -211,6 +211,8 @@ export interface Extract extends NodeBase<'extract'> {
 export interface Interval extends NodeBase<'interval'> {
   readonly value: Expr;
   readonly unit: string;
+  /** `INTERVAL '1-2' YEAR TO MONTH`: the last unit of a range literal. */
+  readonly toUnit?: string;
 }
 export interface ScalarSubquery extends NodeBase<'subquery'> {
   readonly query: Query;

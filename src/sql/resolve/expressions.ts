@@ -1,4 +1,5 @@
 /** Expressions: one resolver per syntax node kind, building typed Postgres expressions. */
+import { intervalRangeLiteral } from './intervalRange.js';
 import type * as E from '../ast/expressions.js';
 import { adapt, asText, castTo, compared, commonType, fromJsonText, unify, unifyAll } from '../coerce.js';
 import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
@@ -167,6 +168,12 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     return typed(pg.cast(part(wall), 'bigint'), INT64);
   },
   interval: (e, scope, ctx) => {
+    if (e.toUnit !== undefined) {
+      if (e.value.kind !== 'literal' || e.value.type !== 'STRING')
+        throw new SqlSyntaxError(`INTERVAL … ${e.unit} TO ${e.toUnit} takes a string literal`, ctx.text, e.pos);
+      const literal = intervalRangeLiteral(String(e.value.value), e.unit, e.toUnit, ctx.text, e.pos);
+      return typed(pg.cast(pg.literal(literal), 'interval'), scalar('INTERVAL'));
+    }
     const unit = INTERVAL_UNITS[e.unit];
     if (!unit) throw new SqlUnsupportedError(`INTERVAL unit ${e.unit} is not supported`, ctx.text, e.pos);
     const [factor, name] = unit;
