@@ -22,7 +22,7 @@ import type { PipelineStep } from './pipeline.js';
  * also fails on any violation the browser reports while the pages are used). Styles set from
  * script (Preact's `style` objects, uPlot) go through the CSSOM, which `style-src 'self'` allows.
  * `img-src data:` is for images uPlot and the browser make from data URLs; `connect-src 'self'`
- * covers fetch and the live tail's EventSource.
+ * covers fetch and the live tail's streaming fetch.
  */
 export const CONSOLE_CSP = [
   "default-src 'none'",

@@ -202,7 +202,10 @@ function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUnt
       const reserved = messageIsOwn ? COLUMN_KEYS_AND_MESSAGE : COLUMN_KEYS;
       let body: Record<string, unknown> | null = null;
       let renamed = false;
+      // The reserved keys (columns) are not fields: room for them.
+      if (walker.pastBudget(event, walker.known, schema, reserved.size)) walker.refuseFields();
       for (const key in event) {
+        if (walker.problem) break;
         if (reserved.has(key)) continue;
         if (walker.fieldName(key) !== key) {
           renamed = true;
@@ -211,7 +214,7 @@ function batchNormaliser(events: unknown[], options: NormaliseOptions): { runUnt
         body ??= {};
         setOwn(body, key, walker.stored(event[key], key, schema, 1, walker.known));
       }
-      if (renamed) {
+      if (renamed && !walker.problem) {
         // Some key is not an identifier: name them all by the collision rule (shape.ts storedNames),
         // which also keeps e.g. "event-message" from shadowing the event_message column.
         // Keys before the first renamed one are identifiers, already walked and kept as they are.
@@ -287,6 +290,11 @@ class Walker {
     this.budget = known ? MAX_FIELDS_PER_SOURCE - countFields(known) : Infinity;
   }
 
+  /** The event would take the source's schema past its field cap. */
+  refuseFields(): void {
+    this.problem ??= `would take the source's schema past ${MAX_FIELDS_PER_SOURCE} fields (the limit of one source)`;
+  }
+
   /** Before each event. */
   begin(): void {
     this.problem = undefined;
@@ -302,8 +310,7 @@ class Walker {
   private fresh(known: FieldMap | undefined, key: string, count: number): void {
     if (known !== undefined && Object.hasOwn(known, key)) return;
     this.added += count;
-    if (this.added > this.budget)
-      this.problem ??= `would take the source's schema past ${MAX_FIELDS_PER_SOURCE} fields (the limit of one source)`;
+    if (this.added > this.budget) this.refuseFields();
   }
 
   /**
@@ -363,8 +370,8 @@ class Walker {
     const fields = record.fields!;
     const object = value as Record<string, unknown>;
     const knownFields = known !== undefined && Object.hasOwn(known, key) ? known[key].fields : undefined;
-    if (this.pastBudget(object, knownFields)) {
-      this.problem ??= `would take the source's schema past ${MAX_FIELDS_PER_SOURCE} fields (the limit of one source)`;
+    if (this.pastBudget(object, knownFields, fields)) {
+      this.refuseFields();
       return null;
     }
     const kept = this.keysKept(object);
@@ -409,20 +416,27 @@ class Walker {
     parent[key] = value;
   }
 
-  /** True when every key is stored as it is (the common case), so the object can be reused. */
   /**
-   * security: whether `object` has more keys than the batch may still add, even if every field the
-   * source has is among them: then the event is refused before its keys are named or walked (one
-   * 1.5 MB event of 100,000 keys held the event loop for a second; issue 25, finding 4).
+   * security: whether `object` surely has more new keys than the batch may still add, so the event
+   * is refused before its keys are named or walked (one 1.5 MB event of 100,000 keys held the event
+   * loop for a second; issue 25, finding 4). Repeats cost nothing (`fresh`), so every key the source
+   * (`known`) or the batch (`seen`) already has at this level, and `spare` more, may be among them:
+   * the room is counted generously and `fresh` still makes the exact check for what passes.
    */
-  private pastBudget(object: Record<string, unknown>, knownFields: FieldMap | undefined): boolean {
+  pastBudget(object: Record<string, unknown>, known: FieldMap | undefined, seen: object, spare = 0): boolean {
     if (this.budget === Infinity) return false;
-    let room = this.budget - this.added;
-    if (knownFields !== undefined) for (const _ in knownFields) room++;
-    for (const _ in object) if (--room < 0) return true;
+    let room = this.budget - this.added + spare;
+    let keys = 0;
+    for (const _ in object) if (++keys > room) break;
+    if (keys <= room) return false;
+    if (known !== undefined) for (const _ in known) room++;
+    for (const _ in seen) room++;
+    keys = 0;
+    for (const _ in object) if (++keys > room) return true;
     return false;
   }
 
+  /** True when every key is stored as it is (the common case), so the object can be reused. */
   private keysKept(object: Record<string, unknown>): boolean {
     for (const k in object) if (this.fieldName(k) !== k) return false;
     return true;

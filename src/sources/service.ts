@@ -45,7 +45,7 @@ export class SourceService {
     db: Database,
     private readonly defaultRetentionDays: number,
     private readonly readersOf: (sourceName: string) => Promise<ReadonlyArray<{ name: string }>>,
-    /** A source's hot columns were dropped: its indexes are rebuilt now, not at the next minute's upkeep (src/upkeep/sourceUpkeep.ts). */
+    /** A source's hot columns were dropped or its search_index changed: its indexes are rebuilt now, not at the next minute's upkeep (src/upkeep/sourceUpkeep.ts). */
     private readonly indexesChanged: (sourceId: string) => void = () => undefined,
   ) {
     this.knex = db.knex;
@@ -228,7 +228,7 @@ export class SourceService {
       if (existing) {
         if (!fieldMapCovers(existing.schema, schema))
           changed = (await withTransaction(this.pool, (client) => this.mergeSchema(client, existing.id, schema))) || changed;
-        // An install from before hot leaves: the defaults, backfilled in the background (runHotLeafBackfill).
+        // An install from before hot leaves: the defaults, backfilled in the background (SourceUpkeep.runHotLeafBackfill, src/upkeep/sourceUpkeep.ts).
         if (existing.hot_leaves === null) {
           await this.applyHotLeaves(existing, hot);
           changed = true;
@@ -271,7 +271,7 @@ export class SourceService {
   /**
    * Sets a source's hot leaves (docs/API.md, "Hot leaves"): validated against its schema; new
    * columns are added (a catalog change under a short lock, storage/hotLeaves.ts), the row lists
-   * every partition that exists now as pending for the new leaves (runHotLeafBackfill fills them),
+   * every partition that exists now as pending for the new leaves (SourceUpkeep.runHotLeafBackfill fills them),
    * removed leaves lose their columns once the catalog no longer lists them.
    */
   async setHotLeaves(idOrName: string, value: unknown): Promise<SourceRecord> {
@@ -294,7 +294,7 @@ export class SourceService {
     );
     await addHotColumns(this.pool, source.table_name, added);
     const partitions = added.length ? await newestPartitionsFirst(this.pool, source.table_name) : [];
-    // A kept leaf whose `index` changed keeps its column and backfill; only indexes change (runIndexUpkeep).
+    // A kept leaf whose `index` changed keeps its column and backfill; only indexes change (SourceUpkeep.runIndexUpkeep).
     const states = leaves.map((l): HotLeafState => ({ ...l, pending_partitions: kept(l)?.pending_partitions ?? partitions }));
     const gone = removed.map((r) => r.path).filter((p) => !added.some((a) => a.path === p));
     await withTransaction(this.pool, async (client) => {

@@ -1,7 +1,7 @@
 /**
  * The BigQuery function table: each allowed function name maps to a builder of Postgres nodes and
  * declares the Postgres functions that builder emits, with their facts (`emits`). It is wall 1's
- * allowlist (a name missing here is an unknown function, whatever Postgres has), and catalogue.ts
+ * allowlist (a name missing here is an unknown function, whatever Postgres has), and postgres/functions.ts
  * derives from it wall 2's allowlist and what the rewrites know about each Postgres function.
  *
  * Adding a function is one entry here and a test in test/sql/functions.test.ts.
@@ -51,7 +51,7 @@ export interface FunctionDef {
   readonly max: number;
   /**
    * Every Postgres function the builder writes with `pg.func` (those written by coerce.ts and the
-   * AST helpers are catalogue.ts's). Wall 2 refuses any other, so a missing name fails the
+   * AST helpers are postgres/functions.ts's). Wall 2 refuses any other, so a missing name fails the
    * function's test.
    */
   readonly emits: Emits;

@@ -45,6 +45,35 @@ describe('the fields of one source', function () {
   });
 });
 
+describe('the field cap counts only new fields', function () {
+  this.timeout(30_000);
+  const t = servedTestApp();
+  const name = `field-room-${Date.now().toString(36)}`;
+  const ingest = (events: object[]) => request(t.app).post(`/api/logs?source_name=${name}`).set('X-API-KEY', t.keys.admin).send(events);
+  const schemaFields = async () => countFields((await t.context.sources.get(name)).schema);
+
+  before(async () => {
+    await request(t.app).post('/api/sources').set('X-API-KEY', t.keys.admin).send({ name }).expect(201);
+    // Ten fields of room left: `metadata.fill` and its keys take the rest.
+    const room = MAX_FIELDS_PER_SOURCE - (await schemaFields()) - 1 - 10;
+    await ingest([{ event_message: 'fill', metadata: { fill: keys('f', room) } }]).expect(200);
+  });
+
+  it('when events of one batch repeat the keys an earlier one added near the cap, then all are stored', async () => {
+    const nested = { event_message: 'nested', metadata: { again: keys('x', 5) } };
+    const res = await ingest([nested, nested, nested]);
+    assert.equal(res.status, 200, JSON.stringify(res.body).slice(0, 300));
+    assert.equal(res.body.count, 3);
+  });
+
+  it('when an event has more top-level fields than the room left, then 406 for it, and one with known fields is stored', async () => {
+    const res = await ingest([{ event_message: 'top', ...keys('top_', 1_000) }]);
+    assert.equal(res.status, 406);
+    assert.match(res.body.error.errors[0].message, /limit of one source/);
+    await ingest([{ event_message: 'known', metadata: { fill: { f0: 1, f1: 2 } } }]).expect(200);
+  });
+});
+
 describe('"did you mean" within its budget', () => {
   it('when a close name is among few candidates, then it is suggested', () => {
     assert.equal(suggest('event_mesage', ['timestamp', 'event_message', 'id']), 'event_message');

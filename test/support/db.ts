@@ -110,7 +110,10 @@ export async function dropTestDatabases(): Promise<void> {
 }
 
 /** `<prefix>_<pid>_<base36 time>_<random>`, as createEmptyDatabase names them. */
-const TEST_DATABASE_NAME = /^lq_[a-z0-9_]+?_(\d+)_[0-9a-z]+_\d+$/;
+const TEST_DATABASE_NAME = /^lq_[a-z0-9_]+?_(\d+)_([0-9a-z]{6,10})_\d+$/;
+
+/** A database older than this whose run is gone is an orphan; a younger one may belong to a run on another host. */
+const ORPHAN_AGE_MS = 60 * 60 * 1000;
 
 function processIsAlive(pid: number): boolean {
   try {
@@ -123,10 +126,11 @@ function processIsAlive(pid: number): boolean {
 
 /**
  * Root hook: drops the test databases of runs that died before their own `afterAll` (a killed
- * mocha, a CI job cancelled), recognised by the pid in their name no longer running on this
- * machine. Databases of runs still going, and every other database, are left alone.
+ * mocha, a CI job cancelled): named as createEmptyDatabase names them, made more than an hour ago
+ * (the time is in the name), by a process no longer running on this machine. Every other database
+ * is left alone. A drop that fails is reported, not thrown: it must not stop the run.
  */
-export async function dropOrphanedTestDatabases(): Promise<string[]> {
+export async function dropOrphanedTestDatabases(nowMs = Date.now()): Promise<string[]> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   let names: string[];
@@ -137,9 +141,19 @@ export async function dropOrphanedTestDatabases(): Promise<string[]> {
     await admin.end();
   }
   const orphans = names.filter((name) => {
-    const pid = TEST_DATABASE_NAME.exec(name)?.[1];
-    return pid !== undefined && Number(pid) !== process.pid && !processIsAlive(Number(pid));
+    const match = TEST_DATABASE_NAME.exec(name);
+    if (!match) return false;
+    const pid = Number(match[1]);
+    const created = parseInt(match[2], 36);
+    return nowMs - created > ORPHAN_AGE_MS && created > Date.UTC(2024, 0, 1) && pid !== process.pid && !processIsAlive(pid);
   });
-  for (const name of orphans) await dropDatabase(name);
-  return orphans;
+  const dropped: string[] = [];
+  for (const name of orphans) {
+    await dropDatabase(name).then(
+      () => dropped.push(name),
+      (err: Error) => console.error(`test database ${name} of a run that is gone not dropped: ${err.message}`),
+    );
+  }
+  if (dropped.length) console.error(`dropped ${dropped.length} test databases of runs that are gone: ${dropped.join(', ')}`);
+  return dropped;
 }
