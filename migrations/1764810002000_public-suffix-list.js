@@ -4,8 +4,8 @@
  * UTC (as packaged by Debian, publicsuffix 20230209.2326), under the Mozilla Public License 2.0
  * (docs/COMPATIBILITY.md, "Public suffixes"). Only its ICANN section is loaded: BigQuery ignores
  * the private domains. Rules are stored as publicsuffix.org writes them (`*.kh`, `!www.ck`) with
- * each label in its ASCII form (Punycode, `中国` → `xn--fiqs8s`), in table `public_suffixes` of the
- * service's schema; the reader role may read it.
+ * each label in its ASCII form (Punycode, `中国` → `xn--fiqs8s`), in table `logs.public_suffixes`,
+ * beside the log tables (the reader role may read it, and nothing outside schema logs: SECURITY.md).
  *
  * The functions follow BigQuery's reference (its net_functions.md and the cases of GoogleSQL's
  * compliance tests):
@@ -51,13 +51,13 @@ const quote = (s) => `'${s.replace(/'/g, "''")}'`;
 
 export const up = (pgm) => {
   const rules = icannRules(readFileSync(LIST, 'utf8'));
-  pgm.sql(`CREATE TABLE IF NOT EXISTS public_suffixes (rule text PRIMARY KEY)`);
+  pgm.sql(`CREATE TABLE IF NOT EXISTS logs.public_suffixes (rule text PRIMARY KEY)`);
   pgm.sql(
-    `COMMENT ON TABLE public_suffixes IS 'The ICANN rules of the Public Suffix List (migrations/reference-data/public_suffix_list.dat, MPL-2.0), labels in ASCII'`,
+    `COMMENT ON TABLE logs.public_suffixes IS 'The ICANN rules of the Public Suffix List (migrations/reference-data/public_suffix_list.dat, MPL-2.0), labels in ASCII'`,
   );
-  pgm.sql('TRUNCATE public_suffixes');
-  pgm.sql(`INSERT INTO public_suffixes (rule) VALUES ${rules.map((r) => `(${quote(r)})`).join(', ')}`);
-  pgm.sql('GRANT SELECT ON public_suffixes TO logquery_reader');
+  pgm.sql('TRUNCATE logs.public_suffixes');
+  pgm.sql(`INSERT INTO logs.public_suffixes (rule) VALUES ${rules.map((r) => `(${quote(r)})`).join(', ')}`);
+  pgm.sql('GRANT SELECT ON logs.public_suffixes TO logquery_reader');
   pgm.sql(`
     CREATE OR REPLACE FUNCTION logs.bq_punycode(label text) RETURNS text
       LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -113,7 +113,7 @@ export const up = (pgm) => {
         RETURN out;
       END $$;
 
-    -- NET.HOST, replacing migrations/1764100002000's first version, to answer as GoogleSQL's
+    -- NET.HOST, replacing the first version of migrations/1764100002000_bigquery-net-conversion-functions.js, to answer as GoogleSQL's
     -- compliance cases do: the scheme is whatever precedes the first '://' (when that holds no
     -- '/', '?' or '#'; '@://x' reads host x), else a leading '//' is dropped; the authority ends
     -- at '/', '?' or '#'; user information ends at its last '@'; a bracketed IPv6 host keeps its
@@ -144,7 +144,7 @@ export const up = (pgm) => {
               INTO labels FROM unnest(string_to_array(core, '.')) WITH ORDINALITY AS u(l, i);
             n := cardinality(labels);
             FOR i IN 1 .. n LOOP
-              SELECT min(s.rule) INTO rule FROM %I.public_suffixes s
+              SELECT min(s.rule) INTO rule FROM logs.public_suffixes s
                 WHERE s.rule IN (array_to_string(labels[i:n], '.'), '!' || array_to_string(labels[i:n], '.'),
                                  '*.' || array_to_string(labels[i + 1:n], '.'));
               IF rule LIKE '!%%' THEN RETURN n - i; END IF; -- an exception: the rule without its first label
@@ -182,5 +182,5 @@ export const down = (pgm) => {
     'bq_punycode(text)',
   ])
     pgm.sql(`DROP FUNCTION IF EXISTS logs.${f}`);
-  pgm.sql('DROP TABLE IF EXISTS public_suffixes');
+  pgm.sql('DROP TABLE IF EXISTS logs.public_suffixes');
 };

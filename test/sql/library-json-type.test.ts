@@ -1,7 +1,7 @@
 /**
  * BigQuery's JSON type and its functions, each row one of the documented examples (GoogleSQL's
  * reference, from which BigQuery's is generated: the google/zetasql repository,
- * docs/json_functions.md; JSON_KEYS from BigQuery's own page), run on Postgres. A JSON value comes
+ * json_functions.md; JSON_KEYS from BigQuery's own page), run on Postgres. A JSON value comes
  * back as its compact text with keys sorted, as BigQuery's API sends it; a JSON null is the text
  * `null`, an SQL NULL is null.
  */

@@ -1,7 +1,7 @@
 /**
  * The TIME type and BigQuery's time functions, and STRING(timestamp, zone): each row one of the
  * documented examples (GoogleSQL's reference, from which BigQuery's is generated: the
- * google/zetasql repository, docs/time_functions.md and docs/timestamp_functions.md), run on
+ * google/zetasql repository, time_functions.md and timestamp_functions.md), run on
  * Postgres. TIME values come back as Postgres prints them, `15:30:00` (docs/API.md, "Row encoding").
  */
 import assert from 'node:assert/strict';

@@ -62,37 +62,6 @@ describe('names', () => {
     ).toReturn([{ m: 'n', meta: [{ project_ref: P, request: [{ method: 'PUT' }] }], p: P, has_id: true }]);
   });
 
-  it('when a bare name is unknown over a single CTE, then it reads as NULL with a warning and a suggestion, as on the original', async () => {
-    // Studio's replication-log filter (test/compat/studio/queries.json, preview/etl_replication_logs/pipeline).
-    const t = await expectTranslation(
-      `with etl_replication_logs as (select id, timestamp, event_message, metadata from \`deno-relay-logs\` where project = '${P}')
-       select id is not null as has_id, pipeline_id, pipelne.x as through, count(*) over () as n from etl_replication_logs
-       where pipeline_id is null and not coalesce(pipeline_id = 42, false)`,
-    ).toReturn([{ has_id: true, pipeline_id: null, through: null, n: 1 }]);
-    assert.deepStrictEqual(
-      t.warnings.map((w) => w.message.replace(/ \(line.*/, '')),
-      [
-        'unknown name pipeline_id reads as NULL: etl_replication_logs has no such column',
-        'unknown name pipelne reads as NULL: etl_replication_logs has no such column',
-      ],
-    );
-    const typo = await expectTranslation(`with c as (select 'a' as event_message) select event_mesage from c`).toReturn([
-      { event_mesage: null },
-    ]);
-    assert.match(typo.warnings[0].message, /unknown name event_mesage reads as NULL: c has no such column; did you mean event_message\?/);
-  });
-
-  it('when a bare name is unknown and two tables could hold it, then it stays a 400 naming it', async () => {
-    await expectTranslation(`with a as (select 1 as x), b as (select 2 as y) select pipeline_id from a, b`).toFail(
-      SqlNameError,
-      /unknown name pipeline_id/,
-    );
-    await expectTranslation(`with a as (select 1 as x) select pipeline_id from a join (select 2 as y) b on true`).toFail(
-      SqlNameError,
-      /unknown name pipeline_id/,
-    );
-  });
-
   it('when a column, table or function is unknown, then a name error with a suggestion', async () => {
     await expectTranslation('select event_mesage from `deno-relay-logs` t, `deno-relay-logs` u').toFail(
       SqlNameError,

@@ -1,7 +1,7 @@
 /**
  * BigQuery's documented examples of the TIME and JSON types' functions, with their documented
  * answers (GoogleSQL's reference, from which BigQuery's is generated: the google/zetasql
- * repository, docs/time_functions.md, docs/timestamp_functions.md and docs/json_functions.md;
+ * repository, time_functions.md, timestamp_functions.md and json_functions.md;
  * JSON_KEYS from BigQuery's own page). test/sql/library-time.test.ts and library-json-type.test.ts
  * run them on Postgres, test/sql/library-pglite.test.ts on PGlite (the embedded database).
  *

@@ -222,19 +222,6 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
   const field = sources.length === 1 ? unknownSourceField(sources[0], head, ctx, pos) : undefined;
   if (field) return { kind: 'value', value: fields(field, parts, 1, ctx, pos) };
   const candidates = visibleNames(scope);
-  // One CTE or subquery the only table in scope (Studio's `from etl_replication_logs where
-  // pipeline_id = 42`): the original's Postgres backend reads an unknown top-level name from the
-  // event's JSON, which a CTE's rows do not carry, so it is NULL there. The same here, with a
-  // warning; with two tables it could belong to either, so it stays an error.
-  const tables = scope.ranges.filter((r) => r.kind !== 'value');
-  if (tables.length === 1 && tables[0].kind === 'relation') {
-    ctx.translation.warn(
-      `unknown name ${head} reads as NULL: ${tables[0].names[0]} has no such column${didYouMean(head, candidates)}`,
-      ctx.text,
-      pos,
-    );
-    return { kind: 'value', value: fields(unknownName(), parts, 1, ctx, pos) };
-  }
   const qualify =
     sources.length > 1
       ? `; if it is a field of one of the tables that no event has brought yet, qualify it (${sources.map((r) => `${r.names[0]}.${head}`).join(' or ')})`
@@ -255,11 +242,6 @@ function unknownSourceField(range: Range, name: string, ctx: Context, pos: numbe
     pos,
   );
   return unknownField(pg.column(range.alias, BODY_COLUMN), name);
-}
-
-/** A name nothing in scope has (see resolvePath): NULL, untyped like a JSON leaf no event has brought, and read through as one. */
-function unknownName(): Typed {
-  return typed(pg.cast(pg.literal(null), 'text'), LOOSE_JSON_LEAF, { unknownJson: pg.cast(pg.literal(null), 'jsonb') });
 }
 
 /** A name used as a value (`t.col`, `r.path`, `path`): resolvePath without whole tables. */
