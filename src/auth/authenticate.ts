@@ -129,11 +129,19 @@ export class Authenticator {
       const seconds = Math.max(1, Math.ceil(waitMs / 1000));
       throw new TooManyRequestsError(`Too many unknown API keys from this address; retry in ${seconds} s.`, seconds, 'unknownKeys');
     }
-    return Promise.resolve(this.cache.get(key)).then((record) => {
-      if (record) this.unknownLookups.found(address);
-      else this.unknown.set(key, true);
-      return record;
-    });
+    return Promise.resolve(this.cache.get(key)).then(
+      (record) => {
+        if (record) this.unknownLookups.giveBack(address);
+        else this.unknown.set(key, true);
+        return record;
+      },
+      (err: unknown) => {
+        // The database did not answer (503): nothing was learnt of the key, so it does not count.
+        // Counted, a client's valid key became 429 "unknown keys" during an outage.
+        this.unknownLookups.giveBack(address);
+        throw err;
+      },
+    );
   }
 
   require(scope: Scope) {

@@ -5,7 +5,7 @@
  *
  * An address may start UNKNOWN_KEY_LOOKUPS_PER_MINUTE lookups that find nothing per minute (a
  * fixed window from its first); a lookup counts from its start, so a burst of concurrent guesses
- * is bounded too, and one that finds a key is given back. Past it, a request whose key is not
+ * is bounded too, and one that finds a key (or fails, the database unavailable) is given back. Past it, a request whose key is not
  * already known on this process is answered 429 with Retry-After, without a lookup. Keys already
  * looked up (cached, src/auth/authenticate.ts) pass whatever the address did, so a valid key, from
  * that address or any other, keeps working; a valid key first seen from an address over its
@@ -40,7 +40,7 @@ export class UnknownKeyLimiter {
 
   /**
    * Takes one lookup of `address`'s budget: undefined when it may look up, else the milliseconds
-   * until it may again. A lookup that then finds a key is given back with `found`.
+   * until it may again. A lookup that then finds a key, or fails, is given back with `giveBack`.
    */
   take(address: string): number | undefined {
     if (this.perMinute <= 0) return undefined;
@@ -55,8 +55,8 @@ export class UnknownKeyLimiter {
     return undefined;
   }
 
-  /** The lookup `take` allowed found a key: it does not count. */
-  found(address: string): void {
+  /** The lookup `take` allowed found a key, or failed: it does not count. */
+  giveBack(address: string): void {
     const window = this.windows.get(address);
     if (window && window.count > 0) window.count--;
   }

@@ -102,6 +102,17 @@ describe('unknown API keys limited per client address', function () {
       assert.equal(lookups(), LIMIT + 1);
     });
 
+    it('when key lookups fail (the database is down), then they do not count as unknown keys', async () => {
+      const repo = Object.create(ctx.keys) as ApiKeyRepository;
+      let down = true;
+      repo.findByKey = (key: string) => (down ? Promise.reject(new Error('database unavailable')) : ctx.keys.findByKey(key));
+      const auth = new Authenticator(repo, { unknownKeyLookupsPerMinute: LIMIT });
+      for (let i = 0; i < LIMIT * 3; i++)
+        await assert.rejects(Promise.resolve(auth.identify(generateKey(), from('10.0.0.3'))), /database unavailable/);
+      down = false;
+      assert.equal(await auth.identify(generateKey(), from('10.0.0.3')), undefined, 'looked up (unknown), not refused');
+    });
+
     it('when a flood of unknown keys from many addresses passes, then a known key stays cached (no lookup)', async () => {
       const { repo, lookups } = counting(ctx.keys);
       const auth = new Authenticator(repo, { ttlMs: 60_000, unknownKeyLookupsPerMinute: LIMIT, cachedKeys: 1_000 });
