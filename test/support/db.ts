@@ -5,6 +5,7 @@
  *   const { pool } = await testDatabase();
  *   await insertEvents('cloudflare.logs.prod', [{ event_message: 'hi', project: 'p1' }]);
  */
+import { writeSync } from 'node:fs';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createContext, type AppContext } from '../../src/context.js';
@@ -12,11 +13,22 @@ import { createLogger } from '../../src/logger.js';
 import { normaliseEvents } from '../../src/ingest/normalise.js';
 import type { SourceLookup } from '../../src/sources/schema.js';
 
+const RUN = Symbol.for('logquery.test.databases');
+
 /** The cluster where test databases are created (trust auth on this machine and in CI). */
 export const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 
-let created: Promise<{ url: string; name: string }> | undefined;
-let context: Promise<AppContext> | undefined;
+/**
+ * What this run created, kept on `globalThis` rather than in this module: mocha loads the root
+ * hooks (global-hooks.ts) through `require` and the test files through `import`, which gives this
+ * file two module instances; with module state the hooks saw an empty list and dropped nothing.
+ */
+interface RunDatabases {
+  names: string[];
+  created?: Promise<{ url: string; name: string }>;
+  context?: Promise<AppContext>;
+}
+const run: RunDatabases = ((globalThis as { [RUN]?: RunDatabases })[RUN] ??= { names: [] });
 
 export function databaseUrl(admin: string, name: string): string {
   const url = new URL(admin);
@@ -34,10 +46,17 @@ export async function createEmptyDatabase(prefix = 'lq_test'): Promise<{ url: st
   } finally {
     await admin.end();
   }
-  createdNames.push(name);
+  run.names.push(name);
   return { url: databaseUrl(ADMIN_URL, name), name };
 }
-const createdNames: string[] = [];
+
+/**
+ * A line on stderr, written synchronously: mocha runs with `exit: true` and ends the process right
+ * after the root hooks, before an asynchronous write to a pipe would be flushed.
+ */
+export function report(line: string): void {
+  writeSync(2, line + '\n');
+}
 
 export async function dropDatabase(name: string): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
@@ -75,9 +94,9 @@ export async function testDatabase(): Promise<{ pool: pg.Pool; url: string; cont
 
 /** One AppContext on the shared test database (no HTTP server; tests make their own app). */
 export function testContext(): Promise<AppContext> {
-  created ??= createEmptyDatabase();
-  context ??= created.then(({ url }) => createContext(testConfig(url), createLogger('silent')));
-  return context;
+  run.created ??= createEmptyDatabase();
+  run.context ??= run.created.then(({ url }) => createContext(testConfig(url), createLogger('silent')));
+  return run.context;
 }
 
 /** Stores events exactly as ingest does (stored shape, schema merged). Timestamps default to now. */
@@ -101,12 +120,12 @@ export async function loadSources(): Promise<SourceLookup> {
  * fails is reported, not swallowed: a database left behind is a bug to see (README.md, "Tests").
  */
 export async function dropTestDatabases(): Promise<void> {
-  if (context) await (await context).close();
+  if (run.context) await (await run.context).close();
   const failures: string[] = [];
-  for (const name of createdNames.splice(0)) {
+  for (const name of run.names.splice(0)) {
     await dropDatabase(name).catch((err: Error) => failures.push(`${name}: ${err.message}`));
   }
-  if (failures.length) console.error(`test databases not dropped:\n  ${failures.join('\n  ')}`);
+  if (failures.length) report(`test databases not dropped:\n  ${failures.join('\n  ')}`);
 }
 
 /** `<prefix>_<pid>_<base36 time>_<random>`, as createEmptyDatabase names them. */
@@ -151,9 +170,9 @@ export async function dropOrphanedTestDatabases(nowMs = Date.now()): Promise<str
   for (const name of orphans) {
     await dropDatabase(name).then(
       () => dropped.push(name),
-      (err: Error) => console.error(`test database ${name} of a run that is gone not dropped: ${err.message}`),
+      (err: Error) => report(`test database ${name} of a run that is gone not dropped: ${err.message}`),
     );
   }
-  if (dropped.length) console.error(`dropped ${dropped.length} test databases of runs that are gone: ${dropped.join(', ')}`);
+  if (dropped.length) report(`dropped ${dropped.length} test databases of runs that are gone: ${dropped.join(', ')}`);
   return dropped;
 }

@@ -1,4 +1,4 @@
-import { dropOrphanedTestDatabases, dropTestDatabases } from './db.js';
+import { dropOrphanedTestDatabases, dropTestDatabases, report } from './db.js';
 
 /**
  * Mocha root hooks: every database a run creates is dropped at its end, pass or fail; a run
@@ -7,9 +7,7 @@ import { dropOrphanedTestDatabases, dropTestDatabases } from './db.js';
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     this.timeout(60_000);
-    await dropOrphanedTestDatabases().catch((err: Error) =>
-      console.error(`test databases of runs that are gone not looked for: ${err.message}`),
-    );
+    await dropOrphanedTestDatabases().catch((err: Error) => report(`test databases of runs that are gone not looked for: ${err.message}`));
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
