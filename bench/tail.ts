@@ -22,6 +22,7 @@
  *
  * `--measure-only` takes the data as it is (no top-up of bench/data.ts).
  */
+import { openTail } from '../test/support/tail.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -75,38 +76,15 @@ interface Viewer {
 }
 
 async function openViewer(service: ServiceProcess, key: string, lql: string): Promise<Viewer> {
-  const controller = new AbortController();
-  const res = await fetch(`${service.base}/api/sources/${SOURCE}/tail?lql=${encodeURIComponent(lql)}`, {
-    headers: { 'X-API-KEY': key },
-    signal: controller.signal,
-  });
-  if (res.status !== 200) throw new Error(`tail ${lql}: ${res.status} ${await res.text()}`);
-  const viewer: Viewer = { lql, receipts: [], received: 0, close: () => controller.abort() };
-
-  let ready!: () => void;
-  const isReady = new Promise<void>((resolve) => (ready = resolve));
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        if (frame.includes('event: ready')) ready();
-        const data = /^event: events\ndata: (.*)$/m.exec(frame)?.[1];
-        if (!data) continue;
-        const now = Date.now();
-        for (const e of JSON.parse(data) as { event_message: string }[]) {
-          viewer.received++;
-          const number = new RegExp(`^${MARK} (\\d+) `).exec(e.event_message)?.[1];
-          if (number) viewer.receipts.push([number, now]);
-        }
-      }
+  const viewer: Viewer = { lql, receipts: [], received: 0, close: () => undefined };
+  const stream = await openTail(service.base, SOURCE, key, lql, (events, now) => {
+    for (const e of events) {
+      viewer.received++;
+      const number = new RegExp(`^${MARK} (\\d+) `).exec(e.event_message)?.[1];
+      if (number) viewer.receipts.push([number, now]);
     }
-  })().catch(() => undefined);
-  await isReady;
+  });
+  viewer.close = stream.close;
   return viewer;
 }
 

@@ -1,3 +1,5 @@
+import { openTail } from '../support/tail.js';
+import { eventually } from '../support/wait.js';
 import assert from 'node:assert/strict';
 import { createClient } from 'redis';
 import { generateKey } from '../../src/auth/keys.js';
@@ -29,38 +31,10 @@ describe('live tail across service processes on one Redis', function () {
 
   /** A viewer: the event messages it has been sent, once the service says it listens. */
   async function tail(service: ServiceProcess, lql: string): Promise<{ messages: string[]; close(): void }> {
-    const controller = new AbortController();
-    const res = await fetch(`${service.base}/api/sources/${source}/tail?lql=${encodeURIComponent(lql)}`, {
-      headers: { 'X-API-KEY': adminKey },
-      signal: controller.signal,
-    });
-    assert.equal(res.status, 200);
     const messages: string[] = [];
-    let ready!: () => void;
-    const isReady = new Promise<void>((resolve) => (ready = resolve));
-    void (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (frame.includes('event: ready')) ready();
-          const data = /^event: events\ndata: (.*)$/m.exec(frame)?.[1];
-          if (data) messages.push(...(JSON.parse(data) as { event_message: string }[]).map((e) => e.event_message));
-        }
-      }
-    })().catch(() => undefined);
-    await isReady;
-    return { messages, close: () => controller.abort() };
+    const stream = await openTail(service.base, source, adminKey, lql, (events) => messages.push(...events.map((e) => e.event_message)));
+    return { messages, close: stream.close };
   }
-
-  const waitFor = async (what: () => boolean, ms: number) => {
-    const deadline = Date.now() + ms;
-    while (!what() && Date.now() < deadline) await sleep(50);
-  };
 
   before(async () => {
     redis = await OwnRedis.start();
@@ -100,7 +74,7 @@ describe('live tail across service processes on one Redis', function () {
         { message: 'from A 2 fine' },
       ]);
       await ingest(services[1], [{ message: 'from B error' }, { message: 'from B fine' }]);
-      await waitFor(() => viewer.messages.length >= 3, 10_000);
+      await eventually(() => viewer.messages.length >= 3, 10_000);
       await sleep(1500); // a wrong extra row would come with the next query
       assert.deepEqual([...viewer.messages].sort(), ['from A 1 error', 'from A 2 error', 'from B error']);
     } finally {
@@ -119,7 +93,7 @@ describe('live tail across service processes on one Redis', function () {
         await sleep(250);
       }
       await ingest(services[2], [{ message: 'late start' }, { message: 'other' }]);
-      await waitFor(() => viewer.messages.includes('late start'), 10_000);
+      await eventually(() => viewer.messages.includes('late start'), 10_000);
       assert.deepEqual(
         viewer.messages.filter((m) => !m.startsWith('late probe')),
         ['late start'],
