@@ -11,16 +11,21 @@ import { servedTestApp } from '../support/http.js';
 
 const keys = (prefix: string, n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i]));
 
-describe('the fields of one source', function () {
-  this.timeout(30_000);
+/** A new source of the served test app (created before the suite's tests), with ingest into it and a count of its schema's fields. */
+function ownSource(prefix: string) {
   const t = servedTestApp();
-  const name = `field-cap-${Date.now().toString(36)}`;
+  const name = `${prefix}-${Date.now().toString(36)}`;
   const ingest = (events: object[]) => request(t.app).post(`/api/logs?source_name=${name}`).set('X-API-KEY', t.keys.admin).send(events);
   const schemaFields = async () => countFields((await t.context.sources.get(name)).schema);
-
   before(async () => {
     await request(t.app).post('/api/sources').set('X-API-KEY', t.keys.admin).send({ name }).expect(201);
   });
+  return { ingest, schemaFields };
+}
+
+describe('the fields of one source', function () {
+  this.timeout(30_000);
+  const { ingest, schemaFields } = ownSource('field-cap');
 
   it('when one event would take the schema past the cap, then 406 for it naming the limit, and the others are stored', async () => {
     const before = await schemaFields();
@@ -47,13 +52,9 @@ describe('the fields of one source', function () {
 
 describe('the field cap counts only new fields', function () {
   this.timeout(30_000);
-  const t = servedTestApp();
-  const name = `field-room-${Date.now().toString(36)}`;
-  const ingest = (events: object[]) => request(t.app).post(`/api/logs?source_name=${name}`).set('X-API-KEY', t.keys.admin).send(events);
-  const schemaFields = async () => countFields((await t.context.sources.get(name)).schema);
+  const { ingest, schemaFields } = ownSource('field-room');
 
   before(async () => {
-    await request(t.app).post('/api/sources').set('X-API-KEY', t.keys.admin).send({ name }).expect(201);
     // Ten fields of room left: `metadata.fill` and its keys take the rest.
     const room = MAX_FIELDS_PER_SOURCE - (await schemaFields()) - 1 - 10;
     await ingest([{ event_message: 'fill', metadata: { fill: keys('f', room) } }]).expect(200);
