@@ -19,16 +19,19 @@ const RUN = Symbol.for('logquery.test.databases');
 export const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 
 /**
- * What this run created, kept on `globalThis` rather than in this module: mocha loads the root
- * hooks (global-hooks.ts) through `require` and the test files through `import`, which gives this
- * file two module instances; with module state the hooks saw an empty list and dropped nothing.
+ * What this run created, kept on `globalThis` rather than in this module: mocha loads some files
+ * through `require` and others through `import`, which gives this file (and the service's modules)
+ * two instances; with module state the root hooks saw an empty list and dropped nothing. Only the
+ * names and the closers are shared: a context stays with its instance, whose error classes its
+ * app's error middleware recognises.
  */
 interface RunDatabases {
   names: string[];
-  created?: Promise<{ url: string; name: string }>;
-  context?: Promise<AppContext>;
+  closers: Array<() => Promise<void>>;
 }
-const run: RunDatabases = ((globalThis as { [RUN]?: RunDatabases })[RUN] ??= { names: [] });
+const run: RunDatabases = ((globalThis as { [RUN]?: RunDatabases })[RUN] ??= { names: [], closers: [] });
+let created: Promise<{ url: string; name: string }> | undefined;
+let context: Promise<AppContext> | undefined;
 
 export function databaseUrl(admin: string, name: string): string {
   const url = new URL(admin);
@@ -94,9 +97,13 @@ export async function testDatabase(): Promise<{ pool: pg.Pool; url: string; cont
 
 /** One AppContext on the shared test database (no HTTP server; tests make their own app). */
 export function testContext(): Promise<AppContext> {
-  run.created ??= createEmptyDatabase();
-  run.context ??= run.created.then(({ url }) => createContext(testConfig(url), createLogger('silent')));
-  return run.context;
+  created ??= createEmptyDatabase();
+  context ??= created.then(async ({ url }) => {
+    const ctx = await createContext(testConfig(url), createLogger('silent'));
+    run.closers.push(() => ctx.close());
+    return ctx;
+  });
+  return context;
 }
 
 /** Stores events exactly as ingest does (stored shape, schema merged). Timestamps default to now. */
@@ -116,11 +123,11 @@ export async function loadSources(): Promise<SourceLookup> {
 }
 
 /**
- * Root hook: close the shared context and drop every database this run created. A drop that
+ * Root hook: close the shared contexts (one per module instance) and drop every database this run created. A drop that
  * fails is reported, not swallowed: a database left behind is a bug to see (README.md, "Tests").
  */
 export async function dropTestDatabases(): Promise<void> {
-  if (run.context) await (await run.context).close();
+  for (const close of run.closers.splice(0)) await close();
   const failures: string[] = [];
   for (const name of run.names.splice(0)) {
     await dropDatabase(name).catch((err: Error) => failures.push(`${name}: ${err.message}`));
