@@ -70,7 +70,15 @@ export interface AppContext {
   close(): Promise<void>;
 }
 
-export async function createContext(config: Config, logger: Logger): Promise<AppContext> {
+export interface ContextOptions {
+  /**
+   * The clock of the per-key limits decided in this process (request windows, query-time budget)
+   * and of the key lookups' lifetimes; each its own default (Date.now, performance.now) unless a test moves one.
+   */
+  now?: () => number;
+}
+
+export async function createContext(config: Config, logger: Logger, { now }: ContextOptions = {}): Promise<AppContext> {
   // What is open so far, closed in reverse order by close() or when a later step fails (a failed
   // start must not leave pools, a Redis client or the embedded database open in this process).
   const opened: Array<{ name: string; close(): Promise<void> }> = [];
@@ -159,7 +167,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     primary?.onChange(() => void reads.recheck());
     const cache = await createResultCache(config, metrics, logger);
     opened.push({ name: 'cache', close: () => cache.close() });
-    const limiter = KeyLimiter.open(config, logger);
+    const limiter = KeyLimiter.open(config, logger, undefined, now);
     opened.push({ name: 'rate limits', close: () => limiter.close() });
     registerSchedulerGauges(metrics.registry, () => limiter.load);
     const arrivals = new Arrivals();
@@ -175,7 +183,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       sources,
       upkeep,
       keys,
-      auth: new Authenticator(keys, { unknownKeyLookupsPerMinute: config.unknownKeyLookupsPerMinute }),
+      auth: new Authenticator(keys, { unknownKeyLookupsPerMinute: config.unknownKeyLookupsPerMinute, now }),
       writer: new LogWriter(db.pool, sources, logger, db.capabilities),
       metrics,
       cache,

@@ -36,7 +36,7 @@ export class KeyLimiter {
 
   /**
    * With REDIS_URL: a Redis connection of its own (never waited for: the in-process limits decide until it is up).
-   * `now`: the clock of the query-time budget (tests move their own).
+   * `now`: the clock of the in-process request windows and of the query-time budget (tests move their own).
    */
   static open(config: Config, logger: Logger, prefix = 'lq:limit:', now: () => number = Date.now): KeyLimiter {
     let client: RedisClient | undefined;
@@ -56,7 +56,7 @@ export class KeyLimiter {
     }
     return new KeyLimiter(
       config,
-      new RequestRateLimiter(client, prefix),
+      new RequestRateLimiter(client, prefix, now),
       new FairScheduler(client, prefix, {
         slots: config.querySlots,
         queueLimit: config.queryQueueLimit,
