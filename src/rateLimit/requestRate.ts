@@ -28,6 +28,9 @@ export interface RateDecision {
   retryAfterMs: number;
 }
 
+/** What the request rate reads of a key's limits. */
+export type RateLimits = Pick<KeyLimits, 'perSecond' | 'burst'>;
+
 type Consumer = Pick<RateLimiterAbstract, 'consume'>;
 
 export class RequestRateLimiter {
@@ -42,7 +45,7 @@ export class RequestRateLimiter {
   ) {}
 
   /** Takes one request of `keyId` from its budget. */
-  async consume(keyId: string, limits: KeyLimits): Promise<RateDecision> {
+  async consume(keyId: string, limits: RateLimits): Promise<RateDecision> {
     if (limits.perSecond <= 0) return { allowed: true, retryAfterMs: 0 };
     const pair = this.limiterFor(limits);
     if (!pair.redis) return decision(pair.memory.take(keyId));
@@ -56,7 +59,7 @@ export class RequestRateLimiter {
     }
   }
 
-  private limiterFor(limits: KeyLimits) {
+  private limiterFor(limits: RateLimits) {
     const id = `${limits.perSecond}/${limits.burst}`;
     let pair = this.limiters.get(id);
     if (pair) return pair;
