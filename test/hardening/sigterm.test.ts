@@ -110,14 +110,18 @@ describe('hardening: SIGTERM', function () {
     const signalledAt = performance.now();
     s.child.kill('SIGTERM');
     setTimeout(sendRest, 500);
-    // The handler runs when the event loop gets to it: poll until new connections are refused
-    // (each probe that still connects is closed at once, so it does not hold the shutdown up).
+    // The handler runs when the event loop gets to it, which a loaded machine delays: poll until new
+    // connections are refused, and check that happened while the process was still finishing its
+    // in-flight work, not because it had exited (each probe that still connects is closed at once,
+    // so it does not hold the shutdown up).
     let afterSignal = 'connected';
     let refusedAfterMs = NaN;
-    while (performance.now() - signalledAt < 3000) {
+    let refusedBeforeExit = false;
+    while (s.child.exitCode === null) {
       afterSignal = await tryConnect(s.port);
       if (afterSignal !== 'connected') {
         refusedAfterMs = performance.now() - signalledAt;
+        refusedBeforeExit = s.child.exitCode === null;
         break;
       }
       await sleep(25);
@@ -145,11 +149,11 @@ describe('hardening: SIGTERM', function () {
     assert.deepEqual(JSON.parse(u.text), { message: 'Logged!', count: 50 });
     // A connection that reaches the listening socket in the instant it closes is reset rather than refused: both refuse it.
     assert.ok(
-      ['ECONNREFUSED', 'ECONNRESET'].includes(String(afterSignal)),
-      `new connections are refused once SIGTERM arrived (${afterSignal})`,
+      ['ECONNREFUSED', 'ECONNRESET'].includes(String(afterSignal)) && refusedBeforeExit,
+      `new connections are refused once SIGTERM arrived, before the process exits (${afterSignal})`,
     );
-    assert.deepEqual(exit, { code: 0, signal: null });
-    assert.ok(exitMs < 10_000, `exited ${Math.round(exitMs)} ms after the signal`);
+    // Code 0: the in-flight work finished within SHUTDOWN_TIMEOUT_MS (past it the process exits 1: the test below).
+    assert.deepEqual(exit, { code: 0, signal: null }, `exited ${Math.round(exitMs)} ms after the signal`);
     assert.match(s.output(), /stopping/);
 
     pool = new pg.Pool({ connectionString: url, max: 1 });
