@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../src/cache/memoryStore.js';
 import { TooManyRequestsError } from '../../src/errors.js';
-import { sleep } from '../support/wait.js';
+import { eventually, sleep } from '../support/wait.js';
 import { SHARED_REDIS_URL, countingCompute, request, testCache, uniqueNamespace, withRawRedis, type TestCache } from './support.js';
 
 /**
@@ -59,18 +59,19 @@ for (const kind of ['redis', 'memory'] as const) {
 
     it("when the request that computes is refused by its own key's limits (429), then a waiter with another key computes for itself", async () => {
       const { cache } = await open(uniqueNamespace('refused'));
+      // The first request's computation refuses only once the second has joined its flight: a fetch
+      // joins a flight of this process at once (no await before it is registered), so no sleep decides it.
+      let refuse!: () => void;
+      const refusal = new Promise<void>((resolve) => (refuse = resolve));
       const refused = async (): Promise<string> => {
-        await sleep(30);
+        await refusal;
         throw new TooManyRequestsError('This API key has used up its database query time; retry in 5 s.', 5, 'queryTimeExhausted');
       };
       const counter = countingCompute();
-      const [first, second] = await Promise.allSettled([
-        cache.fetch(request('ep:r:1:x'), refused),
-        (async () => {
-          await sleep(5); // joins the first request's flight
-          return cache.fetch(request('ep:r:1:x'), counter.compute);
-        })(),
-      ]);
+      const firstFetch = cache.fetch(request('ep:r:1:x'), refused);
+      const secondFetch = cache.fetch(request('ep:r:1:x'), counter.compute);
+      refuse();
+      const [first, second] = await Promise.allSettled([firstFetch, secondFetch]);
       assert.equal(first.status, 'rejected');
       assert.ok(first.reason instanceof TooManyRequestsError);
       assert.equal(second.status, 'fulfilled');
@@ -151,11 +152,19 @@ describe('result cache shared by two replicas (one Redis)', () => {
 
   it('when the replica holding the lock fails, then a waiting replica takes over and computes', async () => {
     const namespace = uniqueNamespace('takeover');
-    const a = await testCache(SHARED_REDIS_URL, {}, { namespace, redisTimeoutMs: SLOW_REDIS_MS });
-    const b = await testCache(SHARED_REDIS_URL, {}, { namespace, redisTimeoutMs: SLOW_REDIS_MS });
+    const env = { QUERY_TIMEOUT_MS: '60000' };
+    const a = await testCache(SHARED_REDIS_URL, env, { namespace, redisTimeoutMs: SLOW_REDIS_MS });
+    const b = await testCache(SHARED_REDIS_URL, env, { namespace, redisTimeoutMs: SLOW_REDIS_MS });
     try {
-      const failing = async () => {
-        await sleep(100);
+      // Replica a holds the lock and computes until the test makes it fail, once b waits on that lock. The
+      // lock outlives the test's timeout (QUERY_TIMEOUT_MS 60 s), so b can only take over on its release.
+      let computing!: () => void;
+      const aComputes = new Promise<void>((resolve) => (computing = resolve));
+      let fail!: () => void;
+      const failure = new Promise<void>((resolve) => (fail = resolve));
+      const failing = async (): Promise<string> => {
+        computing();
+        await failure;
         throw new Error('boom');
       };
       const counter = countingCompute();
@@ -163,14 +172,14 @@ describe('result cache shared by two replicas (one Redis)', () => {
         () => undefined,
         (err: Error) => err,
       );
-      await sleep(20);
-      const started = Date.now();
-      const second = await b.cache.fetch(request('ep:h:1:x'), counter.compute);
+      await aComputes;
+      const secondFetch = b.cache.fetch(request('ep:h:1:x'), counter.compute);
+      assert.ok(await eventually(async () => (await b.events('singleflight_wait')) === 1, 20_000, 5), 'b waits on a’s lock');
+      fail();
+      const second = await secondFetch;
       assert.equal((await first)?.message, 'boom');
       assert.equal(second.status, 'MISS');
       assert.equal(counter.calls, 1);
-      // On the lock's release, not at its expiry (QUERY_TIMEOUT_MS 5 s + 1 s) nor the wait's deadline.
-      assert.ok(Date.now() - started < 5000, 'took over when the lock was released');
     } finally {
       await a.cache.close();
       await b.cache.close();

@@ -109,28 +109,39 @@ describe('three service processes on one Redis', function () {
   });
 
   it('when usage.api-counts is called once and N periods pass, then the three processes warmed it about N times in all', async () => {
+    const warmRuns = () => Promise.all(ports.map((p) => metric(p, 'logquery_cache_events_total{event="warm_run"}')));
+    const cacheErrors = () => total('logquery_cache_events_total{event="error"}');
+    // A Redis call slower than the cache's 50 ms budget opens its breaker (src/cache/guard.ts): on a
+    // loaded machine that can happen during an attempt (the key not stored, or not registered for
+    // warming), which then proves nothing about warming; such an attempt is made again, counted afresh.
     const url = `/api/endpoints/query/usage.api-counts?interval=hourly&project=${encodeURIComponent('^https://procs\\.')}`;
-    const first = await call(ports[0], url);
-    assert.equal(first.status, 200);
-    assert.equal(first.headers.get('x-cache'), 'MISS');
-    const started = Date.now();
-    const body = await first.text();
+    for (let attempt = 0; ; attempt++) {
+      const [runsBefore, errorsBefore] = [await warmRuns(), await cacheErrors()];
+      const first = await call(ports[0], url);
+      assert.equal(first.status, 200);
+      if (attempt === 0) assert.equal(first.headers.get('x-cache'), 'MISS');
+      const started = Date.now();
+      const body = await first.text();
 
-    await sleep(4 * 3000 + 500);
-    const periods = (Date.now() - started) / 3000;
-    const runs = await Promise.all(ports.map((p) => metric(p, 'logquery_cache_events_total{event="warm_run"}')));
-    const sum = runs.reduce((a, b) => a + b, 0);
-    const failures = await total('logquery_cache_events_total{event="warm_failure"}');
-    assert.ok(
-      Math.abs(sum - Math.floor(periods)) <= 1,
-      `${runs.join(' + ')} warm runs (${failures} failed) in ${periods.toFixed(2)} periods`,
-    );
-
-    // The other processes answer from the shared, warmed entry.
-    for (const port of ports.slice(1)) {
-      const other = await call(port, url);
-      assert.equal(other.headers.get('x-cache'), 'HIT');
-      assert.equal(await other.text(), body);
+      await sleep(4 * 3000 + 500);
+      const periods = (Date.now() - started) / 3000;
+      const runs = (await warmRuns()).map((n, i) => n - runsBefore[i]);
+      const sum = runs.reduce((a, b) => a + b, 0);
+      const failures = await total('logquery_cache_events_total{event="warm_failure"}');
+      // The other processes answer from the shared, warmed entry.
+      const others = await Promise.all(ports.slice(1).map((port) => call(port, url)));
+      const otherBodies = await Promise.all(others.map((r) => r.text()));
+      const errors = (await cacheErrors()) - errorsBefore;
+      if (errors > 0 && attempt < 3) continue;
+      assert.ok(
+        Math.abs(sum - Math.floor(periods)) <= 1,
+        `${runs.join(' + ')} warm runs (${failures} failed, ${errors} cache errors) in ${periods.toFixed(2)} periods`,
+      );
+      for (const [i, other] of others.entries()) {
+        assert.equal(other.headers.get('x-cache'), 'HIT');
+        assert.equal(otherBodies[i], body);
+      }
+      break;
     }
   });
 
