@@ -87,17 +87,21 @@ const HOSTILE_TOKENS = [
   '🦄',
 ];
 
-/** Runs one translation; only SqlError may escape, and it must be quick. */
+/**
+ * Runs one translation; only SqlError may escape, and it must be quick: under 1 s of this process's
+ * CPU, which a loaded machine does not stretch as it stretches wall time.
+ */
 function translate(query: string, sandboxSql?: string): Translation | undefined {
-  const started = performance.now();
+  const started = process.cpuUsage();
   let translation: Translation | undefined;
   try {
     translation = translateQuery({ query, sources, sandboxSql, maxRows: 1000 });
   } catch (e) {
     if (!(e instanceof SqlError)) throw e;
   }
-  const ms = performance.now() - started;
-  if (ms > 1_000) throw new Error(`translation took ${ms.toFixed(0)} ms`);
+  const cpu = process.cpuUsage(started);
+  const ms = (cpu.user + cpu.system) / 1000;
+  if (ms > 1_000) throw new Error(`translation took ${ms.toFixed(0)} ms of CPU`);
   return translation;
 }
 
