@@ -239,16 +239,21 @@ describe('Authenticator lookups', () => {
     query_ms_per_second: null,
     query_ms_burst: null,
   };
-  function fakeKeys(answer: () => ApiKeyRecord | undefined, delayMs = 20) {
+  /** Key lookups the test answers: each is held until `release()` when `held`, so "in flight" is the test's to decide, not a timer's. */
+  function fakeKeys(answer: () => ApiKeyRecord | undefined, held = true) {
     const calls: string[] = [];
+    const waiting: Array<() => void> = [];
     const keys = {
       findByKey: (key: string) => {
         calls.push(key);
         const value = answer(); // what the database had when the query ran
-        return delayMs ? new Promise((r) => setTimeout(() => r(value), delayMs)) : Promise.resolve(value);
+        return held ? new Promise((r) => waiting.push(() => r(value))) : Promise.resolve(value);
       },
     } as unknown as ApiKeyRepository;
-    return { keys, calls };
+    const release = () => {
+      for (const answerNow of waiting.splice(0)) answerNow();
+    };
+    return { keys, calls, release };
   }
   const reqWith = (key: string) => ({ headers: { 'x-api-key': key }, url: '/' }) as never;
   const pass = (auth: Authenticator, key: string) =>
@@ -259,10 +264,13 @@ describe('Authenticator lookups', () => {
     });
 
   it('when a key is checked by many requests at once, then it is looked up once', async () => {
-    const { keys, calls } = fakeKeys(() => record);
+    const { keys, calls, release } = fakeKeys(() => record);
     const auth = new Authenticator(keys);
     assert.equal(auth.peek('key-1', 'query'), undefined);
-    await Promise.all(Array.from({ length: 10 }, () => pass(auth, 'key-1')));
+    const passes = Promise.all(Array.from({ length: 10 }, () => pass(auth, 'key-1')));
+    while (calls.length === 0) await new Promise((r) => setImmediate(r)); // the lookup has started; all ten wait on it
+    release();
+    await passes;
     assert.equal(calls.length, 1);
     assert.equal(auth.peek('key-1', 'query'), record);
     assert.equal(auth.peek('key-1', 'admin'), undefined);
@@ -271,19 +279,23 @@ describe('Authenticator lookups', () => {
 
   it('when a lookup is in flight while keys are forgotten, then its answer is not kept', async () => {
     let present = true;
-    const { keys, calls } = fakeKeys(() => (present ? record : undefined));
+    const { keys, calls, release } = fakeKeys(() => (present ? record : undefined));
     const auth = new Authenticator(keys);
     const first = pass(auth, 'key-1');
     while (calls.length === 0) await new Promise((r) => setImmediate(r)); // the first lookup has started
     present = false; // deleted while the first lookup was running
     auth.forget();
+    release(); // the first lookup answers only now, after the forget
     await first; // that request started before the deletion
-    await assert.rejects(pass(auth, 'key-1'), /not valid/);
+    const second = pass(auth, 'key-1');
+    while (calls.length < 2) await new Promise((r) => setImmediate(r));
+    release();
+    await assert.rejects(second, /not valid/);
     assert.equal(calls.length, 2);
   });
 
   it('when a cached key is used shortly before its entry expires, then it is looked up again in the background', async () => {
-    const { keys, calls } = fakeKeys(() => record, 0);
+    const { keys, calls } = fakeKeys(() => record, false);
     let clock = 1_000_000;
     const auth = new Authenticator(keys, { ttlMs: 1_100, now: () => clock });
     await pass(auth, 'key-1');
