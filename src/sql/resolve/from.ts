@@ -11,7 +11,8 @@ import { fromJsonText } from '../coerce.js';
 import { resolveEndpointTable } from './endpoints.js';
 import { jsonStoredType } from './structs.js';
 import type { Context, Scope } from './scope.js';
-import { exposeHotColumns, recordGuard } from './hot.js';
+import { recordGuard } from './hot.js';
+import { asRelation } from './events.js';
 
 /** The join being built: what is on its left and how the next item attaches. */
 export interface JoinLink {
@@ -97,9 +98,15 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
 
   derived: (item, link) => {
     // A derived table cannot see the FROM items before it (BigQuery has no LATERAL subqueries), only outer queries.
-    const r = exposeHotColumns(link.ctx.resolveQuery(item.query, link.ctx, link.scope.parent));
+    const r = asRelation(link.ctx.resolveQuery(item.query, link.ctx, link.scope.parent));
     const alias = link.ctx.translation.alias();
-    link.scope.ranges.push({ kind: 'relation', names: item.alias ? [item.alias] : [], alias, columns: r.columns });
+    link.scope.ranges.push({
+      kind: 'relation',
+      names: item.alias ? [item.alias] : [],
+      alias,
+      columns: r.columns,
+      eventSource: r.eventSource,
+    });
     return join(link, { kind: 'derived', query: r.query, alias });
   },
 
@@ -108,7 +115,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     const alias = ctx.translation.alias();
     const cte = ctx.ctes.get(item.name.toLowerCase());
     if (cte) {
-      scope.ranges.push({ kind: 'relation', names: [item.alias ?? item.name], alias, columns: cte.columns });
+      scope.ranges.push({ kind: 'relation', names: [item.alias ?? item.name], alias, columns: cte.columns, eventSource: cte.eventSource });
       return join(link, { kind: 'table', name: cte.name, alias });
     }
     const cteNames = [...ctx.ctes.values()].map((c) => c.name);
@@ -125,13 +132,14 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     if (!source) {
       // Then an endpoint (endpoint text only), as a derived table.
       const found = resolveEndpointTable(item, ctx);
-      const endpoint = found && exposeHotColumns(found);
+      const endpoint = found && asRelation(found);
       if (!endpoint) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
       scope.ranges.push({
         kind: 'relation',
         names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]],
         alias,
         columns: endpoint.columns,
+        eventSource: endpoint.eventSource,
       });
       return join(link, { kind: 'derived', query: endpoint.query, alias });
     }
