@@ -92,9 +92,17 @@ describe('fair scheduling of uncached queries, default limits', function () {
     const held = [await holdTable(databaseUrl, edge), await holdTable(databaseUrl, auth)];
     try {
       const backlog = Array.from({ length: 50 }, (_, i) => get(slow(`flood-${i}`), flood).then((r) => r.status));
-      await waitFor('the backlog queued behind its first two', async () => ctx.limiter.load, (l) => l.busy === 2 && l.waiting === 48);
+      await waitFor(
+        'the backlog queued behind its first two',
+        async () => ctx.limiter.load,
+        (l) => l.busy === 2 && l.waiting === 48,
+      );
       const answer = get(quietQuery, quiet);
-      await waitFor('the quiet query queued too', async () => ctx.limiter.load, (l) => l.waiting === 49);
+      await waitFor(
+        'the quiet query queued too',
+        async () => ctx.limiter.load,
+        (l) => l.waiting === 49,
+      );
       const firstTwo = await waitFor(
         'the backlog’s first two waiting on the database',
         async () => starts.started.filter((q) => q.kind === 'flood'),
@@ -112,11 +120,7 @@ describe('fair scheduling of uncached queries, default limits', function () {
       assert.equal((await answer).status, 200);
       assert.equal(firstTwo.length, 2, 'the backlog held both slots while the quiet query queued');
       const id = (q: { pid: number; startedUs: number }) => `${q.pid}@${q.startedUs}`;
-      assert.deepEqual(
-        before.map(id),
-        firstTwo.map(id),
-        'no query of the backlog started between the quiet query queueing and starting',
-      );
+      assert.deepEqual(before.map(id), firstTwo.map(id), 'no query of the backlog started between the quiet query queueing and starting');
       assert.deepEqual(await Promise.all(backlog), Array(50).fill(200), 'the flooding key is slowed, not starved');
     } finally {
       for (const h of held) await h.release();
