@@ -7,9 +7,9 @@
  * scheduler choose, however slow the machine is.
  *
  * `QueryStarts` samples pg_stat_activity and keeps every query it sees (backend and the start of
- * its transaction, Postgres's own clock), named by the test's matchers: the order in which the database started
- * them. A query that started and ended between two samples is missed, so a check of "nothing of
- * X started before Y" can only be too lenient, never flake.
+ * its transaction, Postgres's own clock), named by the test's matchers: the order in which the
+ * database started them. A query that started and ended between two samples is missed, so a check
+ * of "nothing of X started before Y" can only be too lenient, never flake.
  */
 import pg from 'pg';
 import { sleep } from './wait.js';
