@@ -28,15 +28,14 @@ describe('query time limit', () => {
   after(() => ctx.close());
 
   it('when a query runs past QUERY_TIMEOUT_MS, then 504 with the envelope, its backend is cancelled, and the pool is not exhausted', async () => {
-    const started = Date.now();
     for (let i = 0; i < 6; i++) {
-      // twice the pool size: a leaked connection would make later calls wait, then 503
+      // Twice the pool size: a leaked connection would make later calls wait for one, then answer 503, not
+      // 504 (no wall-clock bound here: a loaded machine stretches every call, a leak changes the status).
       const res = await request(app).get('/api/endpoints/query/logs.all').query({ project: tag, sql: slowSql }).set('X-API-KEY', key);
       assert.equal(res.status, 504, res.text);
       assert.equal(res.body.error.status, 'DEADLINE_EXCEEDED');
       assert.ok(!res.text.includes('cross join'), 'no SQL in the error');
     }
-    assert.ok(Date.now() - started < 20_000);
     const { rows } = await ctx.db.pool.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query ILIKE '%cross join%' AND pid <> pg_backend_pid()`,
     );
