@@ -17,7 +17,9 @@ import {
   STRING,
   isNumeric,
   isScalar,
+  rangeElement,
   scalar,
+  typeName,
   typed,
   type BqType,
   type ScalarName,
@@ -414,6 +416,10 @@ function resolveBinary(e: E.Binary, scope: Scope, ctx: Context): Typed {
     [left, right] = compared(left, right, e.op, ctx.text, e.pos);
     return typed(pg.op(e.op === '!=' ? '<>' : e.op, left.sql, right.sql), BOOL);
   }
+  // BigQuery's RANGE takes no arithmetic operator (Postgres' `+`, `-`, `*` of ranges are union, difference, intersection).
+  for (const v of [left, right])
+    if (rangeElement(v.type))
+      throw new SqlSyntaxError(`no operator ${e.op} for ${typeName(v.type)}: a RANGE takes no arithmetic`, ctx.text, e.pos);
   // Arithmetic: text parameters and untyped leaves become numbers.
   left = adapt(left, isNumeric(right.type) ? right.type : INT64);
   right = adapt(right, isNumeric(left.type) ? left.type : INT64);
