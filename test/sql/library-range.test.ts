@@ -28,6 +28,13 @@ describe('library: the RANGE type', () => {
     );
   });
 
+  it('when a range is written as JSON, then it is the object of its bounds, NULL for an unbounded one', async () => {
+    await expectTranslation(
+      `select to_json_string(range<date> '[2020-01-01, UNBOUNDED)') as a, to_json(range<timestamp> '[UNBOUNDED, 2020-10-01 12:00:00+08)') as b,
+              to_json_string(cast(null as range<date>)) as c`,
+    ).toReturn([{ a: '{"end":null,"start":"2020-01-01"}', b: '{"end":"2020-10-01T04:00:00Z","start":null}', c: 'null' }]);
+  });
+
   it('when a parameter is compared with a range or read as one, then it is BigQuery’s text of a range', async () => {
     await expectTranslation(
       `select range<date> '[2020-01-01, 2020-02-01)' = @r as a, range_contains(range<date> '[2020-01-01, 2020-02-01)', @d) as b,
