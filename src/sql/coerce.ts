@@ -6,17 +6,7 @@ import { SqlSyntaxError, SqlUnsupportedError } from './errors.js';
 import { parseRangeText } from './rangeText.js';
 import type { CastType } from './ast/expressions.js';
 import { pg, type PgExpr, type PgTypeName } from './postgres/ast.js';
-import {
-  isNumeric,
-  isScalar,
-  rangeElement,
-  scalar,
-  typed,
-  type BqType,
-  type RangeElement,
-  type ScalarName,
-  type Typed,
-} from './types.js';
+import { isNumeric, isScalar, rangeElement, scalar, typed, type BqType, type RangeElement, type ScalarName, type Typed } from './types.js';
 
 /**
  * A time string names its zone when it ends in Z or an offset right after the time, or in a zone
@@ -169,7 +159,11 @@ export const RANGE_FUNCTION = 'logs.bq_range';
 export const PARSE_RANGE_FUNCTION = 'logs.bq_parse_range';
 
 /** The Postgres type of a RANGE's bounds. */
-export const RANGE_BOUND_TYPES: Readonly<Record<RangeElement, PgTypeName>> = { DATE: 'date', DATETIME: 'timestamp', TIMESTAMP: 'timestamptz' };
+export const RANGE_BOUND_TYPES: Readonly<Record<RangeElement, PgTypeName>> = {
+  DATE: 'date',
+  DATETIME: 'timestamp',
+  TIMESTAMP: 'timestamptz',
+};
 
 /**
  * A STRING read as a RANGE<element>, BigQuery's literal form: a string literal is read here (text

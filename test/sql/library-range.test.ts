@@ -47,7 +47,10 @@ describe('library: the RANGE type', () => {
     for (const [bq, message] of [
       [`select range(d, date '2022-12-01') as x from unnest([date '2022-12-31']) as d`, /not before the upper bound/],
       [`select range(date '2022-12-01', d) as x from unnest([date '2022-12-01']) as d`, /not before the upper bound/],
-      [`select range_intersect(range<date> '[2020-02-01, 2020-09-01)', r) as x from unnest([range<date> '[2021-06-15, 2022-04-15)']) as r`, /do not overlap/],
+      [
+        `select range_intersect(range<date> '[2020-02-01, 2020-09-01)', r) as x from unnest([range<date> '[2021-06-15, 2022-04-15)']) as r`,
+        /do not overlap/,
+      ],
       [`select cast(s as range<date>) as x from unnest(['[2020-01-01,2020-01-02)']) as s`, /invalid RANGE<DATE> text/],
       [`select cast(s as range<date>) as x from unnest(['[2020-01-01, 2020-13-02)']) as s`, /out of range|invalid/],
       [`select cast(s as range<date>) as x from unnest(['[2020-01-02, 2020-01-01)']) as s`, /not before the upper bound/],
@@ -76,7 +79,11 @@ describe('library: the RANGE type', () => {
       [`select range<timestamp> '[2020-01-01 12:00:00+08, 2020-01-01 04:00:00+00)' as x`, SqlSyntaxError, /lower bound must be before/],
       [`select range<time> '[10:00:00, 11:00:00)' as x`, SqlSyntaxError, /RANGE takes DATE, DATETIME or TIMESTAMP, not time/],
       [`select range<date> 5 as x`, SqlSyntaxError, /expected a string literal after RANGE<DATE>/],
-      [`select range(date '2020-01-01', timestamp '2020-02-01') as x`, SqlSyntaxError, /RANGE needs bounds of one type, not DATE and TIMESTAMP/],
+      [
+        `select range(date '2020-01-01', timestamp '2020-02-01') as x`,
+        SqlSyntaxError,
+        /RANGE needs bounds of one type, not DATE and TIMESTAMP/,
+      ],
       [`select range(1, 2) as x`, SqlSyntaxError, /RANGE takes DATE, DATETIME or TIMESTAMP as argument 1, not INT64/],
       [`select range_start(date '2020-01-01') as x`, SqlSyntaxError, /RANGE_START takes RANGE as argument 1, not DATE/],
       [
@@ -84,7 +91,11 @@ describe('library: the RANGE type', () => {
         SqlSyntaxError,
         /RANGE_OVERLAPS needs two ranges of one type, not RANGE<DATE> and RANGE<DATETIME>/,
       ],
-      [`select range_contains(range<date> '[2020-01-01, 2020-02-01)', timestamp '2020-01-05') as x`, SqlSyntaxError, /RANGE_CONTAINS takes DATE as argument 2, not TIMESTAMP/],
+      [
+        `select range_contains(range<date> '[2020-01-01, 2020-02-01)', timestamp '2020-01-05') as x`,
+        SqlSyntaxError,
+        /RANGE_CONTAINS takes DATE as argument 2, not TIMESTAMP/,
+      ],
       [
         `select generate_range_array(range<timestamp> '[2020-01-01 00:00:00, 2020-03-01 00:00:00)', interval 1 month) as x`,
         SqlSyntaxError,
@@ -95,11 +106,19 @@ describe('library: the RANGE type', () => {
         SqlSyntaxError,
         /not DAY TO HOUR/,
       ],
-      [`select range<date> '[2020-01-01, 2020-02-01)' + range<date> '[2020-01-15, 2020-03-01)' as x`, SqlSyntaxError, /no operator \+ for RANGE<DATE>/],
+      [
+        `select range<date> '[2020-01-01, 2020-02-01)' + range<date> '[2020-01-15, 2020-03-01)' as x`,
+        SqlSyntaxError,
+        /no operator \+ for RANGE<DATE>/,
+      ],
       [`select range<date> '[2020-01-01, 2020-02-01)' < date '2020-01-01' as x`, SqlSyntaxError, /no operator < for RANGE<DATE> and DATE/],
       [`select range<date> '[2020-01-01, 2020-02-01)' = '[2020-01-01,2020-02-01)' as x`, SqlSyntaxError, /invalid RANGE<DATE> literal/],
       [`select cast(date '2020-01-01' as range<date>) as x`, SqlSyntaxError, /invalid cast from DATE to RANGE<DATE>/],
-      [`select cast(range<date> '[2020-01-01, 2020-02-01)' as range<datetime>) as x`, SqlSyntaxError, /invalid cast from RANGE<DATE> to RANGE<DATETIME>/],
+      [
+        `select cast(range<date> '[2020-01-01, 2020-02-01)' as range<datetime>) as x`,
+        SqlSyntaxError,
+        /invalid cast from RANGE<DATE> to RANGE<DATETIME>/,
+      ],
     ] as const) {
       await expectTranslation(bq)
         .toFail(error, message)

@@ -91,7 +91,13 @@ function construct(safe: boolean) {
 }
 
 function rangeElementOfBound(v: Typed): RangeElement | undefined {
-  return isScalar(v.type, 'DATE') ? 'DATE' : isScalar(v.type, 'DATETIME') ? 'DATETIME' : isScalar(v.type, 'TIMESTAMP') ? 'TIMESTAMP' : undefined;
+  return isScalar(v.type, 'DATE')
+    ? 'DATE'
+    : isScalar(v.type, 'DATETIME')
+      ? 'DATETIME'
+      : isScalar(v.type, 'TIMESTAMP')
+        ? 'TIMESTAMP'
+        : undefined;
 }
 
 /** RANGE_START / RANGE_END: Postgres' lower / upper, NULL for an unbounded bound as in BigQuery. */
