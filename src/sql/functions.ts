@@ -142,6 +142,8 @@ function extremeOf(name: 'min' | 'max'): FunctionDef {
       (s) => {
         const v = s.arg(0);
         if (!rangeElement(v.type)) return plain.build(s);
+        // Postgres takes no ORDER BY in a windowed aggregate.
+        if (s.call.over) throw new SqlUnsupportedError(`${name.toUpperCase()} of a RANGE with OVER is not supported`, s.text, s.call.pos);
         const ordered = pg.func('array_agg', [v.sql], {
           distinct: s.call.distinct,
           orderBy: [{ expr: v.sql, desc: name === 'max' }],

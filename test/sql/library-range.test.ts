@@ -6,7 +6,7 @@
  */
 import { rejects } from 'node:assert/strict';
 import assert from 'node:assert/strict';
-import { SqlSyntaxError } from '../../src/sql/errors.js';
+import { SqlSyntaxError, SqlUnsupportedError } from '../../src/sql/errors.js';
 import { RANGE_EXAMPLES } from '../support/libraryExamples.js';
 import { expectTranslation, runTranslation } from '../support/translation.js';
 
@@ -113,11 +113,25 @@ describe('library: the RANGE type', () => {
       ],
       [`select range<date> '[2020-01-01, 2020-02-01)' < date '2020-01-01' as x`, SqlSyntaxError, /no operator < for RANGE<DATE> and DATE/],
       [`select range<date> '[2020-01-01, 2020-02-01)' = '[2020-01-01,2020-02-01)' as x`, SqlSyntaxError, /invalid RANGE<DATE> literal/],
+      [`select date(range<date> '[2020-01-01, 2020-02-01)') as x`, SqlSyntaxError, /DATE takes no RANGE, but argument 1 is a RANGE<DATE>/],
+      [`select sum(r) as x from unnest([range<date> '[2020-01-01, 2020-02-01)']) as r`, SqlSyntaxError, /SUM takes no RANGE/],
+      [`select timestamp_trunc(range<date> '[2020-01-01, 2020-02-01)', day) as x`, SqlSyntaxError, /TIMESTAMP_TRUNC takes no RANGE/],
+      [`select not range<date> '[2020-01-01, 2020-02-01)' as x`, SqlSyntaxError, /no operator NOT for RANGE<DATE>/],
+      [
+        `select extract(day from range<date> '[2020-01-01, 2020-02-01)') as x`,
+        SqlSyntaxError,
+        /EXTRACT\(DAY FROM …\) takes a date or time, not a RANGE<DATE>/,
+      ],
       [`select cast(date '2020-01-01' as range<date>) as x`, SqlSyntaxError, /invalid cast from DATE to RANGE<DATE>/],
       [
         `select cast(range<date> '[2020-01-01, 2020-02-01)' as range<datetime>) as x`,
         SqlSyntaxError,
         /invalid cast from RANGE<DATE> to RANGE<DATETIME>/,
+      ],
+      [
+        `select min(r) over () as x from unnest([range<date> '[2020-01-01, 2020-02-01)']) as r`,
+        SqlUnsupportedError,
+        /MIN of a RANGE with OVER/,
       ],
     ] as const) {
       await expectTranslation(bq)

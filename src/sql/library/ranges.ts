@@ -146,6 +146,42 @@ function generateRangeArray(s: CallSite): Typed {
   return typed(pg.func(RANGE_ARRAY_FUNCTION, [r.sql, step.sql, includeLast]), { kind: 'array', element: rangeOf(r.element) });
 }
 
+/**
+ * The functions a RANGE may be given to: the range functions, and those BigQuery defines for any
+ * value (conditionals, COUNT, MIN / MAX, ARRAY_AGG, navigation, TO_JSON, FORMAT's `%t`). Any other
+ * is a 400 naming it (resolve/expressions.ts), not a Postgres error about `daterange`.
+ */
+export const TAKES_RANGES: ReadonlySet<string> = new Set([
+  'range_start',
+  'range_end',
+  'range_contains',
+  'range_overlaps',
+  'range_intersect',
+  'generate_range_array',
+  'count',
+  'min',
+  'max',
+  'any_value',
+  'array_agg',
+  'approx_count_distinct',
+  'min_by',
+  'max_by',
+  'coalesce',
+  'ifnull',
+  'if',
+  'nullif',
+  'greatest',
+  'least',
+  'lag',
+  'lead',
+  'first_value',
+  'last_value',
+  'nth_value',
+  'to_json',
+  'to_json_string',
+  'format',
+]);
+
 export const RANGE_FUNCTIONS: Readonly<Record<string, FunctionDef>> = safeWhereTotal({
   range: defWith(def(2, 2, { [RANGE_FUNCTION]: PARTIAL }, construct(false)), { safe: construct(true) }),
   range_start: bound('lower'),

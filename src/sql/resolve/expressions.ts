@@ -26,6 +26,7 @@ import {
   type Typed,
 } from '../types.js';
 import { pgTypeOf } from '../coerce.js';
+import { TAKES_RANGES } from '../library/ranges.js';
 import { fieldOf, nameResolves, resolveName } from './names.js';
 import type { Context, Scope } from './scope.js';
 import { likeTest } from '../postgres/search.js';
@@ -104,6 +105,7 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   subscript: (e, scope, ctx) => resolveSubscript(e, scope, ctx),
   unary: (e, scope, ctx) => {
     const v = resolveExpr(e.operand, scope, ctx);
+    if (rangeElement(v.type)) throw new SqlSyntaxError(`no operator ${e.op} for ${typeName(v.type)}`, ctx.text, e.pos);
     if (e.op === 'NOT') return typed(pg.not(v.sql), BOOL);
     if (e.op === '+') return v;
     return typed(pg.neg(adapt(v, INT64).sql), v.param ? INT64 : v.type);
@@ -160,6 +162,12 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     // From a TIMESTAMP BigQuery extracts in UTC, or in the zone named; timezone() makes that independent of the session zone.
     const zone = e.zone ? asText(resolveExpr(e.zone, scope, ctx)) : pg.literal('UTC');
     const wall = isScalar(v.type, 'TIMESTAMP') ? pg.atZone(zone, v.sql) : v.sql;
+    if (rangeElement(v.type))
+      throw new SqlSyntaxError(
+        `EXTRACT(${e.part} FROM …) takes a date or time, not a ${typeName(v.type)}; use RANGE_START / RANGE_END`,
+        ctx.text,
+        e.pos,
+      );
     // A TIME has only the parts of a time of day, as in BigQuery.
     if (isScalar(v.type, 'TIME') && !TIME_PARTS.has(e.part))
       throw new SqlSyntaxError(`EXTRACT(${e.part} FROM …) takes a DATE, DATETIME or TIMESTAMP, not a TIME`, ctx.text, e.pos);
@@ -584,7 +592,17 @@ class ResolvingCallSite implements CallSite {
   }
 
   arg(i: number): Typed {
-    return (this.resolved[i] ??= resolveExpr(this.call.args[i], this.scope, this.ctx));
+    let v = this.resolved[i];
+    if (v) return v;
+    v = this.resolved[i] = resolveExpr(this.call.args[i], this.scope, this.ctx);
+    // A RANGE reaches only the functions that take one (library/ranges.ts), never a Postgres function that would refuse it.
+    if (rangeElement(v.type) && !TAKES_RANGES.has(this.call.name))
+      throw new SqlSyntaxError(
+        `${this.call.name.toUpperCase()} takes no RANGE, but argument ${i + 1} is a ${typeName(v.type)}`,
+        this.text,
+        this.call.args[i].pos,
+      );
+    return v;
   }
 
   word(i: number): string {
