@@ -13,7 +13,6 @@
 import type { PgQuery } from './postgres/ast.js';
 import { inlineConstantCtes } from './postgres/constantCte.js';
 import { dropUnobservableCteOrder } from './postgres/cteOrder.js';
-import { dropUnreadEventBodies } from './postgres/eventBodies.js';
 import { narrowAggregates } from './postgres/narrow.js';
 import { readSingleRecordsByPath } from './postgres/singleRecord.js';
 import { dropUnusedCtes, pruneUnreadCtes } from './postgres/unusedCtes.js';
@@ -39,7 +38,6 @@ const onQuery = (name: string, rewrite: (query: PgQuery, state: TranslationState
 export const PASSES: readonly Pass[] = [
   // First: the rewrites below then walk only what is read (a sandboxed query reads one or two of an endpoint's CTEs).
   onQuery('unread CTEs left out', pruneUnreadCtes),
-  onQuery('unread event bodies dropped', dropUnreadEventBodies),
   onQuery('single records read by path', readSingleRecordsByPath),
   onQuery('constant CTEs inlined', (query, state) => (state.scalarSubqueries ? inlineConstantCtes(query) : query)),
   onQuery('aggregate input narrowed', (query, state) => (state.groupedSelects ? narrowAggregates(query, () => state.alias()) : query)),

@@ -74,7 +74,8 @@ describe("compatibility: the dashboard's queries through logs.all", function () 
         rowCounts.set(q.id, res.body.result.length);
       } else if ('warns' in q.expect) {
         assert.equal(res.status, 200, res.text);
-        assert.deepEqual(res.body.result, [], 'a filter on a field no event has is never true');
+        const name = q.expect.warns.split('.').pop()!;
+        for (const row of res.body.result) if (name in row) assert.equal(row[name], null, `${name} reads as NULL`);
         const translated = await request(t.app).get(`/api/endpoints/${q.endpoint}/sql`).query(params).set('X-API-KEY', t.keys.admin);
         assert.equal(translated.status, 200, translated.text);
         const said = new RegExp(`unknown field ${q.expect.warns.split('.')[0]}\\b.*reads as NULL`);

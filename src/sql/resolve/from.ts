@@ -11,8 +11,7 @@ import { fromJsonText } from '../coerce.js';
 import { resolveEndpointTable } from './endpoints.js';
 import { jsonStoredType } from './structs.js';
 import type { Context, Scope } from './scope.js';
-import { recordGuard } from './hot.js';
-import { asRelation } from './events.js';
+import { exposeHotColumns, recordGuard } from './hot.js';
 
 /** The join being built: what is on its left and how the next item attaches. */
 export interface JoinLink {
@@ -98,7 +97,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
 
   derived: (item, link) => {
     // A derived table cannot see the FROM items before it (BigQuery has no LATERAL subqueries), only outer queries.
-    const r = asRelation(link.ctx.resolveQuery(item.query, link.ctx, link.scope.parent));
+    const r = exposeHotColumns(link.ctx.resolveQuery(item.query, link.ctx, link.scope.parent));
     const alias = link.ctx.translation.alias();
     link.scope.ranges.push({
       kind: 'relation',
@@ -132,7 +131,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     if (!source) {
       // Then an endpoint (endpoint text only), as a derived table.
       const found = resolveEndpointTable(item, ctx);
-      const endpoint = found && asRelation(found);
+      const endpoint = found && exposeHotColumns(found);
       if (!endpoint) throw new SqlNameError(`unknown table ${item.name}${didYouMean(item.name, cteNames)}`, ctx.text, item.pos);
       scope.ranges.push({
         kind: 'relation',

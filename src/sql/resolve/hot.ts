@@ -172,5 +172,5 @@ export function exposeHotColumns(r: Resolved): Resolved {
     return hotColumns.size ? { ...c, hotColumns } : c;
   });
   if (!added.length) return { ...r, columns };
-  return { query: { ...r.query, body: { ...body, targets: [...body.targets, ...added] } }, columns };
+  return { ...r, query: { ...r.query, body: { ...body, targets: [...body.targets, ...added] } }, columns };
 }

@@ -10,7 +10,7 @@ import { LOOSE_JSON_LEAF, fieldType, scalar, typed, type BqType, type HotReads, 
 import type { Column, Context, Range, Scope } from './scope.js';
 import { buildStruct, findStructField, structField } from './structs.js';
 import { hotBelow, hotLeafRead, relationValue, sourceHot } from './hot.js';
-import { carrierRows, eventCarriers, isEventCarrier } from './events.js';
+import { carrierSource, eventCarriers, isEventCarrier } from './events.js';
 
 /** Columns every log table has, typed. */
 const FIXED: ReadonlyMap<string, BqType> = new Map(Object.entries(FIXED_COLUMNS).map(([k, v]) => [k, scalar(v.type)]));
@@ -238,36 +238,42 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
 const MAX_COLUMN_NAME_LENGTH = 300;
 
 /**
- * A top-level field of the events of a source table, or of a CTE or subquery whose rows are its
- * events, that the table does not answer to:
- * - of a source, a field its schema does not know yet: schemas grow as events arrive, and an
- *   endpoint written before them must run, reading NULL meanwhile;
- * - of a relation of events, a field its SELECT left out: read from the event's `body`, typed
- *   by the schema when known, else NULL as above (the original's Postgres backend reads every
- *   name from the event's JSON).
- * A column that a CTE or subquery of anything else does not select can never appear, so it
- * stays an error; so do the fixed columns and `metadata` that a relation of events left out
- * (they are not in `body`).
+ * A name that a table of one source's events does not answer to (resolve/events.ts):
+ * - of a source table, a top-level field its schema does not know yet: schemas grow as events
+ *   arrive, and an endpoint written before them must run, reading the field (NULL meanwhile);
+ * - of a CTE, subquery or endpoint of its events, a name its select list left out: NULL, as on
+ *   the original's Postgres backend, and never the event's value (what a relation shows is its
+ *   author's choice: a sandboxed caller may read an endpoint's CTEs and nothing more).
+ * Both with a warning. Over a relation of anything else the name stays an error.
  */
 function unknownSourceField(range: Range, name: string, ctx: Context, pos: number): Typed | undefined {
   if (!isEventCarrier(range)) return undefined;
   if (name.length > MAX_COLUMN_NAME_LENGTH)
     throw new SqlLimitError(`a column name may be at most ${MAX_COLUMN_NAME_LENGTH} characters, as in BigQuery`, ctx.text, pos);
-  const { source, body } = carrierRows(range);
-  const keys = sourceKeys(source);
-  if (range.kind === 'relation') {
-    const key = keys.exact.has(name) ? name : keys.folded.get(lower(name));
-    if (key !== undefined && (FIXED.has(key) || key === METADATA_COLUMN)) return undefined;
-    if (lower(name) === BODY_COLUMN) return undefined;
-    if (key !== undefined) return jsonField(body, key, source.fields[key]);
+  const source = carrierSource(range);
+  if (range.kind === 'source') {
+    ctx.translation.warn(
+      `unknown field ${name} of ${source.name} reads as NULL until events bring it${didYouMean(name, sourceKeys(source).all)}${nestedLeafHint(name, source)}`,
+      ctx.text,
+      pos,
+    );
+    return unknownField(pg.column(range.alias, BODY_COLUMN), name);
   }
-  const table = range.kind === 'source' ? source.name : `${range.names[0] ?? 'the subquery'} (events of ${source.name})`;
+  const table = range.names[0] ?? 'the subquery';
   ctx.translation.warn(
-    `unknown field ${name} of ${table} reads as NULL until events bring it${didYouMean(name, keys.all)}${nestedLeafHint(name, source)}`,
+    `unknown field ${name} of ${table} reads as NULL: ${table} does not select it (its rows are events of ${source.name})${didYouMean(
+      name,
+      range.columns.map((c) => c.name),
+    )}${nestedLeafHint(name, source)}`,
     ctx.text,
     pos,
   );
-  return unknownField(body, name);
+  return absentField();
+}
+
+/** NULL as an unknown field reads: a leaf that takes the type of what it meets, and reads through as NULL. */
+function absentField(): Typed {
+  return typed(pg.cast(pg.literal(null), 'text'), LOOSE_JSON_LEAF, { unknownJson: pg.cast(pg.literal(null), 'jsonb') });
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The resolver's state: shared per translation (parameters, aliases) and per SELECT (scopes). */
 import type { SourceLookup, SourceTable } from '../catalog.js';
-import type { PgExpr, PgQuery } from '../postgres/ast.js';
+import type { PgQuery } from '../postgres/ast.js';
 import { SqlLimitError, sqlWarning, type SqlWarning } from '../errors.js';
 import type { BqType, HotRead, HotReads, Typed } from '../types.js';
 import type * as Q from '../ast/queries.js';
@@ -25,26 +25,11 @@ export interface Column {
   readonly hotColumns?: ReadonlyMap<string, { readonly name: string; readonly type: HotRead['type']; readonly leaf: HotRead['leaf'] }>;
 }
 
-/** Rows that are each one event of one source, and where its top-level fields are read (resolve/events.ts). */
-export interface EventRows {
-  readonly source: SourceTable;
-  /** The event's `body` column (its top-level fields other than the fixed columns and `metadata`). */
-  readonly body: PgExpr;
-}
-
 /** A resolved query: its Postgres tree and its output columns. */
 export interface Resolved {
   readonly query: PgQuery;
   readonly columns: readonly Column[];
-  /** Set when each row is one event of one source (a plain SELECT over one source, or over such a relation). */
-  readonly events?: EventRows;
-}
-
-/** A CTE, derived table or endpoint read as a table: a resolved query made ready to be read by others (resolve/events.ts asRelation). */
-export interface Relation {
-  readonly query: PgQuery;
-  readonly columns: readonly Column[];
-  /** Each row is one event of this source, whose `body` the hidden column EVENT_BODY_COLUMN passes on. */
+  /** Set when each row is one event of this source (a plain SELECT over one source, or over such a relation: resolve/events.ts). */
   readonly eventSource?: SourceTable;
 }
 
