@@ -128,6 +128,17 @@ describe('library: the RANGE type', () => {
         SqlSyntaxError,
         /invalid cast from RANGE<DATE> to RANGE<DATETIME>/,
       ],
+      [`select array_max([range<date> '[2020-01-01, 2020-02-01)']) as x`, SqlSyntaxError, /ARRAY_MAX takes no array of RANGE<DATE>/],
+      [
+        `select array_to_string([range<date> '[2020-01-01, 2020-02-01)'], ',') as x`,
+        SqlSyntaxError,
+        /ARRAY_TO_STRING takes no array of RANGE<DATE>/,
+      ],
+      [
+        `select to_json_string([range<date> '[2020-01-01, 2020-02-01)']) as x`,
+        SqlUnsupportedError,
+        /TO_JSON_STRING of an ARRAY<RANGE<DATE>> is not supported/,
+      ],
       [
         `select min(r) over () as x from unnest([range<date> '[2020-01-01, 2020-02-01)']) as r`,
         SqlUnsupportedError,

@@ -10,7 +10,7 @@ import { SqlSyntaxError } from '../errors.js';
 import type { CallSite, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { PARTIAL_STRICT, SCALAR, TOTAL, TOTAL_STRICT, scalar as scalarFacts } from '../postgres/facts.js';
-import { BOOL, FLOAT64, INT64, STRING, isScalar, typed, type BqType, type Typed } from '../types.js';
+import { BOOL, FLOAT64, INT64, STRING, isScalar, rangeElement, typeName, typed, type BqType, type Typed } from '../types.js';
 import { def, refuseHugeArray } from './define.js';
 
 /** `arr[OFFSET(i)]` that fails out of range, as in BigQuery (SAFE_OFFSET is a plain subscript). */
@@ -38,10 +38,21 @@ export function offsetOf(array: PgExpr, zeroBased: PgExpr): PgExpr {
   return pg.func(ARRAY_OFFSET, [array, zeroBased]);
 }
 
+/** An array of ranges where a function takes none (Postgres has no max of ranges; their text is not BigQuery's): a 400. */
+function refuseRanges(site: CallSite, array: { element: BqType }): void {
+  if (rangeElement(array.element))
+    throw new SqlSyntaxError(
+      `${site.call.name.toUpperCase()} takes no array of ${typeName(array.element)}`,
+      site.text,
+      site.call.args[0].pos,
+    );
+}
+
 /** ARRAY_MAX / ARRAY_MIN: the largest / smallest non-NULL element, in the element's type. */
 function extreme(name: string): FunctionDef {
   return def(1, 1, { [name]: TOTAL_STRICT }, (s) => {
     const array = anArray(s, 0, false);
+    refuseRanges(s, array);
     return typed(pg.func(name, [array.sql]), array.element);
   });
 }
@@ -72,6 +83,7 @@ export const ARRAY_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   // array_to_string skips NULL elements unless given a text for them: BigQuery's rule.
   array_to_string: def(2, 3, { array_to_string: TOTAL, [JSON_SCALAR_ARRAY]: TOTAL_STRICT }, (s) => {
     const array = anArray(s, 0, true);
+    refuseRanges(s, array);
     const rest = [asText(s.arg(1)), ...(s.call.args.length > 2 ? [asText(s.arg(2))] : [])];
     return typed(pg.func('array_to_string', [array.sql, ...rest]), STRING);
   }),

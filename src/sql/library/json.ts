@@ -15,7 +15,20 @@ import { SqlSyntaxError, SqlUnsupportedError } from '../errors.js';
 import type { CallSite, Emits, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { PARTIAL, PARTIAL_STRICT, SCALAR, TOTAL, TOTAL_STRICT, scalar as scalarFacts } from '../postgres/facts.js';
-import { BOOL, FLOAT64, INT64, JSON_TYPE, STRING, isScalar, rangeElement, scalar, typed, type BqType, type Typed } from '../types.js';
+import {
+  BOOL,
+  FLOAT64,
+  INT64,
+  JSON_TYPE,
+  STRING,
+  isScalar,
+  rangeElement,
+  scalar,
+  typeName,
+  typed,
+  type BqType,
+  type Typed,
+} from '../types.js';
 import { def, defWith, wrongType } from './define.js';
 
 export const JSON_TEXT = 'logs.bq_json_text';
@@ -89,6 +102,13 @@ const arrayOf = (name: string): FunctionDef =>
   def(1, 2, { [name]: TOTAL_STRICT, [JSON_TEXT]: TOTAL_STRICT, [JSON_FUNCTION]: SCALAR }, (s) =>
     typed(pg.func(name, [selected(s)]), STRING_ARRAY),
   );
+
+/** TO_JSON / TO_JSON_STRING of an array of ranges: to_jsonb would write Postgres' text of each, not BigQuery's objects. */
+function refuseRangeArray(s: CallSite): void {
+  const t = s.arg(0).type;
+  if (t.kind === 'array' && rangeElement(t.element))
+    throw new SqlUnsupportedError(`${s.call.name.toUpperCase()} of an ${typeName(t)} is not supported`, s.text, s.call.args[0].pos);
+}
 
 /** What toJson writes for a RANGE: its bounds in an object. */
 const RANGE_BOUNDS: Emits = { lower: TOTAL_STRICT, upper: TOTAL_STRICT, jsonb_build_object: SCALAR };
@@ -255,6 +275,7 @@ function exactNumbers(s: CallSite, at: number, otherwise: 'exact' | 'round'): bo
 
 /** TO_JSON(x, stringify_wide_numbers => TRUE): INT64 values beyond ±2^53 become JSON strings. */
 function toJsonValue(s: CallSite): PgExpr {
+  refuseRangeArray(s);
   const v = s.arg(0);
   const value = jsonOf(v);
   if (s.call.args.length < 2) return value;
@@ -409,6 +430,7 @@ export const JSON_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
       ...RANGE_BOUNDS,
     },
     (s) => {
+      refuseRangeArray(s);
       if (isScalar(s.arg(0).type, 'JSON') && s.call.args.length < 2)
         return typed(pg.func('coalesce', [s.arg(0).sql, pg.literal('null')]), STRING);
       const json = toJson(s.arg(0));
