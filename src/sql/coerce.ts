@@ -382,7 +382,7 @@ export function commonType(values: readonly Typed[]): BqType {
 }
 
 /** Values meeting in one result (COALESCE, CASE branches) brought to the type of the first well-typed one. */
-export function unifyAll(values: readonly Typed[]): Typed[] {
+export function unifyAll(values: readonly Typed[], text = '', pos = 0): Typed[] {
   const anchor = values.find((v) => !v.param && !(v.type.kind === 'scalar' && (v.type.loose || v.type.name === 'NULL'))) ?? values[0];
-  return values.map((v) => (v === anchor ? v : unify(anchor, v)[1]));
+  return values.map((v) => (v === anchor ? v : unify(anchor, v, text, pos)[1]));
 }

@@ -35,6 +35,25 @@ describe('library: the RANGE type', () => {
     ).toReturn([{ a: '{"end":null,"start":"2020-01-01"}', b: '{"end":"2020-10-01T04:00:00Z","start":null}', c: 'null' }]);
   });
 
+  it('when a range meets the functions BigQuery defines for any value, then they take it', async () => {
+    await expectTranslation(
+      `select array_includes([range<date> '[2020-01-01, UNBOUNDED)'], '[2020-01-01, UNBOUNDED)') as a, json_object('r', range<date> '[2020-01-01, 2020-02-01)') as b,
+              format('%t', range<date> '[UNBOUNDED, 2020-02-01)') as c, if(false, range<date> '[2020-01-01, 2020-02-01)', '[2020-03-01, 2020-04-01)') as d,
+              coalesce(null, range<datetime> '[2020-01-01 10:00:00, UNBOUNDED)') as e`,
+    ).toReturn([
+      {
+        a: true,
+        b: '{"r":{"end":"2020-02-01","start":"2020-01-01"}}',
+        c: '[UNBOUNDED, 2020-02-01)',
+        d: '[2020-03-01, 2020-04-01)',
+        e: '[2020-01-01T10:00:00, UNBOUNDED)',
+      },
+    ]);
+    await expectTranslation(
+      `select case when true then range<date> '[2020-01-01, 2020-02-01)' else '[2020-03-01,2020-04-01)' end as x`,
+    ).toFail(SqlSyntaxError, /invalid RANGE<DATE> literal '\[2020-03-01,2020-04-01\)'.*column 8/);
+  });
+
   it('when a parameter is compared with a range or read as one, then it is BigQuery’s text of a range', async () => {
     await expectTranslation(
       `select range<date> '[2020-01-01, 2020-02-01)' = @r as a, range_contains(range<date> '[2020-01-01, 2020-02-01)', @d) as b,

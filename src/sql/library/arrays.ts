@@ -5,7 +5,7 @@
  * `arr[OFFSET(i)]` out of range does (`logs.bq_array_offset`,
  * migrations/1764200000000_bigquery-library-functions.js).
  */
-import { adapt, asNumber, asText, unifyAll } from '../coerce.js';
+import { adapt, asNumber, asText, unify, unifyAll } from '../coerce.js';
 import { SqlSyntaxError } from '../errors.js';
 import type { CallSite, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
@@ -110,7 +110,10 @@ export const ARRAY_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   // NULL when the array or the value is NULL; else whether an element equals it (NULL elements never do).
   array_includes: def(2, 2, { coalesce: scalarFacts({ mayFail: false, syntax: true }), [JSON_SCALAR_ARRAY]: TOTAL_STRICT }, (s) => {
     const array = anArray(s, 0, true);
-    const v = adapt(s.arg(1), array.element);
+    // A string literal meets an array of ranges as a range (`unify`), anything else takes the element's type if it can.
+    const v = rangeElement(array.element)
+      ? unify(typed(array.sql, array.element), s.arg(1), s.text, s.call.args[1].pos)[1]
+      : adapt(s.arg(1), array.element);
     const found = { kind: 'any' as const, operand: v.sql, array: array.sql, negated: false };
     return typed(
       pg.case(

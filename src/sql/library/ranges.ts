@@ -177,8 +177,11 @@ export const TAKES_RANGES: ReadonlySet<string> = new Set([
   'first_value',
   'last_value',
   'nth_value',
+  'array_includes',
   'to_json',
   'to_json_string',
+  'json_array',
+  'json_object',
   'format',
 ]);
 

@@ -144,10 +144,11 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   case: (e, scope, ctx) => {
     const operand = e.operand && resolveExpr(e.operand, scope, ctx);
     const conditions = e.whens.map((w) => resolveExpr(w.when, scope, ctx));
-    const results = unifyAll([
-      ...e.whens.map((w) => resolveExpr(w.then, scope, ctx)),
-      ...(e.otherwise ? [resolveExpr(e.otherwise, scope, ctx)] : []),
-    ]);
+    const results = unifyAll(
+      [...e.whens.map((w) => resolveExpr(w.then, scope, ctx)), ...(e.otherwise ? [resolveExpr(e.otherwise, scope, ctx)] : [])],
+      ctx.text,
+      e.pos,
+    );
     const whens = conditions.map((c, i) => ({
       when: operand ? compared(operand, c, '=', ctx.text, e.whens[i].when.pos)[1].sql : expectBool(c, ctx, e.whens[i].when.pos),
       then: results[i].sql,
@@ -274,7 +275,7 @@ function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typ
   }
   const nested = items.findIndex((v) => v.type.kind !== 'scalar');
   if (nested >= 0) throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.items[nested].pos);
-  items = unifyAll(items);
+  items = unifyAll(items, ctx.text, e.pos);
   const elementType = e.element?.kind === 'scalar' ? scalar(e.element.name) : commonType(items);
   const pgType = pgTypeOf(isScalar(elementType, 'NULL') ? INT64 : elementType);
   if (!items.length) {
