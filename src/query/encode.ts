@@ -37,6 +37,12 @@ const OID = {
   timestamptzArray: 1185,
   numericArray: 1231,
   jsonbArray: 3807,
+  tsrange: 3908,
+  tsrangeArray: 3909,
+  tstzrange: 3910,
+  tstzrangeArray: 3911,
+  daterange: 3912,
+  daterangeArray: 3913,
 } as const;
 
 /** Hands every value to the encoder as text; the encoder decides by column type. */
@@ -68,6 +74,46 @@ function toNumber(text: string): number | string {
 
 /** `\\x6869` → `aGk=`: BYTES as base64, as BigQuery's API sends them. */
 const byteaToBase64: Decode = (t) => Buffer.from(t.slice(2), 'hex').toString('base64');
+
+/**
+ * A RANGE (`daterange`, `tsrange`, `tstzrange`: `["2020-01-01 10:00:00",)`) as BigQuery's API
+ * sends one, a string `[start, end)` with `UNBOUNDED` for an infinite bound, each bound encoded as
+ * its type is in a row: `[2020-01-01, UNBOUNDED)`, `[2020-01-01T10:00:00, 2020-01-02T00:00:00)`,
+ * TIMESTAMP bounds as unix microseconds.
+ */
+function rangeOf(bound: (text: string) => unknown): Decode {
+  return (text) => {
+    if (!/^[[(].*[\])]$/.test(text)) return text; // `empty`: the translator never makes one
+    const bounds: (string | null)[] = [];
+    let i = 1;
+    for (const end of [',', text.at(-1)]) {
+      let value = '';
+      let quoted = false;
+      if (text[i] === '"') {
+        quoted = true;
+        for (i++; i < text.length && text[i] !== '"'; i++) value += text[i] === '\\' ? text[++i] : text[i];
+        i++;
+      } else {
+        for (; i < text.length - 1 && text[i] !== end; i++) value += text[i];
+      }
+      bounds.push(value === '' && !quoted ? null : value);
+      i++; // the comma, then the closing bracket
+    }
+    const [lower, upper] = bounds.map((b) => (b === null ? 'UNBOUNDED' : String(bound(b))));
+    return `[${lower}, ${upper})`;
+  };
+}
+const dateRange = rangeOf((t) => t);
+const datetimeRange = rangeOf((t) => timestampToIso(t));
+const timestampRange = rangeOf(timestamptzToMicros);
+
+/** The encoding of a RANGE column, and of an array of them, by BigQuery type name (for tests that read Postgres text). */
+export function rangeEncoder(type: string): ((text: string) => unknown) | undefined {
+  const element = /^(ARRAY<)?RANGE<(DATE|DATETIME|TIMESTAMP)>>?$/.exec(type);
+  if (!element) return undefined;
+  const one = element[2] === 'DATE' ? dateRange : element[2] === 'DATETIME' ? datetimeRange : timestampRange;
+  return element[1] ? arrayOf(one) : one;
+}
 
 const parseBool: Decode = (t) => t === 't' || t === 'true';
 const parseTextArray = (pg.types.getTypeParser as (oid: number) => (t: string) => (string | null)[])(OID.textArray);
@@ -104,6 +150,12 @@ const DECODERS: Record<number, Decode> = {
   [OID.timeArray]: parseTextArray,
   [OID.jsonbArray]: arrayOf(JSON.parse),
   [OID.textArray]: parseTextArray,
+  [OID.daterange]: dateRange,
+  [OID.tsrange]: datetimeRange,
+  [OID.tstzrange]: timestampRange,
+  [OID.daterangeArray]: arrayOf(dateRange),
+  [OID.tsrangeArray]: arrayOf(datetimeRange),
+  [OID.tstzrangeArray]: arrayOf(timestampRange),
 };
 
 const identity: Decode = (t) => t;

@@ -3,9 +3,10 @@
  * Time values are always interpreted in UTC, whatever the session TimeZone.
  */
 import { SqlSyntaxError, SqlUnsupportedError } from './errors.js';
+import { parseRangeText } from './rangeText.js';
 import type { CastType } from './ast/expressions.js';
 import { pg, type PgExpr, type PgTypeName } from './postgres/ast.js';
-import { isNumeric, isScalar, scalar, typed, type BqType, type ScalarName, type Typed } from './types.js';
+import { isNumeric, isScalar, rangeElement, scalar, typed, type BqType, type RangeElement, type ScalarName, type Typed } from './types.js';
 
 /**
  * A time string names its zone when it ends in Z or an offset right after the time, or in a zone
@@ -25,6 +26,9 @@ const PG_TYPES: Readonly<Record<CastType, PgTypeName>> = {
   DATETIME: 'timestamp',
   DATE: 'date',
   TIME: 'time',
+  'RANGE<DATE>': 'daterange',
+  'RANGE<DATETIME>': 'tsrange',
+  'RANGE<TIMESTAMP>': 'tstzrange',
 };
 
 /** Strings that SAFE_CAST accepts before casting; anything else becomes NULL instead of an error. */
@@ -83,6 +87,10 @@ const CASTS_FROM: Partial<Record<ScalarName, readonly CastType[]>> = {
   JSON: [],
   INTERVAL: ['STRING'],
   BYTES: ['BYTES', 'STRING'],
+  // A RANGE casts to STRING and from STRING only (BigQuery's "CAST AS RANGE").
+  'RANGE<DATE>': ['STRING', 'RANGE<DATE>'],
+  'RANGE<DATETIME>': ['STRING', 'RANGE<DATETIME>'],
+  'RANGE<TIMESTAMP>': ['STRING', 'RANGE<TIMESTAMP>'],
 };
 
 /** CAST / SAFE_CAST. */
@@ -94,6 +102,9 @@ export function castTo(value: Typed, target: CastType, safe: boolean, text: stri
   if (from.name === target) return typed(value.sql, to);
   const allowed = from.loose || value.param ? undefined : CASTS_FROM[from.name];
   if (allowed && !allowed.includes(target)) throw new SqlSyntaxError(`invalid cast from ${from.name} to ${target}`, text, pos);
+  const element = rangeElement(to);
+  if (element && from.name === 'NULL') return typed(pg.cast(value.sql, PG_TYPES[target]), to);
+  if (element) return typed(stringToRange(value, element, safe, text, pos), to);
   const converted = convert(value, from.name, target);
   if (!safe || from.name !== 'STRING' || !SAFE_PATTERNS[target]) return typed(converted, to);
   // Postgres 15 has no non-throwing cast: the text's shape is checked first (Postgres reads more
@@ -139,8 +150,55 @@ function safeRegExp(target: CastType): RegExp {
   return re;
 }
 
+/**
+ * `logs.bq_range(lower, upper, safe)` and `logs.bq_parse_range(text, safe, kind)`
+ * (migrations/1764880000000_bigquery-range-functions.js): RANGE(…) with BigQuery's check of the
+ * bounds, and a range's text read when the query runs.
+ */
+export const RANGE_FUNCTION = 'logs.bq_range';
+export const PARSE_RANGE_FUNCTION = 'logs.bq_parse_range';
+
+/** The Postgres type of a RANGE's bounds. */
+export const RANGE_BOUND_TYPES: Readonly<Record<RangeElement, PgTypeName>> = {
+  DATE: 'date',
+  DATETIME: 'timestamp',
+  TIMESTAMP: 'timestamptz',
+};
+
+/**
+ * A STRING read as a RANGE<element>, BigQuery's literal form: a string literal is read here (text
+ * BigQuery refuses is a 400 naming it, NULL under SAFE_CAST), any other text when the query runs.
+ */
+export function stringToRange(value: Typed, element: RangeElement, safe: boolean, text: string, pos: number): PgExpr {
+  const rangeType = PG_TYPES[`RANGE<${element}>`];
+  if (value.literal === undefined) {
+    return pg.func(PARSE_RANGE_FUNCTION, [value.sql, pg.literal(safe), pg.cast(pg.literal(null), RANGE_BOUND_TYPES[element])]);
+  }
+  const bounds = parseRangeText(value.literal, element);
+  if ('error' in bounds) {
+    if (safe) return pg.cast(pg.literal(null), rangeType);
+    throw new SqlSyntaxError(`invalid RANGE<${element}> literal '${value.literal}': ${bounds.error}`, text, pos);
+  }
+  const bound = (b: string | null): PgExpr => {
+    if (b === null) return pg.cast(pg.literal(null), RANGE_BOUND_TYPES[element]);
+    if (element === 'TIMESTAMP') return stringToTimestamp(typed(pg.literal(b), scalar('STRING'), { literal: b }));
+    return pg.cast(pg.literal(b), RANGE_BOUND_TYPES[element]);
+  };
+  return pg.func(RANGE_FUNCTION, [bound(bounds.lower), bound(bounds.upper), pg.literal(safe)]);
+}
+
+/** A RANGE as BigQuery writes it: `[2020-01-01, UNBOUNDED)`, each bound as CAST(bound AS STRING). */
+export function rangeToString(range: PgExpr, element: RangeElement): PgExpr {
+  const bound = (name: 'lower' | 'upper'): PgExpr =>
+    pg.func('coalesce', [convert(typed(pg.func(name, [range]), scalar(element)), element, 'STRING'), pg.literal('UNBOUNDED')]);
+  const joined = [pg.literal('['), bound('lower'), pg.literal(', '), bound('upper'), pg.literal(')')].reduce((a, b) => pg.op('||', a, b));
+  return pg.case([{ when: pg.is(range, 'NULL', true), then: joined }]);
+}
+
 function convert(value: Typed, from: ScalarName, target: CastType): PgExpr {
   const v = value.sql;
+  const element = rangeElement(scalar(from));
+  if (element && target === 'STRING') return rangeToString(v, element);
   switch (target) {
     case 'TIMESTAMP':
       if (from === 'STRING') return stringToTimestamp(value);
@@ -200,6 +258,8 @@ export function adapt(value: Typed, other: BqType): Typed {
   if (other.name === 'STRING' || other.name === 'NULL') return value;
   if (other.name === 'TIMESTAMP') return typed(stringToTimestamp(value), other);
   if (other.name === 'INTERVAL' || other.name === 'JSON') return value;
+  const element = rangeElement(other);
+  if (element) return typed(stringToRange(value, element, false, '', 0), other);
   const target: PgTypeName = isNumeric(other)
     ? value.param
       ? PG_TYPES[other.name as CastType]
@@ -209,7 +269,7 @@ export function adapt(value: Typed, other: BqType): Typed {
 }
 
 /** Both sides of a comparison brought to one type: strings against timestamps become timestamps, and so on. */
-export function unify(a: Typed, b: Typed): [Typed, Typed] {
+export function unify(a: Typed, b: Typed, text = '', pos = 0): [Typed, Typed] {
   let left = adapt(a, b.type);
   let right = adapt(b, a.type);
   if (isScalar(left.type, 'TIMESTAMP') && isScalar(right.type, 'STRING')) right = typed(stringToTimestamp(right), left.type);
@@ -218,6 +278,11 @@ export function unify(a: Typed, b: Typed): [Typed, Typed] {
     right = typed(convert(right, 'STRING', (left.type as { name: CastType }).name), left.type);
   else if (isScalar(right.type, 'DATETIME', 'DATE', 'TIME') && isScalar(left.type, 'STRING'))
     left = typed(convert(left, 'STRING', (right.type as { name: CastType }).name), right.type);
+  // A string literal meeting a RANGE is read as one (a STRING column is refused by `compared`).
+  else if (rangeElement(left.type) && right.literal !== undefined && isScalar(right.type, 'STRING'))
+    right = typed(stringToRange(right, rangeElement(left.type)!, false, text, pos), left.type);
+  else if (rangeElement(right.type) && left.literal !== undefined && isScalar(left.type, 'STRING'))
+    left = typed(stringToRange(left, rangeElement(right.type)!, false, text, pos), right.type);
   return [left, right];
 }
 
@@ -235,6 +300,9 @@ const COMPARISON_GROUPS: Partial<Record<ScalarName, string>> = {
   TIME: 'time of day',
   INTERVAL: 'interval',
   JSON: 'json',
+  'RANGE<DATE>': 'range of dates',
+  'RANGE<DATETIME>': 'range of datetimes',
+  'RANGE<TIMESTAMP>': 'range of timestamps',
 };
 
 /**
@@ -245,7 +313,7 @@ const COMPARISON_GROUPS: Partial<Record<ScalarName, string>> = {
  * other side's type) are left to adapt.
  */
 export function compared(a: Typed, b: Typed, op: string, text: string, pos: number): [Typed, Typed] {
-  const pair = unify(a, b);
+  const pair = unify(a, b, text, pos);
   // BigQuery defines no comparison of JSON values (read a value out with JSON_VALUE, INT64, …).
   if (pair.some((v) => isScalar(v.type, 'JSON')))
     throw new SqlSyntaxError(
@@ -314,7 +382,7 @@ export function commonType(values: readonly Typed[]): BqType {
 }
 
 /** Values meeting in one result (COALESCE, CASE branches) brought to the type of the first well-typed one. */
-export function unifyAll(values: readonly Typed[]): Typed[] {
+export function unifyAll(values: readonly Typed[], text = '', pos = 0): Typed[] {
   const anchor = values.find((v) => !v.param && !(v.type.kind === 'scalar' && (v.type.loose || v.type.name === 'NULL'))) ?? values[0];
-  return values.map((v) => (v === anchor ? v : unify(anchor, v)[1]));
+  return values.map((v) => (v === anchor ? v : unify(anchor, v, text, pos)[1]));
 }

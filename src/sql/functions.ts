@@ -11,7 +11,7 @@ import { SqlUnsupportedError } from './errors.js';
 import type { Call } from './ast/expressions.js';
 import { pg, type PgExpr, type PgOrder } from './postgres/ast.js';
 import { AGGREGATE, ORDER_SENSITIVE_AGGREGATE, SCALAR, TOTAL, WINDOW_FUNCTION, aggregate, type PgFunctionFacts } from './postgres/facts.js';
-import { BOOL, FLOAT64, INT64, STRING, isScalar, typed, type BqType, type Typed } from './types.js';
+import { BOOL, FLOAT64, INT64, STRING, isScalar, rangeElement, typed, type BqType, type Typed } from './types.js';
 import { AGGREGATE_WINDOW, def, fn, windowCount, windowed } from './library/define.js';
 import { AGGREGATE_FUNCTIONS } from './library/aggregates.js';
 import { ARRAY_FUNCTIONS } from './library/arrays.js';
@@ -23,6 +23,7 @@ import { CONVERSION_FUNCTIONS } from './library/conversion.js';
 import { HASH_FUNCTIONS } from './library/hash.js';
 import { MATH_FUNCTIONS } from './library/math.js';
 import { NET_FUNCTIONS } from './library/net.js';
+import { RANGE_FUNCTIONS } from './library/ranges.js';
 import { STRING_FUNCTIONS } from './library/strings.js';
 
 /** What a builder can ask of the call being translated. */
@@ -128,6 +129,35 @@ function aggregateOf(name: string, result: (t: BqType) => BqType, cast?: (t: BqT
 }
 
 /**
+ * MIN / MAX. Postgres has no min / max of ranges: the first of the group's non-NULL ranges in
+ * BigQuery's order (Postgres' range order, which is the same) is taken from an ordered array_agg.
+ */
+function extremeOf(name: 'min' | 'max'): FunctionDef {
+  const plain = aggregateOf(name, (t) => t);
+  return windowed(
+    def(
+      1,
+      1,
+      { [name]: AGGREGATE, array_agg: ORDER_SENSITIVE_AGGREGATE },
+      (s) => {
+        const v = s.arg(0);
+        if (!rangeElement(v.type)) return plain.build(s);
+        // Postgres takes no ORDER BY in a windowed aggregate.
+        if (s.call.over) throw new SqlUnsupportedError(`${name.toUpperCase()} of a RANGE with OVER is not supported`, s.text, s.call.pos);
+        const ordered = pg.func('array_agg', [v.sql], {
+          distinct: s.call.distinct,
+          orderBy: [{ expr: v.sql, desc: name === 'max' }],
+          filter: pg.is(v.sql, 'NULL', true),
+        });
+        return typed(pg.subscript(ordered, pg.number('1')), v.type);
+      },
+      { distinct: true },
+    ),
+    AGGREGATE_WINDOW,
+  );
+}
+
+/**
  * A statistical aggregate of one or two numbers (STDDEV, VARIANCE, CORR, COVAR_*): FLOAT64 as in
  * BigQuery (Postgres answers numeric for integer input); a parameter or an untyped leaf is read
  * as a number. DISTINCT as BigQuery allows it: for one argument only.
@@ -223,8 +253,8 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
     (t) => (isScalar(t, 'NUMERIC') ? t : FLOAT64),
     (t) => (isScalar(t, 'NUMERIC') ? undefined : 'float8'),
   ),
-  min: aggregateOf('min', (t) => t),
-  max: aggregateOf('max', (t) => t),
+  min: extremeOf('min'),
+  max: extremeOf('max'),
   // BigQuery's STDDEV and VARIANCE are the sample ones.
   stddev: statistic('stddev_samp', 1),
   stddev_samp: statistic('stddev_samp', 1),
@@ -344,4 +374,5 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   ...ARRAY_FUNCTIONS,
   ...AGGREGATE_FUNCTIONS,
   ...WINDOW_FUNCTIONS,
+  ...RANGE_FUNCTIONS,
 };

@@ -732,12 +732,24 @@ class Parser extends TokenCursor {
           });
         }
         break;
+      case 'RANGE':
+        // `RANGE<DATE> '[2020-01-01, 2020-12-31)'`: a CAST of the text, which the translator reads while translating.
+        if (this.isOp(this.peekAt(1), '<')) {
+          this.next();
+          const type = this.rangeType();
+          const value = this.peek();
+          if (value.kind !== 'string') throw this.syntax(`expected a string literal after ${type} but found ${describe(value)}`, value);
+          this.next();
+          const operand = make<E.Literal>({ kind: 'literal', pos: value.start, type: 'STRING', value: value.text });
+          return make<E.Cast>({ kind: 'cast', pos: t.start, operand, type, safe: false });
+        }
+        break;
       case 'ARRAY':
         return this.arrayConstructor(t);
       case 'STRUCT':
         return this.struct(t);
     }
-    if (followedByParen && (!RESERVED.has(u) || u === 'IF' || u === 'LEFT' || u === 'RIGHT')) return this.call();
+    if (followedByParen && (!RESERVED.has(u) || u === 'IF' || u === 'LEFT' || u === 'RIGHT' || u === 'RANGE')) return this.call();
     if (this.isDottedCall()) return this.dottedCall();
     this.next();
     if (RESERVED.has(u)) throw this.syntax(`unexpected keyword ${u}`, t);
@@ -941,9 +953,21 @@ class Parser extends TokenCursor {
       this.expectClosingAngle();
       return { kind: 'array', element };
     }
+    if (this.isWord(t, 'RANGE')) return { kind: 'scalar', name: this.rangeType() };
     const name = t.kind === 'word' ? CAST_TYPES[t.upper] : undefined;
     if (!name) throw this.unsupported(`type ${t.text || 'nothing'} is not supported`, t);
     return { kind: 'scalar', name };
+  }
+
+  /** `<DATE>`, `<DATETIME>` or `<TIMESTAMP>` after RANGE (the `<` is the current token): BigQuery's three RANGE types. */
+  private rangeType(): E.CastType {
+    this.expectOp('<');
+    const element = this.next();
+    const name = element.kind === 'word' ? element.upper : '';
+    if (name !== 'DATE' && name !== 'DATETIME' && name !== 'TIMESTAMP')
+      throw this.syntax(`RANGE takes DATE, DATETIME or TIMESTAMP, not ${element.text || 'nothing'}`, element);
+    this.expectClosingAngle();
+    return `RANGE<${name}>`;
   }
 
   /** `>`, or half of a `>>` that closes two type parameter lists at once. */
@@ -980,7 +1004,7 @@ class Parser extends TokenCursor {
     const operand = this.expr();
     this.expectWord('AS');
     const typeToken = this.next();
-    const type = typeToken.kind === 'word' ? CAST_TYPES[typeToken.upper] : undefined;
+    const type = this.isWord(typeToken, 'RANGE') ? this.rangeType() : typeToken.kind === 'word' ? CAST_TYPES[typeToken.upper] : undefined;
     if (!type) throw this.unsupported(`CAST to ${typeToken.text || 'nothing'} is not supported`, typeToken);
     this.expectOp(')');
     return make<E.Cast>({ kind: 'cast', pos: start.start, operand, type, safe });

@@ -11,7 +11,29 @@ import type { PgExpr } from './postgres/ast.js';
  * text as BigQuery's API sends it.
  */
 export type ScalarName =
-  'STRING' | 'BYTES' | 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'TIMESTAMP' | 'DATETIME' | 'DATE' | 'TIME' | 'INTERVAL' | 'JSON' | 'NULL';
+  | 'STRING'
+  | 'BYTES'
+  | 'INT64'
+  | 'FLOAT64'
+  | 'NUMERIC'
+  | 'BOOL'
+  | 'TIMESTAMP'
+  | 'DATETIME'
+  | 'DATE'
+  | 'TIME'
+  | 'INTERVAL'
+  | 'JSON'
+  | RangeName
+  | 'NULL';
+
+/**
+ * BigQuery's RANGE<T>: a half-open span `[start, end)` of dates, datetimes or timestamps, held as
+ * Postgres `daterange` / `tsrange` / `tstzrange` (always `[)`, never empty; an unbounded end is an
+ * infinite bound). A scalar, like BigQuery's: comparable, groupable, orderable (src/sql/library/ranges.ts).
+ */
+export type RangeName = 'RANGE<DATE>' | 'RANGE<DATETIME>' | 'RANGE<TIMESTAMP>';
+export type RangeElement = 'DATE' | 'DATETIME' | 'TIMESTAMP';
+export const RANGE_ELEMENTS: readonly RangeElement[] = ['DATE', 'DATETIME', 'TIMESTAMP'];
 
 export type BqType =
   | {
@@ -55,6 +77,16 @@ export const LOOSE_JSON_LEAF: BqType = Object.freeze({ kind: 'scalar', name: 'ST
 
 export function isScalar(t: BqType, ...names: ScalarName[]): boolean {
   return t.kind === 'scalar' && (names.length === 0 || names.includes(t.name));
+}
+
+/** The element type of a RANGE type (`DATE` of `RANGE<DATE>`); undefined for any other type. */
+export function rangeElement(t: BqType): RangeElement | undefined {
+  if (t.kind !== 'scalar' || !t.name.startsWith('RANGE<')) return undefined;
+  return t.name.slice(6, -1) as RangeElement;
+}
+
+export function rangeOf(element: RangeElement): BqType {
+  return scalar(`RANGE<${element}>`);
 }
 
 export function isNumeric(t: BqType): boolean {

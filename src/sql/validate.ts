@@ -77,6 +77,10 @@ const TYPES = new Set([
   'time',
   'interval',
   'jsonb',
+  // RANGE<DATE>, RANGE<DATETIME>, RANGE<TIMESTAMP> (src/sql/library/ranges.ts): typed NULLs and values read back from JSON.
+  'daterange',
+  'tsrange',
+  'tstzrange',
 ]);
 
 /** Parse-tree node kinds that a translated query may contain; anything else is refused. */

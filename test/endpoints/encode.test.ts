@@ -77,6 +77,43 @@ describe('row encoding', () => {
     });
   });
 
+  it('when a query answers RANGE values, then each is BigQuery’s `[start, end)` string, bounds encoded as their type is', async () => {
+    await initTranslator();
+    const { pool } = await testDatabase();
+    const t = translateQuery({
+      query: `select range<date> '[2020-01-01, UNBOUNDED)' as d, range<datetime> '[2020-01-01 12:00:00.25, 2020-01-02 00:00:00)' as dt,
+                     range<timestamp> '[UNBOUNDED, 2020-10-01 12:00:00+08)' as ts, range<date> '[UNBOUNDED, UNBOUNDED)' as open,
+                     generate_range_array(range<date> '[2020-01-01, 2020-01-03)', interval 1 day) as days, cast(null as range<date>) as nothing`,
+      sources: await loadSources(),
+    });
+    const client = await pool.connect();
+    try {
+      // The session's zone does not change the answer: bounds of a RANGE<TIMESTAMP> are instants.
+      await client.query(`SET TimeZone = 'America/Los_Angeles'`);
+      const r = await client.query({ text: t.sql, rowMode: 'array', types: RAW_TYPES });
+      const body = encodeResultBody(
+        r.fields,
+        t.columns.map((c) => c.name),
+        r.rows as Array<Array<string | null>>,
+      );
+      assert.deepEqual(JSON.parse(body), {
+        result: [
+          {
+            d: '[2020-01-01, UNBOUNDED)',
+            dt: '[2020-01-01T12:00:00.25, 2020-01-02T00:00:00)',
+            ts: `[UNBOUNDED, ${Date.UTC(2020, 9, 1, 4) * 1000})`,
+            open: '[UNBOUNDED, UNBOUNDED)',
+            days: ['[2020-01-01, 2020-01-02)', '[2020-01-02, 2020-01-03)'],
+            nothing: null,
+          },
+        ],
+      });
+    } finally {
+      await client.query('RESET TimeZone');
+      client.release();
+    }
+  });
+
   it('when a timestamptz has an offset, then microseconds are UTC', () => {
     assert.equal(timestamptzToMicros('2026-11-22 14:30:00.5+01:30'), Date.UTC(2026, 10, 22, 13) * 1000 + 500000);
     assert.equal(timestamptzToMicros('infinity'), 'infinity');

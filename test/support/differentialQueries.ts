@@ -121,6 +121,15 @@ export const AIMED = [
      json_object('path', r.path, 'code', s.status_code) as k2, json_strip_nulls(json_array(r.path, null, s.status_code)) as k3,
      json_remove(to_json(r), '$.url') as k4, lax_string(json_query(to_json(s), '$.status_code')) as k5, cast(time(w.timestamp) as string) as k6
      from ${EDGE_FROM} where extract(hour from time(w.timestamp)) >= 0 order by w.timestamp desc, w.id limit 80`,
+  // the RANGE type (migrations/1764880000000_bigquery-range-functions.js) as a group key, inside a narrowed aggregate and per row
+  `${W} select range(timestamp_trunc(w.timestamp, hour), timestamp_add(timestamp_trunc(w.timestamp, hour), interval 1 hour)) as k0, count(*) as a0,
+     countif(range_contains(range<timestamp> '[2020-01-01 00:00:00, UNBOUNDED)', w.timestamp) and s.status_code >= 400) as a1,
+     min(cast(range(date(w.timestamp), date_add(date(w.timestamp), interval 1 day)) as string)) as a2,
+     max(range(date(w.timestamp), null)) as a3 from ${EDGE_FROM} group by 1`,
+  `${W} select w.id, cast(range(w.timestamp, timestamp_add(w.timestamp, interval 1 minute)) as string) as k0, to_json_string(range(date(w.timestamp), null)) as k1,
+     array_length(generate_range_array(range(timestamp_trunc(w.timestamp, day), timestamp_add(timestamp_trunc(w.timestamp, day), interval 1 day)), interval 6 hour)) as k2,
+     range_start(range_intersect(range(w.timestamp, null), range<timestamp> '[UNBOUNDED, 2999-01-01 00:00:00)')) = w.timestamp as k3, r.path as k4
+     from ${EDGE_FROM} where range_overlaps(range(w.timestamp, null), range<timestamp> '[2020-01-01 00:00:00, UNBOUNDED)') order by w.timestamp desc, w.id limit 40`,
   // hash, BYTES, NET and aggregate functions of migrations 1764810000000–3000 inside a narrowed aggregate and per row
   `${W} select net.reg_domain(r.url) as k0, net.public_suffix(r.url) as k1, count(*) as a0, max_by(r.path, s.status_code) as a1, min_by(w.id, w.timestamp) as a2,
      array_length(array_concat_agg(split(r.path, '/') order by w.timestamp, w.id)) as a3, countif(mod(abs(farm_fingerprint(w.id)), 4) = 0) as a4 from ${EDGE_FROM} group by 1, 2`,

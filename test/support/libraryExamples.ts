@@ -352,3 +352,181 @@ export const JSON_TYPE_EXAMPLES: Example[] = [
     [{ a: '{"students":[{"name":"Jane"}]}', b: 'null', c: null, d: '6', e: 'object', f: '{"a":2,"b":1}' }],
   ],
 ];
+
+/**
+ * BigQuery's RANGE type: the documented examples of its range functions (range-functions.md),
+ * range literals (lexical.md, "Range literals") and CAST AS RANGE (conversion_functions.md),
+ * times restated in UTC. A RANGE comes back as the service answers it (src/query/encode.ts):
+ * BigQuery's `[start, end)` string with `UNBOUNDED`, each bound as its type is answered
+ * (DATETIME `2022-10-01T16:00:00`, TIMESTAMP unix microseconds); CAST(… AS STRING) is
+ * BigQuery's text (`[2022-10-01 21:53:27+00, 2022-10-01 23:00:00+00)`).
+ */
+export const RANGE_EXAMPLES: Example[] = [
+  [
+    'RANGE of dates, datetimes and timestamps, unbounded below or above',
+    `select range(date '2022-12-01', date '2022-12-31') as a, range(datetime '2022-10-01 14:53:27', datetime '2022-10-01 16:00:00') as b,
+            range(timestamp '2022-10-01 14:53:27 America/Los_Angeles', timestamp '2022-10-01 16:00:00 America/Los_Angeles') as c,
+            cast(range(timestamp '2022-10-01 14:53:27 America/Los_Angeles', timestamp '2022-10-01 16:00:00 America/Los_Angeles') as string) as d,
+            range(null, date '2022-12-31') as e, range(date '2022-10-01', null) as f`,
+    [
+      {
+        a: '[2022-12-01, 2022-12-31)',
+        b: '[2022-10-01T14:53:27, 2022-10-01T16:00:00)',
+        c: '[1664661207000000, 1664665200000000)',
+        d: '[2022-10-01 21:53:27+00, 2022-10-01 23:00:00+00)',
+        e: '[UNBOUNDED, 2022-12-31)',
+        f: '[2022-10-01, UNBOUNDED)',
+      },
+    ],
+  ],
+  [
+    'range literals, with UNBOUNDED or NULL bounds',
+    `select range<date> '[2020-01-01, 2020-12-31)' as a, range<datetime> '[2020-01-01 12:00:00, 2020-12-31 12:00:00)' as b,
+            cast(range<timestamp> '[2020-10-01 12:00:00+08, 2020-12-31 12:00:00+08)' as string) as c,
+            range<date> '[UNBOUNDED, 2020-12-31)' as d, range<date> '[NULL, 2020-12-31)' as e, range<date> '[2020-01-01, UNBOUNDED)' as f,
+            range<date> '[2020-01-01, NULL)' as g, range<date> '[UNBOUNDED, UNBOUNDED)' as h, range<date> '[NULL, NULL)' as i`,
+    [
+      {
+        a: '[2020-01-01, 2020-12-31)',
+        b: '[2020-01-01T12:00:00, 2020-12-31T12:00:00)',
+        c: '[2020-10-01 04:00:00+00, 2020-12-31 04:00:00+00)',
+        d: '[UNBOUNDED, 2020-12-31)',
+        e: '[UNBOUNDED, 2020-12-31)',
+        f: '[2020-01-01, UNBOUNDED)',
+        g: '[2020-01-01, UNBOUNDED)',
+        h: '[UNBOUNDED, UNBOUNDED)',
+        i: '[UNBOUNDED, UNBOUNDED)',
+      },
+    ],
+  ],
+  [
+    'CAST of a STRING to a RANGE, and of a RANGE to a STRING',
+    `select cast('[2020-01-01, 2020-01-02)' as range<date>) as a, cast('[2014-09-27 12:30:00.45, 2016-10-17 11:15:00.33)' as range<datetime>) as b,
+            cast(cast('[2014-09-27 12:30:00+08, 2016-10-17 11:15:00+08)' as range<timestamp>) as string) as c,
+            cast('[UNBOUNDED, 2020-01-02)' as range<date>) as d, cast('[2020-01-01, NULL)' as range<date>) as e,
+            cast(range<date> '[2020-01-01, UNBOUNDED)' as string) as f, cast(range<datetime> '[2014-09-27 12:30:00.45, UNBOUNDED)' as string) as g`,
+    [
+      {
+        a: '[2020-01-01, 2020-01-02)',
+        b: '[2014-09-27T12:30:00.45, 2016-10-17T11:15:00.33)',
+        c: '[2014-09-27 04:30:00+00, 2016-10-17 03:15:00+00)',
+        d: '[UNBOUNDED, 2020-01-02)',
+        e: '[2020-01-01, UNBOUNDED)',
+        f: '[2020-01-01, UNBOUNDED)',
+        g: '[2014-09-27 12:30:00.45, UNBOUNDED)',
+      },
+    ],
+  ],
+  [
+    'CAST of text the query reads, and SAFE_CAST of text that is no range',
+    `select cast(s as range<date>) as r, safe_cast(s as range<date>) as safe, cast(t as range<timestamp>) as ts
+     from unnest([struct(1 as o, '[2020-01-01, 2020-01-02)' as s, '[2020-01-01 12:00:00, 2020-01-02)' as t),
+                  struct(2, '[UNBOUNDED, 2020-01-02)', '[NULL, 2020-01-01 00:00:00+00)')]) order by o`,
+    [
+      { r: '[2020-01-01, 2020-01-02)', safe: '[2020-01-01, 2020-01-02)', ts: '[1577880000000000, 1577923200000000)' },
+      { r: '[UNBOUNDED, 2020-01-02)', safe: '[UNBOUNDED, 2020-01-02)', ts: '[UNBOUNDED, 1577836800000000)' },
+    ],
+  ],
+  [
+    'RANGE_START and RANGE_END, NULL when unbounded',
+    `select range_start(range<date> '[2022-12-01, 2022-12-31)') as a, range_start(range<date> '[UNBOUNDED, 2022-12-31)') as b,
+            range_end(range<date> '[2022-12-01, 2022-12-31)') as c, range_end(range<date> '[2022-12-01, UNBOUNDED)') as d,
+            range_start(range<timestamp> '[2020-10-01 12:00:00+08, UNBOUNDED)') as e, range_end(cast(null as range<date>)) as f`,
+    [{ a: '2022-12-01', b: null, c: '2022-12-31', d: null, e: '2020-10-01T04:00:00.000Z', f: null }],
+  ],
+  [
+    'RANGE_CONTAINS: a range in a range, and a value in a range',
+    `select range_contains(range<date> '[2022-01-01, 2023-01-01)', range<date> '[2022-04-01, 2022-07-01)') as a,
+            range_contains(range<date> '[2022-01-01, 2023-01-01)', range<date> '[2023-01-01, 2023-04-01)') as b,
+            range_contains(range<date> '[2022-01-01, 2023-01-01)', date '2022-04-01') as c,
+            range_contains(range<date> '[2022-01-01, 2023-01-01)', date '2023-04-01') as d,
+            range_contains(range<date> '[2022-01-01, 2023-01-01)', date '2023-01-01') as e,
+            range_contains(range<date> '[2022-01-01, UNBOUNDED)', date '9999-12-31') as f`,
+    [{ a: true, b: false, c: true, d: false, e: false, f: true }],
+  ],
+  [
+    'RANGE_OVERLAPS',
+    `select range_overlaps(range<date> '[2022-02-01, 2022-09-01)', range<date> '[2021-06-15, 2022-04-15)') as a,
+            range_overlaps(range<date> '[2020-02-01, 2020-09-01)', range<date> '[2021-06-15, 2022-04-15)') as b,
+            range_overlaps(range<date> '[2022-02-01, UNBOUNDED)', range<date> '[2021-06-15, UNBOUNDED)') as c,
+            range_overlaps(range<date> '[2022-01-01, 2022-02-01)', range<date> '[2022-02-01, 2022-03-01)') as d`,
+    [{ a: true, b: false, c: true, d: false }],
+  ],
+  [
+    'RANGE_INTERSECT, and SAFE.RANGE_INTERSECT of ranges that do not overlap',
+    `select range_intersect(range<date> '[2022-02-01, 2022-09-01)', range<date> '[2021-06-15, 2022-04-15)') as a,
+            range_intersect(range<date> '[2022-02-01, UNBOUNDED)', range<date> '[2021-06-15, 2022-04-15)') as b,
+            range_intersect(range<date> '[2022-02-01, UNBOUNDED)', range<date> '[2021-06-15, UNBOUNDED)') as c,
+            safe.range_intersect(range<date> '[2020-02-01, 2020-09-01)', range<date> '[2021-06-15, 2022-04-15)') as d`,
+    [{ a: '[2022-02-01, 2022-04-15)', b: '[2022-02-01, 2022-04-15)', c: '[2022-02-01, UNBOUNDED)', d: null }],
+  ],
+  [
+    'GENERATE_RANGE_ARRAY with and without the last partial range',
+    `select generate_range_array(range(date '2020-01-01', date '2020-01-06'), interval 1 day) as a,
+            generate_range_array(range(date '2020-01-01', date '2020-01-06'), interval 2 day) as b,
+            generate_range_array(range(date '2020-01-01', date '2020-01-06'), interval 2 day, true) as c,
+            generate_range_array(range(date '2020-01-01', date '2020-01-06'), interval 2 day, false) as d`,
+    [
+      {
+        a: [
+          '[2020-01-01, 2020-01-02)',
+          '[2020-01-02, 2020-01-03)',
+          '[2020-01-03, 2020-01-04)',
+          '[2020-01-04, 2020-01-05)',
+          '[2020-01-05, 2020-01-06)',
+        ],
+        b: ['[2020-01-01, 2020-01-03)', '[2020-01-03, 2020-01-05)', '[2020-01-05, 2020-01-06)'],
+        c: ['[2020-01-01, 2020-01-03)', '[2020-01-03, 2020-01-05)', '[2020-01-05, 2020-01-06)'],
+        d: ['[2020-01-01, 2020-01-03)', '[2020-01-03, 2020-01-05)'],
+      },
+    ],
+  ],
+  [
+    'GENERATE_RANGE_ARRAY of timestamps and datetimes, unnested',
+    `select cast(r as string) as r from unnest(generate_range_array(range<timestamp> '[2020-01-01 00:00:00, 2020-01-01 10:00:00)', interval 4 hour)) as r
+     union all select cast(r as string) from unnest(generate_range_array(range<datetime> '[2020-01-31 00:00:00, 2020-04-15 00:00:00)', interval 1 month, false)) as r
+     order by r`,
+    [
+      { r: '[2020-01-01 00:00:00+00, 2020-01-01 04:00:00+00)' },
+      { r: '[2020-01-01 04:00:00+00, 2020-01-01 08:00:00+00)' },
+      { r: '[2020-01-01 08:00:00+00, 2020-01-01 10:00:00+00)' },
+      { r: '[2020-01-31 00:00:00, 2020-02-29 00:00:00)' },
+      { r: '[2020-02-29 00:00:00, 2020-03-31 00:00:00)' },
+    ],
+  ],
+  [
+    'ranges compare by lower bound, then upper bound; unbounded lower first, unbounded upper last',
+    `select range<date> '[2020-01-01, 2020-02-01)' < range<date> '[2020-01-02, 2020-01-03)' as a,
+            range<date> '[UNBOUNDED, 2030-01-01)' < range<date> '[2020-01-01, 2020-01-02)' as b,
+            range<date> '[2020-01-01, UNBOUNDED)' > range<date> '[2020-01-01, 9999-12-31)' as c,
+            range(date '2020-01-01', date '2020-02-01') = range<date> '[2020-01-01, 2020-02-01)' as d,
+            range<date> '[2020-01-01, 2020-02-01)' = '[2020-01-01, 2020-02-01)' as e,
+            range<date> '[UNBOUNDED, UNBOUNDED)' = range<date> '[NULL, NULL)' as f`,
+    [{ a: true, b: true, c: true, d: true, e: true, f: true }],
+  ],
+  [
+    'ranges in GROUP BY, ORDER BY and ARRAY_AGG',
+    `select r, count(*) as n from unnest([range<date> '[2020-01-01, 2020-02-01)', range<date> '[UNBOUNDED, 2020-01-05)',
+                                          range<date> '[2020-01-01, 2020-02-01)', range<date> '[2020-01-01, UNBOUNDED)']) as r
+     group by r order by r`,
+    [
+      { r: '[UNBOUNDED, 2020-01-05)', n: 1 },
+      { r: '[2020-01-01, 2020-02-01)', n: 2 },
+      { r: '[2020-01-01, UNBOUNDED)', n: 1 },
+    ],
+  ],
+  [
+    'MIN and MAX of ranges, ARRAY_AGG of ranges, and a range in a STRUCT',
+    `select min(r) as lo, max(r) as hi, array_agg(r ignore nulls order by r desc) as rs,
+            any_value(struct(range<date> '[2020-01-01, 2020-02-01)' as f)).f = range<date> '[2020-01-01, 2020-02-01)' as s
+     from unnest([range<date> '[2020-01-01, 2020-02-01)', range<date> '[UNBOUNDED, 2020-01-05)', null, range<date> '[2020-01-01, UNBOUNDED)']) as r`,
+    [
+      {
+        lo: '[UNBOUNDED, 2020-01-05)',
+        hi: '[2020-01-01, UNBOUNDED)',
+        rs: ['[2020-01-01, UNBOUNDED)', '[2020-01-01, 2020-02-01)', '[UNBOUNDED, 2020-01-05)'],
+        s: true,
+      },
+    ],
+  ],
+];

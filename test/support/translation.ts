@@ -5,7 +5,8 @@
  *   await expectTranslation('select pg_sleep(1)').toFail(SqlNameError, /unknown function pg_sleep/);
  *
  * Values are normalised by the translation's BigQuery column types: INT64 / FLOAT64 / NUMERIC →
- * number, TIMESTAMP → ISO string with Z, BYTES → base64, DATETIME → `YYYY-MM-DDTHH:MM:SS[.ffffff]`, DATE → `YYYY-MM-DD`.
+ * number, TIMESTAMP → ISO string with Z, BYTES → base64, DATETIME → `YYYY-MM-DDTHH:MM:SS[.ffffff]`, DATE → `YYYY-MM-DD`,
+ * RANGE → the service's string (`[2020-01-01, UNBOUNDED)`, TIMESTAMP bounds in unix microseconds).
  */
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -15,6 +16,7 @@ import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 import { defaultSourceSchema } from '../../src/ingest/defaultSchemas.js';
 import { tableNameForSource, type SourceLookup, type SourceTable } from '../../src/sources/schema.js';
 import { loadSources, testDatabase } from './db.js';
+import { rangeEncoder } from '../../src/query/encode.js';
 
 /**
  * An ISO timestamp `ms` after the start of the previous clock hour: inside every endpoint's
@@ -124,8 +126,11 @@ function normalise(value: unknown, type: string): unknown {
       return (value as string).replace(' ', 'T');
     case 'BYTES':
       return (value as Buffer).toString('base64');
-    default:
-      return value;
+    default: {
+      // RANGE<…> and arrays of them: what the service answers (src/query/encode.ts), `[2020-01-01, UNBOUNDED)`.
+      const range = rangeEncoder(type);
+      return range ? range(value as string) : value;
+    }
   }
 }
 

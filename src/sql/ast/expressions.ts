@@ -116,7 +116,20 @@ export interface Case extends NodeBase<'case'> {
   readonly otherwise?: Expr;
 }
 
-export type CastType = 'INT64' | 'FLOAT64' | 'NUMERIC' | 'BOOL' | 'STRING' | 'BYTES' | 'TIMESTAMP' | 'DATETIME' | 'DATE' | 'TIME';
+export type CastType =
+  | 'INT64'
+  | 'FLOAT64'
+  | 'NUMERIC'
+  | 'BOOL'
+  | 'STRING'
+  | 'BYTES'
+  | 'TIMESTAMP'
+  | 'DATETIME'
+  | 'DATE'
+  | 'TIME'
+  | 'RANGE<DATE>'
+  | 'RANGE<DATETIME>'
+  | 'RANGE<TIMESTAMP>';
 /** CAST / SAFE_CAST, and typed literals (`TIMESTAMP '2026-01-01'`). */
 export interface Cast extends NodeBase<'cast'> {
   readonly operand: Expr;

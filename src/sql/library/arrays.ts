@@ -5,12 +5,12 @@
  * `arr[OFFSET(i)]` out of range does (`logs.bq_array_offset`,
  * migrations/1764200000000_bigquery-library-functions.js).
  */
-import { adapt, asNumber, asText, unifyAll } from '../coerce.js';
+import { adapt, asNumber, asText, unify, unifyAll } from '../coerce.js';
 import { SqlSyntaxError } from '../errors.js';
 import type { CallSite, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { PARTIAL_STRICT, SCALAR, TOTAL, TOTAL_STRICT, scalar as scalarFacts } from '../postgres/facts.js';
-import { BOOL, FLOAT64, INT64, STRING, isScalar, typed, type BqType, type Typed } from '../types.js';
+import { BOOL, FLOAT64, INT64, STRING, isScalar, rangeElement, typeName, typed, type BqType, type Typed } from '../types.js';
 import { def, refuseHugeArray } from './define.js';
 
 /** `arr[OFFSET(i)]` that fails out of range, as in BigQuery (SAFE_OFFSET is a plain subscript). */
@@ -38,10 +38,21 @@ export function offsetOf(array: PgExpr, zeroBased: PgExpr): PgExpr {
   return pg.func(ARRAY_OFFSET, [array, zeroBased]);
 }
 
+/** An array of ranges where a function takes none (Postgres has no max of ranges; their text is not BigQuery's): a 400. */
+function refuseRanges(site: CallSite, array: { element: BqType }): void {
+  if (rangeElement(array.element))
+    throw new SqlSyntaxError(
+      `${site.call.name.toUpperCase()} takes no array of ${typeName(array.element)}`,
+      site.text,
+      site.call.args[0].pos,
+    );
+}
+
 /** ARRAY_MAX / ARRAY_MIN: the largest / smallest non-NULL element, in the element's type. */
 function extreme(name: string): FunctionDef {
   return def(1, 1, { [name]: TOTAL_STRICT }, (s) => {
     const array = anArray(s, 0, false);
+    refuseRanges(s, array);
     return typed(pg.func(name, [array.sql]), array.element);
   });
 }
@@ -72,6 +83,7 @@ export const ARRAY_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   // array_to_string skips NULL elements unless given a text for them: BigQuery's rule.
   array_to_string: def(2, 3, { array_to_string: TOTAL, [JSON_SCALAR_ARRAY]: TOTAL_STRICT }, (s) => {
     const array = anArray(s, 0, true);
+    refuseRanges(s, array);
     const rest = [asText(s.arg(1)), ...(s.call.args.length > 2 ? [asText(s.arg(2))] : [])];
     return typed(pg.func('array_to_string', [array.sql, ...rest]), STRING);
   }),
@@ -98,7 +110,10 @@ export const ARRAY_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   // NULL when the array or the value is NULL; else whether an element equals it (NULL elements never do).
   array_includes: def(2, 2, { coalesce: scalarFacts({ mayFail: false, syntax: true }), [JSON_SCALAR_ARRAY]: TOTAL_STRICT }, (s) => {
     const array = anArray(s, 0, true);
-    const v = adapt(s.arg(1), array.element);
+    // A string literal meets an array of ranges as a range (`unify`), anything else takes the element's type if it can.
+    const v = rangeElement(array.element)
+      ? unify(typed(array.sql, array.element), s.arg(1), s.text, s.call.args[1].pos)[1]
+      : adapt(s.arg(1), array.element);
     const found = { kind: 'any' as const, operand: v.sql, array: array.sql, negated: false };
     return typed(
       pg.case(

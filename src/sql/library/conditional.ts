@@ -17,7 +17,7 @@ const NULLIF = scalarFacts({ mayFail: true, syntax: true });
 function variadic(pgName: string, facts: PgFunctionFacts, min: number, max: number): FunctionDef {
   return defWith(
     def(min, max, { [pgName]: facts }, (s) => {
-      const values = unifyAll(args(s));
+      const values = unifyAll(args(s), s.text, s.call.pos);
       return typed(
         pg.func(
           pgName,
@@ -35,7 +35,7 @@ export const CONDITIONAL_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   ifnull: variadic('coalesce', COALESCE, 2, 2),
   if: defWith(
     def(3, 3, {}, (s) => {
-      const [then, otherwise] = unifyAll([s.arg(1), s.arg(2)]);
+      const [then, otherwise] = unifyAll([s.arg(1), s.arg(2)], s.text, s.call.pos);
       return typed(pg.case([{ when: adapt(s.arg(0), BOOL).sql, then: then.sql }], otherwise.sql), commonType([then, otherwise]));
     }),
     { safe: 'same' },

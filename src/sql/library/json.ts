@@ -15,7 +15,20 @@ import { SqlSyntaxError, SqlUnsupportedError } from '../errors.js';
 import type { CallSite, Emits, FunctionDef } from '../functions.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { PARTIAL, PARTIAL_STRICT, SCALAR, TOTAL, TOTAL_STRICT, scalar as scalarFacts } from '../postgres/facts.js';
-import { BOOL, FLOAT64, INT64, JSON_TYPE, STRING, isScalar, typed, type BqType, type Typed } from '../types.js';
+import {
+  BOOL,
+  FLOAT64,
+  INT64,
+  JSON_TYPE,
+  STRING,
+  isScalar,
+  rangeElement,
+  scalar,
+  typeName,
+  typed,
+  type BqType,
+  type Typed,
+} from '../types.js';
 import { def, defWith, wrongType } from './define.js';
 
 export const JSON_TEXT = 'logs.bq_json_text';
@@ -90,6 +103,16 @@ const arrayOf = (name: string): FunctionDef =>
     typed(pg.func(name, [selected(s)]), STRING_ARRAY),
   );
 
+/** TO_JSON / TO_JSON_STRING of an array of ranges: to_jsonb would write Postgres' text of each, not BigQuery's objects. */
+function refuseRangeArray(s: CallSite): void {
+  const t = s.arg(0).type;
+  if (t.kind === 'array' && rangeElement(t.element))
+    throw new SqlUnsupportedError(`${s.call.name.toUpperCase()} of an ${typeName(t)} is not supported`, s.text, s.call.args[0].pos);
+}
+
+/** What toJson writes for a RANGE: its bounds in an object. */
+const RANGE_BOUNDS: Emits = { lower: TOTAL_STRICT, upper: TOTAL_STRICT, jsonb_build_object: SCALAR };
+
 /** A SQL value as JSON text: TIMESTAMPs as ISO 8601 in UTC with Z, DATETIMEs without a zone, the rest as to_jsonb writes them. */
 function toJson(v: Typed): PgExpr {
   // A JSON value is its own JSON; an array of them is their texts joined (an SQL NULL element is a JSON null).
@@ -102,6 +125,13 @@ function toJson(v: Typed): PgExpr {
   if (isScalar(v.type, 'TIMESTAMP')) {
     const iso = pg.op('#>>', pg.func('to_jsonb', [pg.atUtc(v.sql)]), pg.literal('{}'));
     return pg.func('to_jsonb', [pg.op('||', iso, pg.literal('Z'))]);
+  }
+  // A RANGE is BigQuery's object of its bounds, `{"end":null,"start":"2020-01-01"}` (a NULL bound is unbounded).
+  const element = rangeElement(v.type);
+  if (element) {
+    const bound = (name: string): PgExpr => toJson(typed(pg.func(name, [v.sql]), scalar(element)));
+    const object = pg.func('jsonb_build_object', [pg.literal('start'), bound('lower'), pg.literal('end'), bound('upper')]);
+    return pg.case([{ when: pg.is(v.sql, 'NULL', true), then: object }]);
   }
   // Typed, so that a literal or a NULL is not of unknown type (to_jsonb is polymorphic).
   return pg.func('to_jsonb', [v.type.kind === 'scalar' ? pg.cast(v.sql, pgTypeOf(v.type)) : v.sql]);
@@ -245,6 +275,7 @@ function exactNumbers(s: CallSite, at: number, otherwise: 'exact' | 'round'): bo
 
 /** TO_JSON(x, stringify_wide_numbers => TRUE): INT64 values beyond ±2^53 become JSON strings. */
 function toJsonValue(s: CallSite): PgExpr {
+  refuseRangeArray(s);
   const v = s.arg(0);
   const value = jsonOf(v);
   if (s.call.args.length < 2) return value;
@@ -270,6 +301,7 @@ const JSON_TYPE_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
         array_to_string: TOTAL,
         'logs.bq_json_stringify_wide': TOTAL_STRICT,
         coalesce: scalarFacts({ mayFail: false, syntax: true }),
+        ...RANGE_BOUNDS,
       },
       (s) => json(toJsonValue(s)),
     ),
@@ -390,8 +422,15 @@ export const JSON_FUNCTIONS: Readonly<Record<string, FunctionDef>> = {
   to_json_string: def(
     1,
     2,
-    { [JSON_TEXT]: TOTAL_STRICT, to_jsonb: SCALAR, jsonb_pretty: TOTAL_STRICT, coalesce: scalarFacts({ mayFail: false, syntax: true }) },
+    {
+      [JSON_TEXT]: TOTAL_STRICT,
+      to_jsonb: SCALAR,
+      jsonb_pretty: TOTAL_STRICT,
+      coalesce: scalarFacts({ mayFail: false, syntax: true }),
+      ...RANGE_BOUNDS,
+    },
     (s) => {
+      refuseRangeArray(s);
       if (isScalar(s.arg(0).type, 'JSON') && s.call.args.length < 2)
         return typed(pg.func('coalesce', [s.arg(0).sql, pg.literal('null')]), STRING);
       const json = toJson(s.arg(0));

@@ -1,7 +1,8 @@
 /**
  * BigQuery's function reference for the categories the translator answers (BigQuery's pages are
  * generated from GoogleSQL's documentation, the docs/ folder of google/zetasql: the `## NAME`
- * headings of string_functions.md, mathematical_functions.md, …, keeping what BigQuery lists).
+ * headings of string_functions.md, mathematical_functions.md, range-functions.md, …, keeping what
+ * BigQuery lists; RANGE_BUCKET is a mathematical function there).
  * It is the measure of docs/COMPATIBILITY.md's coverage table (coverage.ts writes it): a function
  * listed here is supported when the function table (src/sql/functions.ts) has it, or when it is
  * syntax the parser reads (`syntax`).
@@ -95,6 +96,16 @@ const CATEGORIES: readonly [category: string, names: string, notes: Notes][] = [
     'JSON',
     'BOOL FLOAT64 INT64 JSON_ARRAY JSON_ARRAY_APPEND JSON_ARRAY_INSERT JSON_EXTRACT JSON_EXTRACT_ARRAY JSON_EXTRACT_SCALAR JSON_EXTRACT_STRING_ARRAY JSON_KEYS JSON_OBJECT JSON_QUERY JSON_QUERY_ARRAY JSON_REMOVE JSON_SET JSON_STRIP_NULLS JSON_TYPE JSON_VALUE JSON_VALUE_ARRAY LAX_BOOL LAX_FLOAT64 LAX_INT64 LAX_STRING PARSE_JSON TO_JSON TO_JSON_STRING',
     {},
+  ],
+  [
+    'range',
+    'GENERATE_RANGE_ARRAY RANGE RANGE_CONTAINS RANGE_END RANGE_INTERSECT RANGE_OVERLAPS RANGE_SESSIONIZE RANGE_START',
+    {
+      RANGE_SESSIONIZE: {
+        missing:
+          'a table-valued function (`FROM RANGE_SESSIONIZE(TABLE t, ...)`), and the parser reads no function in FROM but UNNEST; the same sessions come from window functions over RANGE_START / RANGE_END (not translated yet)',
+      },
+    },
   ],
   [
     'array',

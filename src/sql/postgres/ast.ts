@@ -159,7 +159,10 @@ export type PgTypeName =
   | 'date'
   | 'time'
   | 'interval'
-  | 'jsonb';
+  | 'jsonb'
+  | 'daterange'
+  | 'tsrange'
+  | 'tstzrange';
 
 // ── queries and FROM ───────────────────────────────────────────────────────
 

@@ -10,7 +10,7 @@
  *
  * Lookups are one Map read: the rewrites ask for every call node of every query.
  */
-import { INT64_FUNCTION, JSON_FUNCTION, SAFE_FUNCTIONS, TIMESTAMP_FUNCTION } from '../coerce.js';
+import { INT64_FUNCTION, JSON_FUNCTION, PARSE_RANGE_FUNCTION, RANGE_FUNCTION, SAFE_FUNCTIONS, TIMESTAMP_FUNCTION } from '../coerce.js';
 import { FUNCTIONS } from '../functions.js';
 import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../catalog.js';
 import {
@@ -42,6 +42,11 @@ const EMITTED_BY_TRANSLATOR: Readonly<Record<string, PgFunctionFacts>> = {
   // CAST(STRING AS INT64) with hexadecimal text, SAFE_CAST from STRING (migrations/1764100000000_bigquery-string-functions.js).
   [INT64_FUNCTION]: PARTIAL_STRICT,
   ...Object.fromEntries(Object.values(SAFE_FUNCTIONS).map((name) => [name, TOTAL_STRICT])),
+  // RANGE<…> from and to STRING (coerce.ts): range literals and CASTs; the bounds of a range as text.
+  [RANGE_FUNCTION]: PARTIAL,
+  [PARSE_RANGE_FUNCTION]: PARTIAL,
+  lower: TOTAL_STRICT,
+  upper: TOTAL_STRICT,
   // resolve/hot.ts: facts of hot leaf columns, constants once planned.
   [HOT_LEAF_EXACT]: TOTAL_STRICT,
   [HOT_LEAF_DENSE]: TOTAL_STRICT,

@@ -17,13 +17,16 @@ import {
   STRING,
   isNumeric,
   isScalar,
+  rangeElement,
   scalar,
+  typeName,
   typed,
   type BqType,
   type ScalarName,
   type Typed,
 } from '../types.js';
 import { pgTypeOf } from '../coerce.js';
+import { TAKES_RANGES } from '../library/ranges.js';
 import { fieldOf, nameResolves, resolveName } from './names.js';
 import type { Context, Scope } from './scope.js';
 import { likeTest } from '../postgres/search.js';
@@ -102,6 +105,7 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   subscript: (e, scope, ctx) => resolveSubscript(e, scope, ctx),
   unary: (e, scope, ctx) => {
     const v = resolveExpr(e.operand, scope, ctx);
+    if (rangeElement(v.type)) throw new SqlSyntaxError(`no operator ${e.op} for ${typeName(v.type)}`, ctx.text, e.pos);
     if (e.op === 'NOT') return typed(pg.not(v.sql), BOOL);
     if (e.op === '+') return v;
     return typed(pg.neg(adapt(v, INT64).sql), v.param ? INT64 : v.type);
@@ -140,10 +144,11 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
   case: (e, scope, ctx) => {
     const operand = e.operand && resolveExpr(e.operand, scope, ctx);
     const conditions = e.whens.map((w) => resolveExpr(w.when, scope, ctx));
-    const results = unifyAll([
-      ...e.whens.map((w) => resolveExpr(w.then, scope, ctx)),
-      ...(e.otherwise ? [resolveExpr(e.otherwise, scope, ctx)] : []),
-    ]);
+    const results = unifyAll(
+      [...e.whens.map((w) => resolveExpr(w.then, scope, ctx)), ...(e.otherwise ? [resolveExpr(e.otherwise, scope, ctx)] : [])],
+      ctx.text,
+      e.pos,
+    );
     const whens = conditions.map((c, i) => ({
       when: operand ? compared(operand, c, '=', ctx.text, e.whens[i].when.pos)[1].sql : expectBool(c, ctx, e.whens[i].when.pos),
       then: results[i].sql,
@@ -158,6 +163,12 @@ const EXPR_RESOLVERS: { [K in E.ExprKind]: ExprResolver<K> } = {
     // From a TIMESTAMP BigQuery extracts in UTC, or in the zone named; timezone() makes that independent of the session zone.
     const zone = e.zone ? asText(resolveExpr(e.zone, scope, ctx)) : pg.literal('UTC');
     const wall = isScalar(v.type, 'TIMESTAMP') ? pg.atZone(zone, v.sql) : v.sql;
+    if (rangeElement(v.type))
+      throw new SqlSyntaxError(
+        `EXTRACT(${e.part} FROM …) takes a date or time, not a ${typeName(v.type)}; use RANGE_START / RANGE_END`,
+        ctx.text,
+        e.pos,
+      );
     // A TIME has only the parts of a time of day, as in BigQuery.
     if (isScalar(v.type, 'TIME') && !TIME_PARTS.has(e.part))
       throw new SqlSyntaxError(`EXTRACT(${e.part} FROM …) takes a DATE, DATETIME or TIMESTAMP, not a TIME`, ctx.text, e.pos);
@@ -264,7 +275,7 @@ function resolveArrayLiteral(e: E.ArrayLiteral, scope: Scope, ctx: Context): Typ
   }
   const nested = items.findIndex((v) => v.type.kind !== 'scalar');
   if (nested >= 0) throw new SqlUnsupportedError('arrays of arrays are not supported (nor by BigQuery)', ctx.text, e.items[nested].pos);
-  items = unifyAll(items);
+  items = unifyAll(items, ctx.text, e.pos);
   const elementType = e.element?.kind === 'scalar' ? scalar(e.element.name) : commonType(items);
   const pgType = pgTypeOf(isScalar(elementType, 'NULL') ? INT64 : elementType);
   if (!items.length) {
@@ -414,6 +425,10 @@ function resolveBinary(e: E.Binary, scope: Scope, ctx: Context): Typed {
     [left, right] = compared(left, right, e.op, ctx.text, e.pos);
     return typed(pg.op(e.op === '!=' ? '<>' : e.op, left.sql, right.sql), BOOL);
   }
+  // BigQuery's RANGE takes no arithmetic operator (Postgres' `+`, `-`, `*` of ranges are union, difference, intersection).
+  for (const v of [left, right])
+    if (rangeElement(v.type))
+      throw new SqlSyntaxError(`no operator ${e.op} for ${typeName(v.type)}: a RANGE takes no arithmetic`, ctx.text, e.pos);
   // Arithmetic: text parameters and untyped leaves become numbers.
   left = adapt(left, isNumeric(right.type) ? right.type : INT64);
   right = adapt(right, isNumeric(left.type) ? left.type : INT64);
@@ -578,7 +593,17 @@ class ResolvingCallSite implements CallSite {
   }
 
   arg(i: number): Typed {
-    return (this.resolved[i] ??= resolveExpr(this.call.args[i], this.scope, this.ctx));
+    let v = this.resolved[i];
+    if (v) return v;
+    v = this.resolved[i] = resolveExpr(this.call.args[i], this.scope, this.ctx);
+    // A RANGE reaches only the functions that take one (library/ranges.ts), never a Postgres function that would refuse it.
+    if (rangeElement(v.type) && !TAKES_RANGES.has(this.call.name))
+      throw new SqlSyntaxError(
+        `${this.call.name.toUpperCase()} takes no RANGE, but argument ${i + 1} is a ${typeName(v.type)}`,
+        this.text,
+        this.call.args[i].pos,
+      );
+    return v;
   }
 
   word(i: number): string {
