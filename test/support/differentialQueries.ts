@@ -26,6 +26,7 @@ const aggregate = fc.constantFrom(
   'avg(s.origin_time)',
   "string_agg(distinct r.method, ',' order by r.method)",
   'count(r.path)',
+  'count(w.id)',
   "countif(regexp_contains(r.path, '/rest'))",
   'any_value(s.status_code) is not null',
   "countif(cast(r.method as string) like 'P%' or s.status_code is null)",
