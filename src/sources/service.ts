@@ -12,8 +12,9 @@ import { deleteFacts, resetFacts } from '../storage/hotLeafFacts.js';
 import { listPartitions, partitionCounts, type PartitionCount } from '../storage/logTables.js';
 import { coveringIndexes } from '../storage/coveringIndexes.js';
 import { searchableColumns } from '../storage/searchIndexes.js';
+import { SourceCatalog } from './catalog.js';
 import { SourceRepository, type SourceRecord } from './repository.js';
-import { fieldMapCovers, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup, type SourceTable } from './schema.js';
+import { fieldMapCovers, mergeFieldMaps, tableNameForSource, type FieldMap, type SourceLookup } from './schema.js';
 
 const DAY_MS = 86_400_000;
 /** Partitions kept ready ahead of today, so ingest rarely creates one on the hot path. */
@@ -26,11 +27,8 @@ export const PARTITION_DAYS_AHEAD = 2;
  * log tables (partitions, retention, hot-leaf backfill, index upkeep) is src/upkeep/.
  */
 export class SourceService {
-  private byName = new Map<string, SourceRecord>();
-  private byId = new Map<string, SourceRecord>();
-  /** Changes whenever any source or schema changes; part of the translation cache key. */
-  catalogVersion = 0;
-
+  /** The rows in memory, for the translator's synchronous lookups (src/sources/catalog.ts). */
+  readonly catalog: SourceCatalog;
   readonly repository: SourceRepository;
 
   private readonly knex: Knex;
@@ -52,49 +50,23 @@ export class SourceService {
     this.pool = db.pool;
     this.capabilities = db.capabilities;
     this.repository = new SourceRepository(db.knex);
+    this.catalog = new SourceCatalog(this.repository);
+    this.lookup = this.catalog.lookup;
   }
 
-  readonly lookup: SourceLookup = (name) => {
-    const record = this.byName.get(name);
-    return record ? toSourceTable(record) : undefined;
-  };
-
-  /**
-   * Reads the catalog again. Reloads may overlap (the timer, a change made here, a miss in get)
-   * and their answers can arrive in any order; a read started later sees every change committed
-   * before it started, so an answer is applied only if no later-started read was applied already.
-   */
-  async reload(): Promise<void> {
-    const started = ++this.reloadsStarted;
-    const rows = await this.repository.list();
-    if (started < this.appliedReload) return;
-    this.appliedReload = started;
-    const signature = JSON.stringify(rows.map((r) => [r.id, r.name, r.updated_at]));
-    if (signature === this.signature) return;
-    this.signature = signature;
-    this.byName = new Map(rows.map((r) => [r.name, r]));
-    this.byId = new Map(rows.map((r) => [r.id, r]));
-    this.catalogVersion++;
+  // The catalog's reads, here too: most callers hold the service (Pick<SourceService, 'lookup' | 'get'>).
+  readonly lookup: SourceLookup;
+  get catalogVersion(): number {
+    return this.catalog.version;
   }
-  private signature = '';
-  private reloadsStarted = 0;
-  private appliedReload = 0;
-
+  reload(): Promise<void> {
+    return this.catalog.reload();
+  }
   list(): SourceRecord[] {
-    return [...this.byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+    return this.catalog.list();
   }
-
-  /** By UUID or name, from the catalog; reloads once on a miss (another replica may have created it). */
-  async get(idOrName: string): Promise<SourceRecord> {
-    const found = this.byId.get(idOrName) ?? this.byName.get(idOrName);
-    if (found) return found;
-    await this.reload();
-    const again = this.byId.get(idOrName) ?? this.byName.get(idOrName);
-    if (!again)
-      throw new NotFoundError(`No source named or with id "${idOrName}".`, [
-        { domain: 'sources', reason: 'notFound', message: 'unknown source', location: 'source' },
-      ]);
-    return again;
+  get(idOrName: string): Promise<SourceRecord> {
+    return this.catalog.get(idOrName);
   }
 
   /** `id`: the importer keeps the original's source token as the id (src/import/logflare/catalog.ts); else a new one. */
@@ -223,7 +195,7 @@ export class SourceService {
     let changed = false;
     for (const { name } of DEFAULT_SOURCES) {
       const schema = defaultSchema(name);
-      const existing = this.byName.get(name);
+      const existing = this.catalog.find(name);
       const hot = DEFAULT_HOT_LEAVES[name] ?? [];
       if (existing) {
         if (!fieldMapCovers(existing.schema, schema))
@@ -266,7 +238,7 @@ export class SourceService {
    * Returns true when the schema changed.
    */
   async mergeSchema(client: pg.PoolClient, sourceId: string, seen: FieldMap): Promise<boolean> {
-    const cached = this.byId.get(sourceId);
+    const cached = this.catalog.find(sourceId);
     if (cached && fieldMapCovers(cached.schema, seen)) return false;
     const [row] = await runBuilt<SourceRecord>(client, this.repository.lockQuery(sourceId));
     if (!row) throw new NotFoundError('The source was deleted while the batch was written.');
@@ -352,11 +324,6 @@ async function freeTableName(client: pg.PoolClient, name: string): Promise<strin
 /** A table's partitions in the order the backfill takes them: newest first (the dashboard reads recent days most). */
 export async function newestPartitionsFirst(pool: pg.Pool, table: string): Promise<string[]> {
   return (await listPartitions(pool, table)).map((p) => p.name).reverse();
-}
-
-export function toSourceTable(record: SourceRecord): SourceTable {
-  const table: SourceTable = { name: record.name, pgSchema: LOG_SCHEMA, table: record.table_name, fields: record.schema };
-  return record.hot_leaves?.length ? { ...table, hot: record.hot_leaves } : table;
 }
 
 /** A unique-name violation (23505) becomes 409; anything else passes through. */

@@ -91,6 +91,9 @@ export const AIMED = [
   `${W} select w.id from w limit 7`,
   // message search over the message and over leaves (hot columns in hot-differential.test.ts)
   `${W} select w.id, r.path from ${EDGE_FROM} where regexp_contains(w.event_message, 'GET') and (lower(r.path) like '%rest%' or regexp_contains(r.url, '_')) order by w.timestamp desc, w.id`,
+  // names the CTE of one source's events does not select: NULL (src/sql/resolve/events.ts), also in a CTE read twice
+  `${W} select w.id, identifier as k0, w.no_such_field as k1, w.metadata is not null as k2 from w order by w.timestamp desc, w.id limit 20`,
+  `${W} select count(*) as n, countif(no_such_field is null) as a0 from w where w.id in (select id from w where identifier is null)`,
   // unread CTEs
   `${W}, unread as (select count(*) as n from \`postgres.logs\` where project = @project) select count(*) as n from w`,
   // the function library (src/sql/library/) under the rewrites: a narrowed aggregate of approximate

@@ -99,7 +99,13 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     // A derived table cannot see the FROM items before it (BigQuery has no LATERAL subqueries), only outer queries.
     const r = exposeHotColumns(link.ctx.resolveQuery(item.query, link.ctx, link.scope.parent));
     const alias = link.ctx.translation.alias();
-    link.scope.ranges.push({ kind: 'relation', names: item.alias ? [item.alias] : [], alias, columns: r.columns });
+    link.scope.ranges.push({
+      kind: 'relation',
+      names: item.alias ? [item.alias] : [],
+      alias,
+      columns: r.columns,
+      eventSource: r.eventSource,
+    });
     return join(link, { kind: 'derived', query: r.query, alias });
   },
 
@@ -108,7 +114,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     const alias = ctx.translation.alias();
     const cte = ctx.ctes.get(item.name.toLowerCase());
     if (cte) {
-      scope.ranges.push({ kind: 'relation', names: [item.alias ?? item.name], alias, columns: cte.columns });
+      scope.ranges.push({ kind: 'relation', names: [item.alias ?? item.name], alias, columns: cte.columns, eventSource: cte.eventSource });
       return join(link, { kind: 'table', name: cte.name, alias });
     }
     const cteNames = [...ctx.ctes.values()].map((c) => c.name);
@@ -132,6 +138,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
         names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]],
         alias,
         columns: endpoint.columns,
+        eventSource: endpoint.eventSource,
       });
       return join(link, { kind: 'derived', query: endpoint.query, alias });
     }

@@ -19,7 +19,7 @@
  */
 import { fromJsonText } from '../coerce.js';
 import { isAggregate } from '../postgres/functions.js';
-import { pg, type PgExpr, type PgSelect } from '../postgres/ast.js';
+import { pg, type PgExpr, type PgFrom, type PgQuery, type PgSelect } from '../postgres/ast.js';
 import { fromAliases } from '../postgres/narrow.js';
 import { some } from '../postgres/transform.js';
 import { typed, type BqType, type HotLeafRef, type HotRead, type HotReads, type Typed } from '../types.js';
@@ -130,6 +130,16 @@ export function relationValue(alias: string, column: Column): Typed {
   return typed(sql, column.type, { hot });
 }
 
+/**
+ * Whether a query body is a plain SELECT that gives one row per row of its FROM, which can pass
+ * the columns of those rows on: not with GROUP BY, aggregates, DISTINCT, a set operation, or a
+ * FROM rebuilt by a rewrite (QUALIFY wraps the SELECT before this sees it).
+ */
+export function rowForRow(body: PgQuery['body']): body is PgSelect & { readonly from: PgFrom } {
+  if (body.kind !== 'select' || !body.from || body.distinct || body.groupBy.length || body.having) return false;
+  return !body.targets.some((t) => some(t.expr, (e) => e.kind === 'func' && isAggregate(e.name) && e.over === undefined));
+}
+
 /** Postgres truncates longer identifiers, which could make two hidden columns one. */
 const MAX_IDENTIFIER_BYTES = 63;
 
@@ -144,9 +154,7 @@ export function exposeHotColumns(r: Resolved): Resolved {
   if (!r.columns.some((c) => c.hot)) return r;
   const plain = r.columns.map(({ hot: _hot, ...c }) => c);
   const body = r.query.body;
-  if (body.kind !== 'select' || !body.from || body.distinct || body.groupBy.length || body.having) return { ...r, columns: plain };
-  if (body.targets.some((t) => some(t.expr, (e) => e.kind === 'func' && isAggregate(e.name) && e.over === undefined)))
-    return { ...r, columns: plain };
+  if (!rowForRow(body)) return { ...r, columns: plain };
   const visible = new Set(fromAliases(body.from));
   const names = new Set(body.targets.map((t) => t.name));
   const added: PgSelect['targets'][number][] = [];
@@ -164,5 +172,5 @@ export function exposeHotColumns(r: Resolved): Resolved {
     return hotColumns.size ? { ...c, hotColumns } : c;
   });
   if (!added.length) return { ...r, columns };
-  return { query: { ...r.query, body: { ...body, targets: [...body.targets, ...added] } }, columns };
+  return { ...r, query: { ...r.query, body: { ...body, targets: [...body.targets, ...added] } }, columns };
 }

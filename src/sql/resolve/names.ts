@@ -3,13 +3,14 @@
  * the source schema, and the "did you mean" of unknown names.
  */
 import { fromJsonText } from '../coerce.js';
-import { SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
+import { SqlLimitError, SqlNameError, SqlSyntaxError, SqlUnsupportedError, didYouMean } from '../errors.js';
 import { pg, type PgExpr } from '../postgres/ast.js';
 import { BODY_COLUMN, FIXED_COLUMNS, METADATA_COLUMN, type FieldSchema, type SourceTable } from '../catalog.js';
 import { LOOSE_JSON_LEAF, fieldType, scalar, typed, type BqType, type HotReads, type Typed } from '../types.js';
 import type { Column, Context, Range, Scope } from './scope.js';
 import { buildStruct, findStructField, structField } from './structs.js';
 import { hotBelow, hotLeafRead, relationValue, sourceHot } from './hot.js';
+import { carrierSource, eventCarriers, isEventCarrier } from './events.js';
 
 /** Columns every log table has, typed. */
 const FIXED: ReadonlyMap<string, BqType> = new Map(Object.entries(FIXED_COLUMNS).map(([k, v]) => [k, scalar(v.type)]));
@@ -215,33 +216,92 @@ export function resolvePath(parts: readonly string[], pos: number, scope: Scope,
     const target = s.aliases.find((t) => lower(t.name) === headLower);
     if (target) return { kind: 'value', value: fields(target.value, parts, 1, ctx, pos) };
   }
-  // `val` when one source table is the only table in scope (beside unnested records and relations,
-  // none of which has it): a top-level field it has not seen yet. With two source tables it would
-  // be a guess, so it stays an error that asks to qualify it.
-  const sources = scope.ranges.filter((r) => r.kind === 'source');
-  const field = sources.length === 1 ? unknownSourceField(sources[0], head, ctx, pos) : undefined;
+  // `val` when the only table in scope whose rows are events is one source table, or a CTE or
+  // subquery of its events (beside unnested records and other relations, none of which has it): a
+  // top-level field of the event (resolve/events.ts). With two such tables it would be a guess, so
+  // it stays an error that asks to qualify it.
+  const carriers = eventCarriers(scope);
+  const field = carriers.length === 1 ? unknownSourceField(carriers[0], head, ctx, pos) : undefined;
   if (field) return { kind: 'value', value: fields(field, parts, 1, ctx, pos) };
   const candidates = visibleNames(scope);
   const qualify =
-    sources.length > 1
-      ? `; if it is a field of one of the tables that no event has brought yet, qualify it (${sources.map((r) => `${r.names[0]}.${head}`).join(' or ')})`
+    carriers.length > 1
+      ? `; if it is a field of one of the tables that no event has brought yet, qualify it (${carriers.map((r) => `${r.names[0] ?? r.alias}.${head}`).join(' or ')})`
       : '';
   throw new SqlNameError(`unknown name ${head}${didYouMean(head, candidates)}${qualify}`, ctx.text, pos);
 }
 
 /**
- * A top-level field that a source's schema does not know yet: schemas grow as events arrive, and
- * an endpoint written before them must run, reading NULL meanwhile. Only for source tables: a
- * column that a CTE or subquery does not select can never appear, so it stays an error.
+ * BigQuery's limit on a column name. A longer name can name no field, so it is refused rather
+ * than read as one no event has brought (and a 5,000-character name is no typo to suggest for).
+ */
+const MAX_COLUMN_NAME_LENGTH = 300;
+
+/**
+ * A name that a table of one source's events does not answer to (resolve/events.ts):
+ * - of a source table, a top-level field its schema does not know yet: schemas grow as events
+ *   arrive, and an endpoint written before them must run, reading the field (NULL meanwhile);
+ * - of a CTE, subquery or endpoint of its events, a name its select list left out: NULL, as on
+ *   the original's Postgres backend, and never the event's value (what a relation shows is its
+ *   author's choice: a sandboxed caller may read an endpoint's CTEs and nothing more).
+ * Both with a warning. Over a relation of anything else the name stays an error.
  */
 function unknownSourceField(range: Range, name: string, ctx: Context, pos: number): Typed | undefined {
-  if (range.kind !== 'source') return undefined;
+  if (!isEventCarrier(range)) return undefined;
+  if (name.length > MAX_COLUMN_NAME_LENGTH)
+    throw new SqlLimitError(`a column name may be at most ${MAX_COLUMN_NAME_LENGTH} characters, as in BigQuery`, ctx.text, pos);
+  const source = carrierSource(range);
+  if (range.kind === 'source') {
+    ctx.translation.warn(
+      `unknown field ${name} of ${source.name} reads as NULL until events bring it${didYouMean(name, sourceKeys(source).all)}${nestedLeafHint(name, source)}`,
+      ctx.text,
+      pos,
+    );
+    return unknownField(pg.column(range.alias, BODY_COLUMN), name);
+  }
+  const table = range.names[0] ?? 'the subquery';
   ctx.translation.warn(
-    `unknown field ${name} of ${range.source.name} reads as NULL until events bring it${didYouMean(name, sourceKeys(range.source).all)}`,
+    `unknown field ${name} of ${table} reads as NULL: ${table} does not select it (its rows are events of ${source.name})${didYouMean(
+      name,
+      range.columns.map((c) => c.name),
+    )}${nestedLeafHint(name, source)}`,
     ctx.text,
     pos,
   );
-  return unknownField(pg.column(range.alias, BODY_COLUMN), name);
+  return absentField();
+}
+
+/** NULL as an unknown field reads: a leaf that takes the type of what it meets, and reads through as NULL. */
+function absentField(): Typed {
+  return typed(pg.cast(pg.literal(null), 'text'), LOOSE_JSON_LEAF, { unknownJson: pg.cast(pg.literal(null), 'jsonb') });
+}
+
+/**
+ * Fields below the top level of a schema by lower-case name, for the hint of an unknown top-level
+ * name (`pipeline_id` when the events have `metadata.pipeline_id`). Computed once per field map,
+ * as sourceKeys: a hostile query can name thousands of unknown fields.
+ */
+const nestedByFields = new WeakMap<SourceTable['fields'], ReadonlyMap<string, readonly string[]>>();
+const MAX_HINTED_PATHS = 3;
+
+function nestedLeafHint(name: string, source: SourceTable): string {
+  let nested = nestedByFields.get(source.fields);
+  if (!nested) {
+    const byName = new Map<string, string[]>();
+    const visit = (fieldMap: Readonly<Record<string, FieldSchema>>, path: string): void => {
+      for (const [key, field] of Object.entries(fieldMap)) {
+        if (path) {
+          const paths = byName.get(key.toLowerCase()) ?? [];
+          if (paths.length < MAX_HINTED_PATHS) byName.set(key.toLowerCase(), [...paths, path + key]);
+        }
+        if (field.fields) visit(field.fields, `${path}${key}.`);
+      }
+    };
+    visit(source.fields, '');
+    nestedByFields.set(source.fields, (nested = byName));
+  }
+  const paths = nested.get(lower(name));
+  return paths ? `; ${source.name} has ${paths.join(', ')} (unnest its record to read it, e.g. cross join unnest(metadata) as m)` : '';
 }
 
 /** A name used as a value (`t.col`, `r.path`, `path`): resolvePath without whole tables. */

@@ -9,8 +9,10 @@ import { expectBool, findWindowCall, hasWindow, resolveExpr } from './expression
 import { mapChildren, sameExpr, some } from '../postgres/transform.js';
 import { resolveFromItem } from './from.js';
 import { rangeColumns, recordColumns, resolvePath } from './names.js';
+import { selectEvents } from './events.js';
 import { exposeHotColumns } from './hot.js';
 import { Scope, type Column, type Context, type Resolved, type SelectTarget } from './scope.js';
+import type { SourceTable } from '../catalog.js';
 
 /** A context for a piece of text resolved on its own (an endpoint's query, a caller's `sql`). */
 export function rootContext(fields: Omit<Context, 'resolveQuery'>): Context {
@@ -27,7 +29,7 @@ export function resolveQuery(q: Q.Query, ctx: Context, parent?: Scope): Resolved
   let pgBody = body.pg;
   if (body.qualify && pgBody.kind === 'select') ({ body: pgBody, orderBy } = wrapQualify(pgBody, body.qualify, orderBy, ctx));
   const query: PgQuery = { kind: 'query', ctes, body: pgBody, orderBy, limit, offset };
-  return { query, columns: body.columns };
+  return body.eventSource ? { query, columns: body.columns, eventSource: body.eventSource } : { query, columns: body.columns };
 }
 
 /**
@@ -111,7 +113,7 @@ export function resolveCtes(
     if (ctes.some((c) => c.name.toLowerCase() === key)) throw new SqlNameError(`duplicate CTE name ${cte.name}`, ctx.text, cte.pos);
     const resolved = exposeHotColumns(resolveQuery(cte.query, { ...ctx, ctes: visible }));
     ctes.push({ name: cte.name, query: resolved.query });
-    visible.set(key, { name: cte.name, columns: resolved.columns });
+    visible.set(key, { name: cte.name, columns: resolved.columns, eventSource: resolved.eventSource });
   }
   return { ctx: { ...ctx, ctes: visible }, ctes };
 }
@@ -123,6 +125,8 @@ interface ResolvedBody {
   readonly select?: { scope: Scope; items: readonly SelectTarget[] };
   /** QUALIFY's condition (resolveQuery wraps the SELECT to apply it). */
   readonly qualify?: PgExpr;
+  /** Set when each row is one event of this source (resolve/events.ts). */
+  readonly eventSource?: SourceTable;
 }
 
 const BODY_RESOLVERS: { [K in Q.QueryBodyKind]: (b: Extract<Q.QueryBody, { kind: K }>, ctx: Context, parent?: Scope) => ResolvedBody } = {
@@ -190,7 +194,7 @@ function resolveSelect(s: Q.Select, ctx: Context, parent?: Scope): ResolvedBody 
   const columns = items.map((t): Column =>
     t.value.hot ? { name: t.name, type: t.value.type, hot: t.value.hot } : { name: t.name, type: t.value.type },
   );
-  return { pg: select, columns, select: { scope, items }, qualify };
+  return { pg: select, columns, select: { scope, items }, qualify, eventSource: selectEvents(scope, select) };
 }
 
 function resolveSelectList(list: readonly Q.SelectItem[], scope: Scope, ctx: Context): SelectTarget[] {

@@ -29,12 +29,15 @@ export interface Column {
 export interface Resolved {
   readonly query: PgQuery;
   readonly columns: readonly Column[];
+  /** Set when each row is one event of this source (a plain SELECT over one source, or over such a relation: resolve/events.ts). */
+  readonly eventSource?: SourceTable;
 }
 
 /** A CTE visible by name. */
 export interface CteBinding {
   readonly name: string;
   readonly columns: readonly Column[];
+  readonly eventSource?: SourceTable;
 }
 
 /** `t0` … `t255`, made once. */
@@ -147,7 +150,13 @@ export interface Context {
 
 export type Range =
   | { readonly kind: 'source'; readonly names: readonly string[]; readonly alias: string; readonly source: SourceTable }
-  | { readonly kind: 'relation'; readonly names: readonly string[]; readonly alias: string; readonly columns: readonly Column[] }
+  | {
+      readonly kind: 'relation';
+      readonly names: readonly string[];
+      readonly alias: string;
+      readonly columns: readonly Column[];
+      readonly eventSource?: SourceTable;
+    }
   | { readonly kind: 'value'; readonly names: readonly string[]; readonly value: Typed };
 
 /** The names one SELECT sees: its FROM items, JOIN USING columns, and (HAVING, ORDER BY) its select aliases. */
