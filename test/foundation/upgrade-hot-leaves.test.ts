@@ -23,8 +23,9 @@ const DAY_MS = 86_400_000;
 const P = 'upgrade-leaves';
 const previous = PREVIOUS_DEFAULT_HOT_LEAVES[0][EDGE];
 const declared = (leaves: readonly HotLeaf[] | null) => (leaves ?? []).map((l) => ({ path: l.path, type: l.type, index: l.index }));
-const apiReport = (JSON.parse(readFileSync(new URL('../compat/studio/queries.json', import.meta.url), 'utf8')) as { id: string; sql: string }[])
-  .filter((q) => /^reports\/api\/[A-Za-z]+$/.test(q.id));
+const apiReport = (
+  JSON.parse(readFileSync(new URL('../compat/studio/queries.json', import.meta.url), 'utf8')) as { id: string; sql: string }[]
+).filter((q) => /^reports\/api\/[A-Za-z]+$/.test(q.id));
 
 /**
  * An edge request as the gateway logs it, with what the API report reads; every third without a
@@ -132,7 +133,9 @@ describe('upgrading an install: default hot leaves', function () {
       await client.query('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off');
       for (const q of apiReport) {
         const t = translateQuery({ query: LOGS_ALL_SQL, sandboxSql: q.sql, sources: ctx.sources.lookup, maxRows: 1000 });
-        const values = t.parameters.map((p) => ({ project: P, iso_timestamp_start: new Date(Date.now() - 7 * DAY_MS).toISOString() })[p] ?? null);
+        const values = t.parameters.map(
+          (p) => ({ project: P, iso_timestamp_start: new Date(Date.now() - 7 * DAY_MS).toISOString() })[p] ?? null,
+        );
         const plan = (await client.query(`EXPLAIN ${t.sql}`, values)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
         assert.match(plan, /Index Only Scan using \S+ on cloudflare_logs_prod_p/, `${q.id}:\n${plan}`);
         assert.doesNotMatch(plan, /(Seq Scan|Index Scan using \S+) on cloudflare_logs_prod_p\d+ /, `${q.id}:\n${plan}`);

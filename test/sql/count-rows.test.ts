@@ -40,9 +40,9 @@ describe('count of a NOT NULL column', () => {
   });
 
   it('when the column is a JSON leaf, then the count still skips its NULLs', async () => {
-    const t = await direct('select count(r.path) as n from w cross join unnest(w.metadata) as m cross join unnest(m.request) as r').toReturn([
-      { n: 2 },
-    ]);
+    const t = await direct(
+      'select count(r.path) as n from w cross join unnest(w.metadata) as m cross join unnest(m.request) as r',
+    ).toReturn([{ n: 2 }]);
     assert.ok(!counts(t.sql).includes('*'), t.sql);
   });
 
