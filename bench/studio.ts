@@ -13,7 +13,7 @@
  *
  * Medians of `--rounds` runs (one warm-up first), the service's 15 s limit.
  *
- *   npx tsx bench/studio.ts [--size 1m|10m] [--rounds 3] [--no-write] [--database lq_studio_leaves_1m]
+ *   npx tsx bench/studio.ts [--size 1m|10m] [--rounds 3] [--no-write] [--database <another copy>]
  *
  * Takes the data as it is (no top-up to now: `npm run bench` does that), windows ending where it
  * ends. Rewrites the
@@ -36,7 +36,7 @@ const { values: opts } = parseArgs({
     size: { type: 'string', default: '1m' },
     rounds: { type: 'string', default: '3' },
     'no-write': { type: 'boolean' },
-    /** Another database of the size's data (bench/studio-leaves.ts makes one with more hot leaves): figures to bench/results only. */
+    /** Another database of the size's data (a copy with other hot leaves, say): figures to bench/results only. */
     database: { type: 'string' },
   },
 });

@@ -34,10 +34,24 @@ export const DEFAULT_SOURCES: readonly { cte: string; name: string; project: Pro
  * `request.method`, `request.path` and `parsed.error_severity` far more than any other), and the
  * `request.url` that `usage.api-counts` matches the project against.
  *
+ * Then what Studio's API report (`reports/api/*`, and the Realtime report, the same queries
+ * filtered by path) reads besides those: `request.search` (three of its eight queries group by
+ * it), `response.origin_time` (two average it), `request.cf.country` (requests by country), the
+ * request's and the response's `headers.content_length` (network traffic), and
+ * `request.headers.cf_connecting_ip`, which every request through the edge carries: its column
+ * answers the `unnest(request.headers)` guard all eight have (src/storage/hotLeafFacts.ts, dense
+ * from that depth). With them the report reads no row's `metadata` (BENCHMARKS.md, "Studio's
+ * pages at volume"). Types as the edge source's schema has them (seeds/source-fields.json).
+ *
  * `index` (src/storage/coveringIndexes.ts): the per-project dashboard counts (status codes,
- * methods, paths of one project over a time range) read the `(project, "timestamp")` index; the
- * usage aggregate over all projects reads `url` and `path` by time alone, so those two are in the
- * `("timestamp")` one. `url` stays out of the project index: it is the longest of the four.
+ * methods, paths of one project over a time range) and every report query read the
+ * `(project, "timestamp")` index; the usage aggregate over all projects reads `url` and `path`
+ * by time alone, so those two are in the `("timestamp")` one. `url` stays out of the project
+ * index: it is the longest of them.
+ *
+ * An install whose leaves are exactly an earlier list of defaults (PREVIOUS_DEFAULT_HOT_LEAVES)
+ * is brought to these at start-up (SourceService.ensureDefaults); one whose leaves were changed
+ * through the API keeps them.
  */
 export const DEFAULT_HOT_LEAVES: Readonly<Record<string, readonly HotLeaf[]>> = {
   'cloudflare.logs.prod': [
@@ -45,6 +59,45 @@ export const DEFAULT_HOT_LEAVES: Readonly<Record<string, readonly HotLeaf[]>> = 
     { path: 'metadata.request.url', type: 'STRING', index: 'timestamp' },
     { path: 'metadata.request.method', type: 'STRING', index: 'project' },
     { path: 'metadata.response.status_code', type: 'INT64', index: 'project' },
+    { path: 'metadata.request.search', type: 'STRING', index: 'project' },
+    { path: 'metadata.response.origin_time', type: 'INT64', index: 'project' },
+    { path: 'metadata.request.cf.country', type: 'STRING', index: 'project' },
+    { path: 'metadata.request.headers.cf_connecting_ip', type: 'STRING', index: 'project' },
+    { path: 'metadata.request.headers.content_length', type: 'STRING', index: 'project' },
+    { path: 'metadata.response.headers.content_length', type: 'STRING', index: 'project' },
   ],
   'postgres.logs': [{ path: 'metadata.parsed.error_severity', type: 'STRING', index: 'project' }],
 };
+
+/**
+ * The default hot leaves as earlier versions declared them, newest first. An install whose
+ * stored leaves (path, type and index) are exactly one of these lists never chose its own, so
+ * it gains today's defaults; any other list was set through the API and is left alone.
+ */
+export const PREVIOUS_DEFAULT_HOT_LEAVES: ReadonlyArray<Readonly<Record<string, readonly HotLeaf[]>>> = [
+  {
+    'cloudflare.logs.prod': [
+      { path: 'metadata.request.path', type: 'STRING', index: 'both' },
+      { path: 'metadata.request.url', type: 'STRING', index: 'timestamp' },
+      { path: 'metadata.request.method', type: 'STRING', index: 'project' },
+      { path: 'metadata.response.status_code', type: 'INT64', index: 'project' },
+    ],
+  },
+];
+
+/**
+ * Today's default leaves of source `name` when its stored leaves (`index` resolved) are exactly an
+ * earlier release's defaults, in any order; undefined when they are today's already or were
+ * chosen by someone (any other list, the empty one included).
+ */
+export function upgradedDefaultLeaves(name: string, stored: readonly HotLeaf[]): readonly HotLeaf[] | undefined {
+  const current = DEFAULT_HOT_LEAVES[name];
+  if (!current || sameLeaves(stored, current)) return undefined;
+  return PREVIOUS_DEFAULT_HOT_LEAVES.some((earlier) => earlier[name] && sameLeaves(stored, earlier[name])) ? current : undefined;
+}
+
+function sameLeaves(a: readonly HotLeaf[], b: readonly HotLeaf[]): boolean {
+  const key = (l: HotLeaf) => `${l.path}\n${l.type}\n${l.index ?? 'project'}`;
+  const keys = new Set(a.map(key));
+  return a.length === b.length && keys.size === a.length && b.every((l) => keys.has(key(l)));
+}

@@ -5,7 +5,7 @@ import type { Database } from '../db/pool.js';
 import { runBuilt, withTransaction } from '../db/transaction.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { createLogTable, dropLogTable, ensurePartitions, LOG_SCHEMA } from '../storage/logTables.js';
-import { DEFAULT_HOT_LEAVES, DEFAULT_SOURCES } from './defaults.js';
+import { DEFAULT_HOT_LEAVES, DEFAULT_SOURCES, upgradedDefaultLeaves } from './defaults.js';
 import { parseHotLeaves } from './hotLeafInput.js';
 import { addHotColumns, dropHotColumns, hotColumnDefinitions, type HotLeaf, type HotLeafState } from '../storage/hotLeaves.js';
 import { deleteFacts, resetFacts } from '../storage/hotLeafFacts.js';
@@ -204,13 +204,20 @@ export class SourceService {
         if (existing.hot_leaves === null) {
           await this.applyHotLeaves(existing, hot);
           changed = true;
+          continue;
+        }
+        // Stored before leaves named their index: a default leaf takes the default's (src/sources/defaults.ts).
+        const index = (l: HotLeaf) => hot.find((d) => d.path === l.path && d.type === l.type)?.index ?? 'project';
+        const stored = existing.hot_leaves.map((l): HotLeaf => ({ path: l.path, type: l.type, index: l.index ?? index(l) }));
+        // Leaves an earlier release declared and nobody changed: today's defaults, the new ones
+        // backfilled in the background as above, their covering indexes rebuilt partition by
+        // partition once filled (SourceUpkeep.runIndexUpkeep). A list set through the API is kept.
+        const upgrade = upgradedDefaultLeaves(name, stored);
+        if (upgrade) {
+          await this.applyHotLeaves(existing, upgrade);
+          changed = true;
         } else if (existing.hot_leaves.some((l) => l.index === undefined)) {
-          // Stored before leaves named their index: a default leaf takes the default's (src/sources/defaults.ts).
-          const index = (l: HotLeaf) => hot.find((d) => d.path === l.path && d.type === l.type)?.index ?? 'project';
-          await this.applyHotLeaves(
-            existing,
-            existing.hot_leaves.map((l) => ({ path: l.path, type: l.type, index: l.index ?? index(l) })),
-          );
+          await this.applyHotLeaves(existing, stored);
           changed = true;
         }
         continue;

@@ -13,6 +13,7 @@
 import type { PgQuery } from './postgres/ast.js';
 import { inlineConstantCtes } from './postgres/constantCte.js';
 import { dropUnobservableCteOrder } from './postgres/cteOrder.js';
+import { countRowsOfNotNullColumns } from './postgres/countRows.js';
 import { narrowAggregates } from './postgres/narrow.js';
 import { readSingleRecordsByPath } from './postgres/singleRecord.js';
 import { dropUnusedCtes, pruneUnreadCtes } from './postgres/unusedCtes.js';
@@ -41,6 +42,8 @@ export const PASSES: readonly Pass[] = [
   onQuery('single records read by path', readSingleRecordsByPath),
   onQuery('constant CTEs inlined', (query, state) => (state.scalarSubqueries ? inlineConstantCtes(query) : query)),
   onQuery('aggregate input narrowed', (query, state) => (state.groupedSelects ? narrowAggregates(query, () => state.alias()) : query)),
+  // After narrowing: the counts it moved read their column through its derived table, which this follows.
+  onQuery('count of a NOT NULL column counts rows', countRowsOfNotNullColumns),
   onQuery('unobservable CTE order dropped', dropUnobservableCteOrder),
   // Last: inlined constants leave CTEs unread; it also renumbers the parameters of what is left.
   { name: 'unread CTEs dropped', run: ({ query, parameters }) => dropUnusedCtes(query, parameters) },

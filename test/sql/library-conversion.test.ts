@@ -14,6 +14,17 @@ describe('library: conversion and NET functions as BigQuery documents them', () 
     ).toReturn([{ a: 291, b: -31, c: 255, d: 16, e: Number('9223372036854775807') }]);
   });
 
+  it('when decimal text, an upper-case hexadecimal prefix or NULL is CAST to INT64 from a column, then each is read as BigQuery reads it', async () => {
+    await expectTranslation(
+      `SELECT s, CAST(s AS INT64) AS n FROM UNNEST(['42', '0X1A', ' -0x10 ', NULL]) AS s WITH OFFSET AS o ORDER BY o`,
+    ).toReturn([
+      { s: '42', n: 42 },
+      { s: '0X1A', n: 26 },
+      { s: ' -0x10 ', n: -16 },
+      { s: null, n: null },
+    ]);
+  });
+
   it('when SAFE_CAST meets text of the right shape that does not convert, then it is NULL, not an error', async () => {
     await expectTranslation(
       `SELECT SAFE_CAST('2020-13-45' AS DATE) AS a, SAFE_CAST(s AS DATE) AS b, SAFE_CAST('2020-02-30 10:00:00' AS TIMESTAMP) AS c, SAFE_CAST(s AS DATETIME) AS d,

@@ -26,6 +26,7 @@ const aggregate = fc.constantFrom(
   'avg(s.origin_time)',
   "string_agg(distinct r.method, ',' order by r.method)",
   'count(r.path)',
+  'count(w.id)',
   "countif(regexp_contains(r.path, '/rest'))",
   'any_value(s.status_code) is not null',
   "countif(cast(r.method as string) like 'P%' or s.status_code is null)",
@@ -93,6 +94,8 @@ export const AIMED = [
   // names the CTE of one source's events does not select: NULL (src/sql/resolve/events.ts), also in a CTE read twice
   `${W} select w.id, identifier as k0, w.no_such_field as k1, w.metadata is not null as k2 from w order by w.timestamp desc, w.id limit 20`,
   `${W} select count(*) as n, countif(no_such_field is null) as a0 from w where w.id in (select id from w where identifier is null)`,
+  // counts of NOT NULL columns as counts of rows, beside one of a leaf and a DISTINCT one that must stay
+  `${W} select timestamp_trunc(w.timestamp, hour) as k0, count(w.id) as a0, count(w.timestamp) as a1, count(r.path) as a2, count(distinct w.id) as a3 from ${EDGE_FROM} group by 1`,
   // unread CTEs
   `${W}, unread as (select count(*) as n from \`postgres.logs\` where project = @project) select count(*) as n from w`,
   // the function library (src/sql/library/) under the rewrites: a narrowed aggregate of approximate
