@@ -40,7 +40,7 @@ const EMITTED_BY_TRANSLATOR: Readonly<Record<string, PgFunctionFacts>> = {
   convert_to: TOTAL_STRICT,
   convert_from: PARTIAL_STRICT,
   // CAST(STRING AS INT64) with hexadecimal text, SAFE_CAST from STRING (migrations/1764100000000_bigquery-string-functions.js).
-  [INT64_FUNCTION]: PARTIAL_STRICT,
+  [INT64_FUNCTION]: PARTIAL,
   ...Object.fromEntries(Object.values(SAFE_FUNCTIONS).map((name) => [name, TOTAL_STRICT])),
   // RANGE<…> from and to STRING (coerce.ts): range literals and CASTs; the bounds of a range as text.
   [RANGE_FUNCTION]: PARTIAL,

@@ -6,7 +6,7 @@
  * timestamp, event_message, metadata` of one source).
  *
  * A source table is a carrier of events; so is a plain SELECT row for row over exactly one
- * carrier (unnested records beside it are fine), read as a CTE, derived table or endpoint. With
+ * carrier (unnested records beside it are fine), read as a CTE or derived table (an endpoint read as a table is not: a change that drops a column its readers use must stay a 422). With
  * one carrier in scope, an unknown bare name is a field of its events: of a source table, the
  * event's own field, NULL until events bring it (resolve/names.ts); of a relation, NULL with a
  * warning, never the event's value: the relation's select list is what its author chose to show

@@ -138,7 +138,6 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
         names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]],
         alias,
         columns: endpoint.columns,
-        eventSource: endpoint.eventSource,
       });
       return join(link, { kind: 'derived', query: endpoint.query, alias });
     }
