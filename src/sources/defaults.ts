@@ -41,7 +41,10 @@ export const DEFAULT_SOURCES: readonly { cte: string; name: string; project: Pro
  * `request.headers.cf_connecting_ip`, which every request through the edge carries: its column
  * answers the `unnest(request.headers)` guard all eight have (src/storage/hotLeafFacts.ts, dense
  * from that depth). With them the report reads no row's `metadata` (BENCHMARKS.md, "Studio's
- * pages at volume"). Types as the edge source's schema has them (seeds/source-fields.json).
+ * pages at volume"). The Storage report's `response.headers.cf_cache_status` (cache hit rate, top
+ * misses) and the Auth report's `response.headers.x_sb_error_code` (errors by code) were the last
+ * report fields read from `metadata`; at 10M events their 7-day queries passed the 15 s limit.
+ * Types as the edge source's schema has them (seeds/source-fields.json).
  *
  * `index` (src/storage/coveringIndexes.ts): the per-project dashboard counts (status codes,
  * methods, paths of one project over a time range) and every report query read the
@@ -65,6 +68,8 @@ export const DEFAULT_HOT_LEAVES: Readonly<Record<string, readonly HotLeaf[]>> = 
     { path: 'metadata.request.headers.cf_connecting_ip', type: 'STRING', index: 'project' },
     { path: 'metadata.request.headers.content_length', type: 'STRING', index: 'project' },
     { path: 'metadata.response.headers.content_length', type: 'STRING', index: 'project' },
+    { path: 'metadata.response.headers.cf_cache_status', type: 'STRING', index: 'project' },
+    { path: 'metadata.response.headers.x_sb_error_code', type: 'STRING', index: 'project' },
   ],
   'postgres.logs': [{ path: 'metadata.parsed.error_severity', type: 'STRING', index: 'project' }],
 };
@@ -75,6 +80,20 @@ export const DEFAULT_HOT_LEAVES: Readonly<Record<string, readonly HotLeaf[]>> = 
  * it gains today's defaults; any other list was set through the API and is left alone.
  */
 export const PREVIOUS_DEFAULT_HOT_LEAVES: ReadonlyArray<Readonly<Record<string, readonly HotLeaf[]>>> = [
+  {
+    'cloudflare.logs.prod': [
+      { path: 'metadata.request.path', type: 'STRING', index: 'both' },
+      { path: 'metadata.request.url', type: 'STRING', index: 'timestamp' },
+      { path: 'metadata.request.method', type: 'STRING', index: 'project' },
+      { path: 'metadata.response.status_code', type: 'INT64', index: 'project' },
+      { path: 'metadata.request.search', type: 'STRING', index: 'project' },
+      { path: 'metadata.response.origin_time', type: 'INT64', index: 'project' },
+      { path: 'metadata.request.cf.country', type: 'STRING', index: 'project' },
+      { path: 'metadata.request.headers.cf_connecting_ip', type: 'STRING', index: 'project' },
+      { path: 'metadata.request.headers.content_length', type: 'STRING', index: 'project' },
+      { path: 'metadata.response.headers.content_length', type: 'STRING', index: 'project' },
+    ],
+  },
   {
     'cloudflare.logs.prod': [
       { path: 'metadata.request.path', type: 'STRING', index: 'both' },
