@@ -21,6 +21,7 @@ import { BadRequestError, ConflictError, NotFoundError, QueryTimeoutError, Unpro
 import { executeReadOnly } from '../query/execute.js';
 import { encodeRows } from '../query/encode.js';
 import { initTranslator, SqlError, type Translation } from '../sql/index.js';
+import { searchHoursAt } from '../sql/catalog.js';
 import { EndpointRepository } from '../endpoints/repository.js';
 import { loadReadable, translateNested } from '../endpoints/nesting.js';
 import { alertFields, invalid } from './definition.js';
@@ -212,7 +213,10 @@ export class AlertService {
     let translation: Translation;
     try {
       // A name no endpoint can have (":" is not allowed in one), so the query cannot read itself.
-      translation = translateNested({ name: ':alert', query, maxRows: MAX_ALERT_ROWS }, sources, (n) => readable.get(n)).translation;
+      const searchHours = searchHoursAt(Date.now());
+      translation = translateNested({ name: ':alert', query, maxRows: MAX_ALERT_ROWS, searchHours }, sources, (n) =>
+        readable.get(n),
+      ).translation;
     } catch (err) {
       if (!(err instanceof SqlError)) throw err;
       const location = `query:${err.line}:${err.column}`;

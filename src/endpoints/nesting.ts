@@ -10,6 +10,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { SourceLookup } from '../sources/schema.js';
+import type { SearchHours } from '../sql/catalog.js';
 import { MAX_ENDPOINT_DEPTH } from '../inputLimits.js';
 import { queryParameters, translateQuery, type EndpointTable, type Translation } from '../sql/index.js';
 import { SqlError } from '../sql/errors.js';
@@ -86,7 +87,7 @@ export interface NestedTranslation {
  * (a map by name, or a lookup), and records which ones it read. Throws SqlError.
  */
 export function translateNested(
-  self: { name: string; query: string; maxRows?: number; sandboxSql?: string; sandboxParsed?: Q.Query },
+  self: { name: string; query: string; maxRows?: number; sandboxSql?: string; sandboxParsed?: Q.Query; searchHours?: SearchHours },
   sources: SourceLookup,
   endpoints: (name: string) => NestedEndpoint | undefined,
 ): NestedTranslation {
@@ -104,6 +105,7 @@ export function translateNested(
     ...(self.maxRows !== undefined && { maxRows: self.maxRows }),
     ...(self.sandboxSql !== undefined && { sandboxSql: self.sandboxSql }),
     ...(self.sandboxParsed !== undefined && { sandboxParsed: self.sandboxParsed }),
+    ...(self.searchHours !== undefined && { searchHours: self.searchHours }),
   });
   return { translation, read: [...read.values()] };
 }

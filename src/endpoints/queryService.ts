@@ -18,6 +18,7 @@ import type { ReplicaRouter } from '../db/replicas.js';
 import { encodeResultBody, encodeRows } from '../query/encode.js';
 import { redactValue } from '../query/redact.js';
 import { initTranslator, SqlError, SqlNestingError, type Translation } from '../sql/index.js';
+import { SEARCH_HOUR_MS, searchHoursAt } from '../sql/catalog.js';
 import { loadReadable, translateNested } from './nesting.js';
 import { EndpointRepository, type EndpointRecord } from './repository.js';
 import { queryWarnings, type QueryWarning } from './warnings.js';
@@ -259,7 +260,11 @@ export class EndpointQueryService {
    * same transaction, so once this version is seen their new text is there to read.
    */
   private async translate(endpoint: EndpointRecord, sandboxSql: string | undefined, lql?: string): Promise<Translation> {
-    const key = translationKey(endpoint.id, endpoint.version, this.deps.sources.catalogVersion, sandboxSql, lql);
+    // The search hours change every hour: a translation is kept for the hour it was made in (one
+    // made before still answers the same rows, reading the newer hours without their indexes).
+    const nowMs = Date.now();
+    const hour = Math.floor(nowMs / SEARCH_HOUR_MS);
+    const key = `${hour}:${translationKey(endpoint.id, endpoint.version, this.deps.sources.catalogVersion, sandboxSql, lql)}`;
     const cached = this.translations.get(key);
     if (cached) return cached;
     const sources = this.deps.sources.lookup;
@@ -267,8 +272,10 @@ export class EndpointQueryService {
     let translation: Translation;
     try {
       const caller = lql === undefined ? { sandboxSql } : lqlSandbox(lql, endpoint.query);
-      translation = translateNested({ name: endpoint.name, query: endpoint.query, ...caller, maxRows: endpoint.max_rows }, sources, (n) =>
-        readable.get(n),
+      translation = translateNested(
+        { name: endpoint.name, query: endpoint.query, ...caller, maxRows: endpoint.max_rows, searchHours: searchHoursAt(nowMs) },
+        sources,
+        (n) => readable.get(n),
       ).translation;
     } catch (err) {
       if (err instanceof SqlNestingError) throw nestingError(err);

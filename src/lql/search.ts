@@ -13,6 +13,7 @@ import type { SourceTable } from '../sources/schema.js';
 import type { SourceService } from '../sources/service.js';
 import type * as Q from '../sql/ast/queries.js';
 import { SqlError, translateQuery } from '../sql/index.js';
+import { searchHoursAt } from '../sql/catalog.js';
 import { buildLqlQuery, type EventsWindow } from './build.js';
 import { parseLql } from './parser.js';
 import type { LqlRules } from './rules.js';
@@ -139,7 +140,12 @@ export class EventSearch {
     let names: string[];
     try {
       const parsed = reshape(buildLqlQuery(rules, { kind: 'source', source }, window).query);
-      const translation = translateQuery({ query: text, parsed, sources: this.deps.sources.lookup });
+      const translation = translateQuery({
+        query: text,
+        parsed,
+        sources: this.deps.sources.lookup,
+        searchHours: searchHoursAt(Date.now()),
+      });
       sql = translation.sql;
       names = translation.columns.map((c) => c.name);
     } catch (err) {

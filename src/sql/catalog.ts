@@ -110,3 +110,67 @@ export function hotColumnName(path: string): string {
  */
 export const HOT_LEAF_EXACT = 'logs.hot_leaf_exact';
 export const HOT_LEAF_DENSE = 'logs.hot_leaf_dense';
+
+/**
+ * The search hours: the open UTC day's partition (and the day before's, until its whole-day search
+ * index is valid) gets a partial `pg_trgm` index per hour that is over, whose predicate is
+ * `searchHourPredicate(hour)` (src/storage/indexUpkeep.ts builds them). The translator splits the
+ * scan of a searched log table by those same hours (src/sql/postgres/searchHours.ts), so the
+ * planner can prove each hour's predicate and read each hour through its index.
+ *
+ * The predicate is `"timestamp" <@ '[start,end)'::tstzrange` and not `"timestamp" >= start AND
+ * "timestamp" < end` (the same rows): no btree index of the table matches `<@` in Postgres 15, and
+ * its selectivity is a constant (rangesel does not estimate an element's containment), so a
+ * partition without these indexes gives up the split at its first hour cheaply
+ * (docs/ARCHITECTURE.md, "Message search"). The text here and the translator's tree are the same
+ * constant range, which is how Postgres matches a query's clause to an index predicate (equal()).
+ */
+export const SEARCH_HOUR_MS = 3_600_000;
+const SEARCH_DAY_MS = 86_400_000;
+
+/** The hours that are over, by day, at one clock reading: the translation's input (`searchHoursAt`). */
+export interface SearchHours {
+  readonly days: readonly SearchDay[];
+}
+export interface SearchDay {
+  /** The day's start (UTC midnight), ms. */
+  readonly dayMs: number;
+  /** The starts of its hours that are over, ms, from the day's first: consecutive. */
+  readonly hours: readonly number[];
+}
+
+/**
+ * How long after midnight a translation still splits the day before by its hours: until its
+ * whole-day search index is built (the upkeep starts it at midnight; minutes at 1.4M events a day,
+ * BENCHMARKS.md, "Search"). After that its hourly indexes are gone and the split would only cost
+ * planning (each OR's arms are estimated on every partition).
+ */
+export const SEARCH_DAY_BEFORE_MS = 2 * SEARCH_HOUR_MS;
+
+/** The hours over at `nowMs` of the open day, and of the day before (all 24) in its first SEARCH_DAY_BEFORE_MS; newest day first. */
+export function searchHoursAt(nowMs: number): SearchHours {
+  const today = Math.floor(nowMs / SEARCH_DAY_MS) * SEARCH_DAY_MS;
+  const days = nowMs - today < SEARCH_DAY_BEFORE_MS ? [today, today - SEARCH_DAY_MS] : [today];
+  const hoursOver = (dayMs: number) => {
+    const end = Math.min(dayMs + SEARCH_DAY_MS, Math.floor(nowMs / SEARCH_HOUR_MS) * SEARCH_HOUR_MS);
+    const hours: number[] = [];
+    for (let h = dayMs; h < end; h += SEARCH_HOUR_MS) hours.push(h);
+    return hours;
+  };
+  return { days: days.map((dayMs) => ({ dayMs, hours: hoursOver(dayMs) })).filter((d) => d.hours.length) };
+}
+
+/** A timestamp as both sides print it: ISO 8601 in UTC, read the same under any session TimeZone. */
+export function searchHourLiteral(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The hour starting at `hourMs` as the text of a `tstzrange`: `[start,end)`, in UTC. */
+export function searchHourRange(hourMs: number): string {
+  return `[${searchHourLiteral(hourMs)},${searchHourLiteral(hourMs + SEARCH_HOUR_MS)})`;
+}
+
+/** The predicate of the partial search index of the hour starting at `hourMs`, as SQL (column `"timestamp"`). */
+export function searchHourPredicate(hourMs: number): string {
+  return `"timestamp" <@ '${searchHourRange(hourMs)}'::tstzrange`;
+}

@@ -17,6 +17,7 @@ import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
 import { checkInlinedSize } from './postgres/inlinedSize.js';
 import { printQuery } from './postgres/print.js';
+import { splitSearchByHour } from './postgres/searchHours.js';
 import { runPasses } from './passes.js';
 import { resolveCtes, resolveQuery, rootContext, TranslationState, type Resolved } from './resolve/index.js';
 import type { CteBinding } from './resolve/scope.js';
@@ -24,7 +25,7 @@ import { nestedEndpoints } from './resolve/endpoints.js';
 import type { EndpointLookup, EndpointTable } from './resolve/scope.js';
 import { typeName } from './types.js';
 import { loadValidator, validatePostgres } from './validate.js';
-import type { SourceLookup, SourceTable } from './catalog.js';
+import type { SearchHours, SourceLookup, SourceTable } from './catalog.js';
 
 export type { SqlWarning } from './errors.js';
 export { SqlError, SqlSyntaxError, SqlUnsupportedError, SqlNameError, SqlSandboxError, SqlLimitError } from './errors.js';
@@ -59,6 +60,12 @@ export interface TranslateInput {
    * must be the same either way.
    */
   optimise?: boolean;
+  /**
+   * The hours over at the translation's clock (catalog.ts `searchHoursAt`): a query that searches
+   * reads each log table split by them, so the open day's hourly search indexes serve it
+   * (postgres/searchHours.ts). Absent: no split (the rows are the same either way).
+   */
+  searchHours?: SearchHours;
 }
 
 export interface Translation {
@@ -123,7 +130,9 @@ function withinStack<T>(input: TranslateInput, translate: () => T): T {
 function translateBounded(input: TranslateInput): Translation {
   const { resolved, state } = input.sandboxSql === undefined ? resolveEndpoint(input) : resolveSandboxed(input, input.sandboxSql);
   const resolvedTree = { query: resolved.query, parameters: state.parameters };
-  const { query: used, parameters } = input.optimise === false ? resolvedTree : runPasses(resolvedTree, state);
+  const { query: optimised, parameters } = input.optimise === false ? resolvedTree : runPasses(resolvedTree, state);
+  // After the passes: it only adds a tautology to the WHERE of each SELECT reading a log table.
+  const used = input.optimise === false ? optimised : splitSearchByHour(optimised, input.searchHours);
   const query = input.maxRows === undefined ? used : capRows(used, input.maxRows);
   checkInlinedSize(query, input.sandboxSql ?? input.query);
   const sql = printQuery(query);

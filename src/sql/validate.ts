@@ -33,6 +33,8 @@ const OPERATORS = new Set([
   '->>',
   '#>',
   '#>>',
+  // `"timestamp" <@ tstzrange(…)`: the search hours (postgres/searchHours.ts).
+  '<@',
   '~~',
   '!~~',
   '~~*',

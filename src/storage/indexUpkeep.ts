@@ -29,9 +29,15 @@
  * 5. The search indexes (searchIndexes.ts: a `pg_trgm` GIN index per column of the source's
  *    `search_index`) are not partitioned indexes: each partition whose day is over gets its own,
  *    built once with `CREATE INDEX CONCURRENTLY … WITH (fastupdate = off)` (compact, no pending
- *    list), and the open day gets none, so ingest writes no trigram entry (BENCHMARKS.md, "Search":
- *    a trigram index on the open day costs the database's insert 5–8×, with or without
- *    `fastupdate`). A search reads the finished days through their indexes and scans the open one
+ *    list). The open day gets no whole-day one (BENCHMARKS.md, "Search": a trigram index on the
+ *    open day costs +323% per event): instead each of its hours gets a partial one once the hour
+ *    is over (HOURLY_AFTER_MS past its end), `WHERE "timestamp" <@ '[h,h+1h)'::tstzrange`, so
+ *    ingest writes no trigram entry for the hour being written, only tests the predicates. The day
+ *    before keeps its hourly ones until its whole-day index is valid (built just after midnight,
+ *    minutes at 1.4M events a day), then they are dropped. Hourly ones are built first, oldest
+ *    first (the translator's split is used from a day's first hour on: src/sql/postgres/searchHours.ts),
+ *    then the days, newest first. A search reads the finished days through their indexes and the
+ *    open day's hours through theirs, the hour not over by the `(project, timestamp)` index
  *    (docs/ARCHITECTURE.md, "Message search"). An index whose column left the setting is dropped,
  *    and so are the partitioned search indexes of the first design (on every partition, open day
  *    included). Without pg_trgm none is built.
@@ -43,7 +49,16 @@ import type pg from 'pg';
 import { childIndexName, coveringIndexes, includedLeaves, ownIndexKind, type CoveringIndex } from './coveringIndexes.js';
 import { hotColumnName, withLockRetries, type HotLeafState } from './hotLeaves.js';
 import { indexColumnsSql, listPartitions, qualifiedTable, quoteIdent, type PartitionInfo } from './logTables.js';
-import { isSearchIndexName, searchableColumns, searchIndexes, searchIndexSql, trigramOpclass } from './searchIndexes.js';
+import { SEARCH_HOUR_MS } from '../sql/catalog.js';
+import {
+  hourlySearchIndexes,
+  isSearchIndexName,
+  searchableColumns,
+  searchIndexes,
+  searchIndexSql,
+  trigramOpclass,
+  type SearchIndex,
+} from './searchIndexes.js';
 
 const LOCK_TIMEOUT_MS = 2_000;
 /**
@@ -61,6 +76,20 @@ const GIN_BUILD_MEMORY = '256MB';
 const DAY_MS = 86_400_000;
 /** Late events still arrive for a while after midnight; the rebuild waits for most of them. */
 export const COMPACT_AFTER_MS = 2 * 3_600_000;
+/**
+ * How long after its end an hour's search index is built: events of a shipper's batch still
+ * arrive with timestamps of the hour just over. One that arrives after the build goes into the
+ * index (~150 trigram entries, as on a finished day); until the build the hour is read by the
+ * `(project, timestamp)` index (src/sql/postgres/searchHours.ts).
+ */
+export const HOURLY_AFTER_MS = 2 * 60_000;
+/**
+ * The rows (pg_class.reltuples: the last VACUUM or ANALYZE, which logTables.ts triggers after
+ * inserts of 2%) a day's partition needs before its hours get search indexes: a smaller day is
+ * scanned in tens of milliseconds, and each hourly index is a CONCURRENTLY build and a catalog
+ * entry (24 a day per column), not worth it for a quiet source.
+ */
+export const HOURLY_MIN_ROWS = 20_000;
 
 /**
  * Reconciles the indexes of `table` with `leaves` and with `search` (the source's `search_index`
@@ -186,9 +215,11 @@ async function rebuildFinishedDays(
 /**
  * Step 5: a search index per column of `search` that exists (event_message, STRING hot leaves) on
  * each partition whose day is over (newest first: the search box reads the last days most, and a
- * GIN build of a busy day takes minutes); a partition a leaf's backfill has still to fill waits.
- * Search indexes of columns no longer listed, on days not over (a clock set back), or of the
- * first design (partitioned, open day included), dropped.
+ * GIN build of a busy day takes minutes), and an hourly one per hour over of the open day and of
+ * the day before while that day's own is not valid (oldest first, before the days: an hour's build
+ * takes seconds); a partition a leaf's backfill has still to fill waits. Search indexes of columns
+ * no longer listed, on days not over (a clock set back), hourly ones of a day whose own is valid,
+ * or of the first design (partitioned, open day included), dropped.
  */
 async function reconcileSearch(
   pool: pg.Pool,
@@ -211,8 +242,16 @@ async function reconcileSearch(
   const columns = search.filter((c) => searchable.has(c));
   const days = await listPartitions(client, table);
   const finished = days.filter((p) => p.dayMs + DAY_MS <= nowMs).reverse();
-  const desired = finished.flatMap((p) => searchIndexes(p.name, columns));
   const existing = await partitionSearchIndexes(client, table);
+  const valid = new Set(existing.filter((e) => e.valid).map((e) => e.name));
+  const busy = await busyPartitions(client, table);
+  const hourly = hourlyIndexes(
+    days.filter((p) => busy.has(p.name)),
+    columns,
+    valid,
+    nowMs,
+  );
+  const desired = [...hourly, ...finished.flatMap((p) => searchIndexes(p.name, columns))];
   for (const index of existing) {
     if (desired.some((d) => d.name === index.name)) continue;
     await dropConcurrently(client, index.name);
@@ -239,12 +278,46 @@ async function reconcileSearch(
         if ((err as { code?: string }).code === '42P01') continue; // undefined_table: dropped meanwhile (retention)
         throw err;
       }
-      done.push(`built ${index.name} on ${index.partition}`);
+      const hour = index.hourMs === undefined ? '' : ` for ${new Date(index.hourMs).toISOString().slice(0, 13)}h`;
+      done.push(`built ${index.name} on ${index.partition}${hour}`);
     }
   } finally {
     await client.query('RESET maintenance_work_mem');
   }
   return done;
+}
+
+/**
+ * The hourly search indexes wanted at `nowMs`: for each column, on the open day's partition and on
+ * the day before's while that day's index of the column is not valid, one per hour over for
+ * HOURLY_AFTER_MS; oldest first.
+ */
+function hourlyIndexes(
+  days: readonly PartitionInfo[],
+  columns: readonly string[],
+  valid: ReadonlySet<string>,
+  nowMs: number,
+): SearchIndex[] {
+  const openDay = Math.floor(nowMs / DAY_MS) * DAY_MS;
+  return days
+    .filter((p) => p.dayMs === openDay - DAY_MS || p.dayMs === openDay)
+    .sort((a, b) => a.dayMs - b.dayMs)
+    .flatMap((p) => {
+      const hours: number[] = [];
+      for (let h = p.dayMs; h < p.dayMs + DAY_MS && h + SEARCH_HOUR_MS + HOURLY_AFTER_MS <= nowMs; h += SEARCH_HOUR_MS) hours.push(h);
+      const unindexed = columns.filter((c) => !searchIndexes(p.name, [c]).every((i) => valid.has(i.name)));
+      return hourlySearchIndexes(p.name, unindexed, hours);
+    });
+}
+
+/** The partitions of `table` with HOURLY_MIN_ROWS rows or more, as the planner last counted them. */
+async function busyPartitions(client: pg.PoolClient, table: string): Promise<Set<string>> {
+  const { rows } = await client.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid
+      WHERE h.inhparent = to_regclass($1) AND c.reltuples >= $2`,
+    [qualifiedTable(table), HOURLY_MIN_ROWS],
+  );
+  return new Set(rows.map((r) => r.name));
 }
 
 /** The search indexes (named by searchIndexes.ts) on the partitions of `table`, with whether each is valid. */

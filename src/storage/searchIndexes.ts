@@ -6,15 +6,21 @@
  *
  * One index per column **on each partition whose day is over**, and none on the partitioned table:
  * a partitioned index would be created on every new partition with it, so ingest would write
- * ~150 trigram entries per event into the open day's index (+600–800% of the database's insert
- * cost, measured: BENCHMARKS.md, "Search"). indexUpkeep.ts builds each once its day ends, compact
- * (`fastupdate = off`); the open day is read by a scan (docs/ARCHITECTURE.md, "Message search").
+ * ~150 trigram entries per event into the open day's index (+323% per event, measured:
+ * BENCHMARKS.md, "Search"). indexUpkeep.ts builds each once its day ends, compact
+ * (`fastupdate = off`). The open day (and the day before, until its own is valid) has instead a
+ * partial index per column **for each hour that is over**, `WHERE "timestamp" <@ '[h,h+1h)'::tstzrange`
+ * (src/sql/catalog.ts searchHourPredicate): built after the hour, so ingest writes no trigram
+ * entry for the hour being written and only tests the predicates; the translator splits a
+ * search's scan by the same hours so the planner uses them (src/sql/postgres/searchHours.ts;
+ * docs/ARCHITECTURE.md, "Message search").
  *
  * Pure, but for `trigramOpclass`: the operator class exists only where the pg_trgm extension was
  * created (migrations/1764300000000_search-index.js); without it no search index is built.
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { searchHourLiteral, searchHourPredicate } from '../sql/catalog.js';
 import { hotColumnName, type HotLeaf } from './hotLeaves.js';
 import { quoteIdent } from './logTables.js';
 
@@ -27,6 +33,8 @@ export interface SearchIndex {
   readonly partition: string;
   /** The indexed column: `event_message` or a hot leaf's column (`metadata.request.path`). */
   readonly column: string;
+  /** An hourly index: the start of its hour (ms); absent for the whole day's. */
+  readonly hourMs?: number;
 }
 
 const SUFFIX = '_search_';
@@ -41,6 +49,16 @@ export function searchIndexes(partition: string, columns: readonly string[]): Se
   });
 }
 
+/** The hourly search indexes of one partition (the open day, or the day before) for the hours starting at `hours`. */
+export function hourlySearchIndexes(partition: string, columns: readonly string[], hours: readonly number[]): SearchIndex[] {
+  return hours.flatMap((hourMs) =>
+    [...new Set(columns)].sort().map((column) => {
+      const suffix = SUFFIX + hash([partition, column, searchHourLiteral(hourMs)]);
+      return { name: partition.slice(0, MAX_IDENTIFIER_BYTES - suffix.length) + suffix, partition, column, hourMs };
+    }),
+  );
+}
+
 /**
  * Whether `name` is a search index named here, of `relation` (a partition; or, for the first
  * design's partitioned indexes, the table): any other index is an operator's, never dropped.
@@ -51,12 +69,14 @@ export function isSearchIndexName(relation: string, name: string): boolean {
 }
 
 /**
- * `USING gin (column <opclass>) WITH (fastupdate = off)`, for CREATE INDEX on one partition. Built
- * on a day that is over, so there is no stream of inserts for a pending list to absorb: the few
- * late events go straight into the index, and a search never reads a pending list.
+ * `USING gin (column <opclass>) WITH (fastupdate = off)`, for CREATE INDEX on one partition, with
+ * the hour's predicate for an hourly one. Built on a day (an hour) that is over, so there is no
+ * stream of inserts for a pending list to absorb: the few late events go straight into the index,
+ * and a search never reads a pending list.
  */
-export function searchIndexSql(index: Pick<SearchIndex, 'column'>, opclass: string): string {
-  return `USING gin (${quoteIdent(index.column)} ${opclass}) WITH (fastupdate = off)`;
+export function searchIndexSql(index: Pick<SearchIndex, 'column' | 'hourMs'>, opclass: string): string {
+  const sql = `USING gin (${quoteIdent(index.column)} ${opclass}) WITH (fastupdate = off)`;
+  return index.hourMs === undefined ? sql : `${sql} WHERE ${searchHourPredicate(index.hourMs)}`;
 }
 
 /**

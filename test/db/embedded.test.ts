@@ -7,7 +7,11 @@ import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
 import { coveringIndexes } from '../../src/storage/coveringIndexes.js';
-import { upkeepIndexes } from '../../src/storage/indexUpkeep.js';
+import { HOURLY_MIN_ROWS, upkeepIndexes } from '../../src/storage/indexUpkeep.js';
+import { SEARCH_HOUR_MS, searchHoursAt, type SearchDay } from '../../src/sql/catalog.js';
+import { dayTautology } from '../../src/sql/postgres/searchHours.js';
+import { pg as pgAst } from '../../src/sql/postgres/ast.js';
+import { printExpr } from '../../src/sql/postgres/print.js';
 import { createLogTable, ensurePartitions } from '../../src/storage/logTables.js';
 import { eventually, sleep } from '../support/wait.js';
 import { migrateUp } from '../../src/db/migrate.js';
@@ -275,6 +279,45 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
     }
   });
 
+  it('ships pg_trgm: a busy open day gets a partial search index per hour over, and a LIKE split by those hours reads them', async () => {
+    // After the test above (pg_trgm, the logs schema and the reader role are there).
+    const day = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+    const nowMs = day + 2 * SEARCH_HOUR_MS + 5 * 60_000; // hours 0 and 1 over
+    await createLogTable(db(), 'embedded_hourly', [], coveringIndexes('embedded_hourly', []), { lz4: false });
+    await ensurePartitions(db(), 'embedded_hourly', day, day);
+    await db().query(
+      `INSERT INTO logs.embedded_hourly (id, "timestamp", event_message)
+       SELECT 'e' || i, to_timestamp(($1::bigint + i * 300) / 1000.0), 'GET /rest/v1/todos ' || md5(i::text)
+         FROM generate_series(1, $2::int) i`,
+      [day, HOURLY_MIN_ROWS + 500],
+    );
+    await db().query('ANALYZE logs.embedded_hourly');
+    const done = await upkeepIndexes(db(), 'embedded_hourly', [], ['event_message'], nowMs);
+    assert.deepEqual(
+      done.filter((d) => d.startsWith('built')).map((d) => d.replace(/^.* for /, '')),
+      [0, 1].map((h) => new Date(day + h * SEARCH_HOUR_MS).toISOString().slice(0, 13) + 'h'),
+    );
+    const split = searchHoursAt(nowMs).days.map((d) => printSplit(d));
+    const client = await db().connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL enable_seqscan = off');
+      await client.query('SET LOCAL enable_indexscan = off');
+      const needle = `%${createHash('md5').update('4242').digest('hex').slice(0, 12)}%`; // e4242: at 21 min past hour 0
+      const where = `event_message LIKE $1 AND ${split.join(' AND ')}`;
+      const plan = await client.query(`EXPLAIN SELECT id FROM logs.embedded_hourly WHERE ${where}`, [needle]);
+      assert.match(
+        plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n'),
+        /BitmapOr[^]*Bitmap Index Scan on embedded_hourly_p\d+_search_/,
+      );
+      const { rows } = await client.query(`SELECT id FROM logs.embedded_hourly WHERE ${where}`, [needle]);
+      assert.deepEqual(rows, [{ id: 'e4242' }]);
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+  });
+
   it('runs the migrations, and the function library’s plpgsql (FARM_FINGERPRINT, SHA1, NET, public suffixes) answers as on Postgres', async () => {
     await migrateUp(embedded!.url);
     const { rows } = await runTranslation(
@@ -400,3 +443,8 @@ const bind = (values: string[]) =>
 const describePortal = () => message('D', Buffer.concat([Buffer.from('P'), cstr('')]));
 const execute = () => message('E', Buffer.concat([cstr(''), int32(0)]));
 const sync = () => message('S', Buffer.alloc(0));
+
+/** The translator's split of one day (src/sql/postgres/searchHours.ts) as SQL on the column `"timestamp"`. */
+function printSplit(day: SearchDay): string {
+  return printExpr(dayTautology(pgAst.column(undefined, 'timestamp'), day));
+}

@@ -1,14 +1,18 @@
 /**
  * Search indexes (src/storage/searchIndexes.ts, src/storage/indexUpkeep.ts step 5): a `pg_trgm`
  * GIN index per column of a source's `search_index` (event_message by default, STRING hot leaves
- * on request) on each partition whose day is over, none on the open day (ingest writes no trigram
- * entry), used by the LIKE the translator prints for a search (src/sql/postgres/search.ts),
- * dropped when the column leaves the setting.
+ * on request) on each partition whose day is over, none for the whole open day (ingest writes no
+ * trigram entry), used by the LIKE the translator prints for a search (src/sql/postgres/search.ts),
+ * dropped when the column leaves the setting; and on a busy open day (and the day before, until its
+ * own is valid) a partial one per hour that is over, which the translator's split by hours
+ * (src/sql/postgres/searchHours.ts) lets the planner use.
  */
 import assert from 'node:assert/strict';
-import { isSearchIndexName, searchIndexes } from '../../src/storage/searchIndexes.js';
+import { hourlySearchIndexes, isSearchIndexName, searchIndexes } from '../../src/storage/searchIndexes.js';
 import { listPartitions } from '../../src/storage/logTables.js';
-import { upkeepIndexes } from '../../src/storage/indexUpkeep.js';
+import { HOURLY_MIN_ROWS, upkeepIndexes } from '../../src/storage/indexUpkeep.js';
+import { initTranslator, translateQuery } from '../../src/sql/index.js';
+import { SEARCH_HOUR_MS, searchHoursAt } from '../../src/sql/catalog.js';
 import { asAdmin, testApp, type TestApp } from '../support/http.js';
 
 const DAY = 86_400_000;
@@ -152,5 +156,101 @@ describe('Search indexes', function () {
     assert.deepEqual(await settled(name, ['metadata.request.path'], nowMs, columns), ['"metadata.request.path"']);
     await send('patch', `/api/sources/${name}`, { search_index: [] }).expect(200);
     assert.deepEqual(await settled(name, [], nowMs, columns), []);
+  });
+
+  it('when a busy open day has hours that are over, then each gets a partial index after it, the day before keeps its own until its whole-day index is valid, and a search split by hours reads them with the same rows', async () => {
+    const name = `search.hourly.${suffix}`;
+    await send('post', '/api/sources', { name }).expect(201);
+    await ingest(name, [{ event_message: 'start', timestamp: new Date().toISOString() }]).expect(200);
+    const source = await t.context.sources.get(name);
+    const table = source.table_name;
+    const partitions = await listPartitions(t.context.db.pool, table);
+    const dayOf = Math.floor(Date.now() / DAY) * DAY;
+    const today = partitions.find((p) => p.dayMs === dayOf)!;
+    const yesterday = partitions.find((p) => p.dayMs === dayOf - DAY)!;
+    // The clock of the upkeep and of the translation: hours 0–2 of today are over (and 2 minutes more), hour 3 is not.
+    const nowMs = today.dayMs + 3 * SEARCH_HOUR_MS + 5 * 60_000;
+    // Rows enough for the hours to be worth indexes: spread over yesterday and today's hours 0–3, a needle in hour 1
+    // of each day and one in today's hour 3 (not over: read without an hourly index).
+    const rows = HOURLY_MIN_ROWS + 1_000;
+    const columns = (
+      await sql<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = 'logs' AND table_name = $1 ORDER BY ordinal_position`,
+        [table],
+      )
+    ).map((c) => `"${c.column_name}"`);
+    const hot = columns.filter((c) => !['"id"', '"timestamp"', '"event_message"', '"project"', '"metadata"', '"body"'].includes(c));
+    await quiet(table);
+    for (const [day, span] of [
+      [yesterday.dayMs, DAY],
+      [today.dayMs, 4 * SEARCH_HOUR_MS],
+    ] as const)
+      await sql(
+        `INSERT INTO logs."${table}" (id, "timestamp", event_message, project, metadata, body${hot.map((c) => ', ' + c).join('')})
+         SELECT gen_random_uuid()::text, to_timestamp(($1::bigint + g * ($2::bigint / $3::bigint)) / 1000.0),
+                'GET /rest/v1/todos ' || md5(g::text), 'p', '[]'::jsonb, '{}'::jsonb${hot.map(() => ', NULL').join('')}
+           FROM generate_series(0, $3::bigint - 1) g`,
+        [day, span, rows],
+      );
+    const needles = [yesterday.dayMs + SEARCH_HOUR_MS + 1, today.dayMs + SEARCH_HOUR_MS + 1, today.dayMs + 3 * SEARCH_HOUR_MS + 60_000];
+    for (const [i, ms] of needles.entries())
+      await sql(
+        `INSERT INTO logs."${table}" (id, "timestamp", event_message, project, metadata, body${hot.map((c) => ', ' + c).join('')})
+         VALUES ($1, to_timestamp($2::bigint / 1000.0), $3, 'p', '[]'::jsonb, '{}'::jsonb${hot.map(() => ', NULL').join('')})`,
+        [`needle-${i}`, ms, `GET /rest/v1/todos needle-7e1c${i}`],
+      );
+    await sql(`ANALYZE logs."${today.name}", logs."${yesterday.name}"`);
+
+    const hourly = (p: { name: string; dayMs: number }, n: number) =>
+      hourlySearchIndexes(
+        p.name,
+        ['event_message'],
+        Array.from({ length: n }, (_, h) => p.dayMs + h * SEARCH_HOUR_MS),
+      ).map((i) => i.name);
+    const names = async () =>
+      (await searchIndexesOf(table))
+        .filter((i) => i.valid)
+        .map((i) => i.name)
+        .sort();
+    const dayIndexes = partitions.filter((p) => p.dayMs + DAY <= nowMs).map((p) => searchIndexes(p.name, ['event_message'])[0].name);
+    await quiet(table);
+    await upkeepIndexes(t.context.db.pool, table, source.hot_leaves!, source.search_index, nowMs);
+    assert.deepEqual(
+      await names(),
+      [...hourly(yesterday, 24), ...hourly(today, 3), ...dayIndexes].sort(),
+      "the day before's hours (its own index was not valid yet), today's hours over, the finished days",
+    );
+    const def = (await searchIndexesOf(table)).find((i) => i.name === hourly(today, 1)[0])!;
+    assert.match(
+      def.def,
+      /USING gin \(event_message \S*gin_trgm_ops\) WITH \(fastupdate='?off'?\) WHERE \("timestamp" <@ '\[".*"\)'::tstzrange\)/,
+    );
+    await upkeepIndexes(t.context.db.pool, table, source.hot_leaves!, source.search_index, nowMs);
+    assert.deepEqual(await names(), [...hourly(today, 3), ...dayIndexes].sort(), "the day before's hours dropped once its own is valid");
+    assert.deepEqual(await upkeepIndexes(t.context.db.pool, table, source.hot_leaves!, source.search_index, nowMs), [], 'once');
+
+    // The search, split by the hours of the same clock: each hour over of today through its index, the same rows as unsplit.
+    await initTranslator();
+    await t.context.sources.reload();
+    const query = `select id from \`${name}\` where regexp_contains(event_message, 'needle-7e1c') order by timestamp`;
+    const split = translateQuery({ query, sources: t.context.sources.lookup, searchHours: searchHoursAt(nowMs) });
+    const plain = translateQuery({ query, sources: t.context.sources.lookup });
+    const client = await t.context.db.pool.connect();
+    try {
+      await client.query('BEGIN; SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off');
+      const plan = (await client.query(`EXPLAIN ${split.sql}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+      for (const index of hourly(today, 3)) assert.match(plan, new RegExp(`Bitmap Index Scan on ${index}`), plan);
+      assert.match(
+        plan,
+        new RegExp(`Bitmap Index Scan on ${searchIndexes(yesterday.name, ['event_message'])[0].name}`),
+        'the day before through its own',
+      );
+      const found = async (text: string) => (await client.query(text)).rows.map((r: { id: string }) => r.id);
+      assert.deepEqual(await found(split.sql), ['needle-0', 'needle-1', 'needle-2']);
+      assert.deepEqual(await found(plain.sql), ['needle-0', 'needle-1', 'needle-2']);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
   });
 });

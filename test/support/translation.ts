@@ -15,6 +15,7 @@ import type { SqlErrorClass } from '../../src/sql/errors.js';
 import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 import { defaultSourceSchema } from '../../src/ingest/defaultSchemas.js';
 import { tableNameForSource, type SourceLookup, type SourceTable } from '../../src/sources/schema.js';
+import type { SearchHours } from '../../src/sql/catalog.js';
 import { loadSources, testDatabase } from './db.js';
 import { rangeEncoder } from '../../src/query/encode.js';
 
@@ -38,6 +39,8 @@ export interface TranslationOptions {
   optimise?: boolean;
   /** The database to run on (default: the shared test database). */
   pool?: pg.Pool;
+  /** The search hours of the translation (src/sql/catalog.ts searchHoursAt); default none. */
+  searchHours?: SearchHours;
 }
 
 type Row = Record<string, unknown>;
@@ -85,6 +88,7 @@ export async function runTranslation(bq: string, options: TranslationOptions = {
     sandboxSql: options.sandboxSql,
     maxRows: options.maxRows,
     optimise: options.optimise,
+    searchHours: options.searchHours,
   });
   const values = translation.parameters.map((name) => options.params?.[name] ?? null);
   const client = await pool.connect();
