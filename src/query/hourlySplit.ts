@@ -18,6 +18,7 @@
  * time, so the answer is that of a read of each hour at some moment during the load.
  */
 import { createHash } from 'node:crypto';
+import { BadRequestError } from '../errors.js';
 import type { Translation } from '../sql/index.js';
 import { validatePostgres } from '../sql/validate.js';
 import { decompose, type Decomposition } from '../sql/postgres/decompose.js';
@@ -27,6 +28,12 @@ import type { QueryRun } from './execute.js';
 export const HOUR_MS = 3_600_000;
 /** An hour is closed, and cacheable, once it ended this long ago: late events of the last moments settle. */
 export const CLOSED_AFTER_MS = 60_000;
+/**
+ * Past this many partial rows in one load the query runs whole: the merge would hold them all in
+ * memory and send them as one parameter (the API report's largest, 7 days of path × method ×
+ * search × status on lq_bench_10m, is ~91k).
+ */
+export const MAX_PARTIAL_ROWS = 1_000_000;
 
 /** Runs one query read-only; `cacheable: false` when it read a copy that may lag behind the write versions (a replica). */
 export type Runner = (
@@ -145,14 +152,22 @@ export async function runSplit(
 
   let types = columnTypes.get(plan) ?? undefined;
   const rows: Array<Array<string | null>> = [];
-  for (const c of cached) if (c !== null) rows.push(...(JSON.parse(c) as Array<Array<string | null>>));
+  for (const c of cached) if (c !== null) for (const r of JSON.parse(c) as Array<Array<string | null>>) rows.push(r);
+  if (rows.length > MAX_PARTIAL_ROWS) return undefined;
   for (const [lo, hi] of pieces) {
     const narrowed = [...values];
     narrowed[plan.startParam] = microsIso(lo);
     narrowed[plan.endParam] = microsIso(hi);
-    const piece = await run(plan.partialSql, narrowed, { workMemKb: PARTIAL_WORK_MEM_KB });
+    const piece = await run(plan.partialSql, narrowed, { workMemKb: PARTIAL_WORK_MEM_KB }).catch((err: unknown) => {
+      // Partial rows past the executor's byte cap (hour × keys of a high-cardinality grouping):
+      // the query whole may still answer, so it runs whole rather than failing.
+      if (err instanceof BadRequestError && err.details.some((d) => d.reason === 'resultTooLarge')) return undefined;
+      throw err;
+    });
+    if (!piece) return undefined;
     types ??= piece.fields.map((f) => TYPE_NAMES[f.dataTypeID]);
-    rows.push(...piece.rows);
+    for (const r of piece.rows) rows.push(r);
+    if (rows.length > MAX_PARTIAL_ROWS) return undefined;
     // The closed hours this piece covered whole: stored, empty ones too (an hour without rows is an answer).
     const byHour = new Map<number, Array<Array<string | null>>>();
     hours.forEach((h, i) => {

@@ -22,7 +22,7 @@ type Client = ReturnType<typeof createClient>;
 
 export const PARTIAL_TTL_SECONDS = 24 * 3600;
 const VERSION_TTL_SECONDS = 3 * 24 * 3600;
-const CALL_TIMEOUT_MS = 200;
+const CALL_TIMEOUT_MS = 1000;
 /** Reads of partial rows carry megabytes for a 7-day window of a grouped query. */
 const READ_TIMEOUT_MS = 2000;
 const RETRY_MS = 1000;
