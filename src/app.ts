@@ -48,6 +48,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     logger,
     queryTimeoutMs: ctx.config.queryTimeoutMs,
     pipelined: ctx.db.capabilities.pipelinedBatch,
+    hourly: ctx.hourly,
   });
   await queries.init();
 

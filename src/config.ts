@@ -33,6 +33,12 @@ export interface Config {
   readonly replicaCheckIntervalMs: number;
   /** Unset: an in-process cache. */
   readonly redisUrl: string | undefined;
+  /**
+   * HOURLY_SPLIT (default false): aggregates over closed hours from Redis (src/query/hourlySplit.ts).
+   * Off by default until it is measured on a quiet machine and its invalidation covers retention
+   * (docs/ARCHITECTURE.md, "Hourly partials"); every process of an install must agree.
+   */
+  readonly hourlySplit: boolean;
   readonly queryTimeoutMs: number;
   /** Pool size of the service's connections to Postgres. */
   readonly dbPoolSize: number;
@@ -145,6 +151,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxReplicaLagMs: integer(env, 'MAX_REPLICA_LAG_MS', 5000, 0, 3_600_000),
     replicaCheckIntervalMs: integer(env, 'REPLICA_CHECK_INTERVAL_MS', 1000, 50, 600_000),
     redisUrl,
+    hourlySplit: boolean(env, 'HOURLY_SPLIT', false),
     queryTimeoutMs: integer(env, 'QUERY_TIMEOUT_MS', 15000, 100, 3_600_000),
     dbPoolSize,
     dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 120_000),

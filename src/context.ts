@@ -24,6 +24,7 @@ import { PROJECT_ROOT } from './paths.js';
 import { ensureSeededEndpoints } from './seed.js';
 import type { ResultCache } from './cache/types.js';
 import { createResultCache } from './cache/index.js';
+import { HourlyStore } from './query/hourlyStore.js';
 import { ReplicaRouter, type QueryTarget } from './db/replicas.js';
 import { KeyLimiter } from './rateLimit/index.js';
 import { splitDatabaseUrl, withSearchPath } from './db/databaseUrl.js';
@@ -42,6 +43,8 @@ export interface AppContext {
   readonly keys: ApiKeyRepository;
   readonly auth: Authenticator;
   readonly writer: LogWriter;
+  /** Write versions and partials of the hourly split (src/query/hourlyStore.ts); only with Redis. */
+  readonly hourly?: HourlyStore;
   readonly metrics: Metrics;
   /** Result cache (src/cache/): Redis when REDIS_URL is set, else in-process. */
   readonly cache: ResultCache;
@@ -171,6 +174,8 @@ export async function createContext(config: Config, logger: Logger, { now }: Con
     opened.push({ name: 'rate limits', close: () => limiter.close() });
     registerSchedulerGauges(metrics.registry, () => limiter.load);
     const arrivals = new Arrivals();
+    const hourly = config.redisUrl && config.hourlySplit ? await HourlyStore.open(config.redisUrl, { logger }) : undefined;
+    if (hourly) opened.push({ name: 'hourly partials', close: () => hourly.close() });
     if (config.redisUrl) {
       const relay = await RedisArrivalRelay.open({ url: config.redisUrl, arrivals, logger });
       opened.push({ name: 'live tail relay', close: () => relay.close() });
@@ -184,7 +189,8 @@ export async function createContext(config: Config, logger: Logger, { now }: Con
       upkeep,
       keys,
       auth: new Authenticator(keys, { unknownKeyLookupsPerMinute: config.unknownKeyLookupsPerMinute, now }),
-      writer: new LogWriter(db.pool, sources, logger, db.capabilities),
+      writer: new LogWriter(db.pool, sources, logger, db.capabilities, hourly),
+      hourly,
       metrics,
       cache,
       reader,

@@ -12,6 +12,8 @@ import type { SourceService } from '../sources/service.js';
 import { NotFoundError, parameterError, UnprocessableError } from '../errors.js';
 import type { CacheOutcome, CacheRequest, ResultCache, WarmSpec } from '../cache/types.js';
 import { executeReadOnly } from '../query/execute.js';
+import type { HourlyStore } from '../query/hourlyStore.js';
+import { runSplit } from '../query/hourlySplit.js';
 import type { KeyLimiter, LimitedKey } from '../rateLimit/index.js';
 import type { Grant } from '../rateLimit/scheduler.js';
 import type { ReplicaRouter } from '../db/replicas.js';
@@ -85,6 +87,8 @@ export interface QueryServiceDeps {
   queryTimeoutMs: number;
   /** The database takes a pipelined batch (`db.capabilities.pipelinedBatch`; PGlite is not known to). */
   pipelined: boolean;
+  /** With Redis: aggregate queries over a window run as cached hourly partials (src/query/hourlySplit.ts). */
+  hourly?: HourlyStore;
 }
 
 export class EndpointQueryService {
@@ -207,7 +211,7 @@ export class EndpointQueryService {
   private async compute(endpoint: EndpointRecord, spec: WarmSpec, key?: LimitedKey): Promise<string> {
     const { translation, values } = await this.prepare(endpoint, spec);
     const run = await this.deps.limiter
-      .query(key, (grant) => this.execute(translation.sql, values, grant))
+      .query(key, (grant) => this.executeSplit(translation, values, grant))
       .then(
         (r) => (this.deps.metrics.queryRuns.inc({ outcome: 'ok' }), r),
         (err) => (this.deps.metrics.queryRuns.inc({ outcome: 'error' }), Promise.reject(queryError(err))),
@@ -224,7 +228,7 @@ export class EndpointQueryService {
   }
 
   /** `grant`: the scheduler's slot (src/rateLimit/scheduler.ts): whether to run without parallel workers. */
-  private execute(sql: string, values: Array<string | null>, grant?: Grant) {
+  private execute(sql: string, values: Array<string | null | Array<string | null>>, grant?: Grant, noteTarget = false, workMemKb?: number) {
     // The embedded PGlite is not known to take a pipelined batch: it gets the transaction in three round trips.
     // On a read replica when one is healthy (src/db/replicas.ts), else on the primary.
     return this.deps.reads.run((target) =>
@@ -233,8 +237,23 @@ export class EndpointQueryService {
         serial: grant?.serial ?? false,
         useReaderRole: target.useReaderRole,
         pipelined: this.deps.pipelined,
-      }),
+        workMemKb,
+      }).then((run) => (noteTarget ? { ...run, cacheable: target.name === 'primary' } : run)),
     );
+  }
+
+  /**
+   * The query as cached hourly partials and a merge when it decomposes (src/query/hourlySplit.ts),
+   * all within the caller's one scheduler slot; else, or without Redis, whole.
+   */
+  private async executeSplit(translation: Translation, values: Array<string | null>, grant?: Grant) {
+    const hourly = this.deps.hourly;
+    if (hourly) {
+      // A replica may lag behind a write version bump: what it computes is used, never cached.
+      const split = await runSplit(translation, values, (sql, v, o) => this.execute(sql, v, grant, true, o?.workMemKb), hourly);
+      if (split) return split;
+    }
+    return this.execute(translation.sql, values, grant);
   }
 
   /** Warming: the same spec again, unless the endpoint changed or is gone (then the key is dropped). */

@@ -26,12 +26,18 @@ export function translationKey(
     : `${endpointId}:${version}:${catalogVersion}:lql:${lql}`;
 }
 
-/** What a translation holds on to, about: its SQL text and its column names and types. */
+/**
+ * What a translation holds on to, about: its SQL text, its column names and types, and the tree the
+ * SQL was printed from (kept for the hourly split, src/query/hourlySplit.ts): JS objects of a few
+ * dozen bytes per node, about TREE_BYTES_PER_SQL_BYTE times the printed text.
+ */
 export function translationBytes(translation: Translation): number {
-  let bytes = Buffer.byteLength(translation.sql);
+  let bytes = Buffer.byteLength(translation.sql) * (translation.tree ? 1 + TREE_BYTES_PER_SQL_BYTE : 1);
   for (const c of translation.columns) bytes += Buffer.byteLength(c.name) + c.type.length;
   return bytes;
 }
+
+const TREE_BYTES_PER_SQL_BYTE = 4;
 
 export class TranslationCache {
   private readonly entries: LRUCache<string, Translation>;

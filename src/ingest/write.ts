@@ -23,6 +23,7 @@ import { FactsObserver, recordObservedFacts } from '../storage/hotLeafFacts.js';
 import type { Logger } from '../logger.js';
 import type { DatabaseCapabilities } from '../db/capabilities.js';
 import type { LogRow } from './normalise.js';
+import type { HourlyStore } from '../query/hourlyStore.js';
 import { microsToIso } from './timestamp.js';
 
 export class LogWriter {
@@ -39,6 +40,8 @@ export class LogWriter {
     private readonly sources: SourceService,
     private readonly logger: Logger | undefined,
     capabilities: Pick<DatabaseCapabilities, 'copyFromStdin'>,
+    /** Where closed hours that got rows are reported (the hourly split's exact invalidation, src/query/hourlyStore.ts). */
+    private readonly hourly?: Pick<HourlyStore, 'bumpHours'>,
   ) {
     this.writeRows = rowWriterFor(capabilities);
   }
@@ -56,6 +59,9 @@ export class LogWriter {
         throw new UnavailableError('The database does not take writes right now (a failover is under way); send the batch again shortly.');
       throw err;
     });
+    // After COMMIT and before the answer: a closed hour that got rows gets a new write version, so
+    // no cached partial of it is read again, and the caller's next query sees its rows. Never throws.
+    if (this.hourly && rows.length) await this.hourly.bumpHours(`logs.${source.table_name}`, hoursOf(rows));
   }
 
   private async writeBatch(source: SourceRecord, rows: LogRow[], fields: FieldMap, also?: InTransaction, retried = 0): Promise<void> {
@@ -132,6 +138,13 @@ export class LogWriter {
       this.knownPartitions.add(key);
     }
   }
+}
+
+/** The hours (epoch ms of their start) the rows fall in. */
+function hoursOf(rows: LogRow[]): Set<number> {
+  const hours = new Set<number>();
+  for (const row of rows) hours.add(Number(row.micros / 3_600_000_000n) * 3_600_000);
+  return hours;
 }
 
 /** Work joined to a batch's transaction (LogWriter.write). */

@@ -77,6 +77,8 @@ export interface Translation {
   columns: { name: string; type: string }[];
   /** Fields no event has brought yet, which read as NULL; the query runs (docs/COMPATIBILITY.md, "Unknown fields"). */
   warnings: SqlWarning[];
+  /** The Postgres tree `sql` was printed from: the hourly split reads it (src/query/hourlySplit.ts). */
+  tree?: PgQuery;
 }
 
 /** Loads libpg-query's WASM once; call at startup (translateQuery validates with it). */
@@ -141,6 +143,7 @@ function translateBounded(input: TranslateInput): Translation {
     parameters: [...parameters],
     columns: resolved.columns.map((c) => ({ name: c.name, type: typeName(c.type) })),
     warnings: state.warnings,
+    tree: query,
   };
 }
 

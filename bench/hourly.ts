@@ -1,0 +1,137 @@
+/**
+ * The hourly split (src/query/hourlySplit.ts) on Studio's 7-day API report, its 8 queries at once
+ * (bench/studio.ts), against running them whole: cold cache, warm cache (the second load), and a
+ * load 5 minutes later (the window moved by 5 minutes). Read-only on the data; the partials go to
+ * Redis under a namespace of their own, deleted at the end. Checks that the split answers equal
+ * the whole ones (float8 columns to a relative 1e-9).
+ *
+ *   npx tsx bench/hourly.ts [--size 1m|10m] [--rounds 3]
+ *
+ * Prints figures; writes nothing to BENCHMARKS.md.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { createClient } from 'redis';
+import { createContext } from '../src/context.js';
+import { createLogger } from '../src/logger.js';
+import { executeReadOnly, type QueryRun } from '../src/query/execute.js';
+import { HourlyStore } from '../src/query/hourlyStore.js';
+import { runSplit, type SplitStats } from '../src/query/hourlySplit.js';
+import { initTranslator, translateQuery, type Translation } from '../src/sql/index.js';
+import { LOGS_ALL_SQL } from '../seeds/queries.js';
+import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
+import { BENCH_PROJECT, benchEnv, SIZES, type Size } from './data.js';
+
+const { values: opts } = parseArgs({ options: { size: { type: 'string', default: '10m' }, rounds: { type: 'string', default: '3' } } });
+const SIZE = opts.size as Size;
+if (!(SIZE in SIZES)) throw new Error('bad --size');
+const ROUNDS = Number(opts.rounds);
+const DAY_MS = 86_400_000;
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const corpus = JSON.parse(readFileSync(new URL('../test/compat/studio/queries.json', import.meta.url), 'utf8')) as Array<{
+  id: string;
+  sql: string;
+}>;
+const api = corpus.filter((q) => /^reports\/api\/[A-Za-z]+$/.test(q.id));
+await initTranslator();
+const ctx = await createContext(testConfig(databaseUrl(ADMIN_URL, `lq_bench_${SIZE}`), benchEnv()), createLogger('silent'));
+const reader = ctx.reader!;
+const meta = await ctx.db.pool.query<{ until_ms: string }>('SELECT until_ms FROM bench_meta WHERE size = $1', [SIZE]);
+const dataEnd = Math.min(Date.now(), Number(meta.rows[0]?.until_ms ?? Date.now()));
+const namespace = `lq:bench-hourly-${process.pid}:`;
+const store = await HourlyStore.open(REDIS_URL, { namespace });
+
+const run = (sql: string, values: Array<string | null | Array<string | null>>, o?: { workMemKb?: number }): Promise<QueryRun> =>
+  executeReadOnly(reader, sql, values, { timeoutMs: 60_000, useReaderRole: false, workMemKb: o?.workMemKb });
+const translations: Translation[] = api.map((q) =>
+  translateQuery({ query: LOGS_ALL_SQL, sandboxSql: q.sql, sources: ctx.sources.lookup, maxRows: 1000 }),
+);
+const valuesAt = (t: Translation, end: number) => {
+  const p: Record<string, string> = {
+    project: BENCH_PROJECT,
+    iso_timestamp_start: new Date(end - 7 * DAY_MS).toISOString(),
+    iso_timestamp_end: new Date(end).toISOString(),
+  };
+  return t.parameters.map((n) => p[n] ?? null);
+};
+
+async function load(split: boolean, end: number, now: number): Promise<{ ms: number; runs: QueryRun[]; stats: SplitStats }> {
+  const stats: SplitStats & { whole: number } = { cachedHours: 0, computedHours: 0, pieces: 0, whole: 0 };
+  const started = performance.now();
+  const runs = await Promise.all(
+    translations.map(async (t) => {
+      const values = valuesAt(t, end);
+      if (split) {
+        const r = await runSplit(t, values, run, store, now, stats);
+        if (r) return r;
+        stats.whole++; // not split (Redis too slow to answer, say): run whole, as the service does
+      }
+      return run(t.sql, values);
+    }),
+  );
+  return { ms: performance.now() - started, runs, stats };
+}
+
+function same(a: QueryRun, b: QueryRun): boolean {
+  if (a.fields.map((f) => `${f.name}:${f.dataTypeID}`).join() !== b.fields.map((f) => `${f.name}:${f.dataTypeID}`).join()) return false;
+  if (a.rows.length !== b.rows.length) return false;
+  const floats = a.fields.map((f) => f.dataTypeID === 701);
+  const key = (r: Array<string | null>) => JSON.stringify(r.map((v, i) => (floats[i] ? null : v)));
+  const sa = [...a.rows].sort((x, y) => key(x).localeCompare(key(y)));
+  const sb = [...b.rows].sort((x, y) => key(x).localeCompare(key(y)));
+  return sa.every((r, i) =>
+    r.every((v, j) =>
+      floats[j] && v !== null && sb[i][j] !== null
+        ? Math.abs(Number(v) - Number(sb[i][j])) <= 1e-9 * Math.max(1, Math.abs(Number(v)))
+        : v === sb[i][j],
+    ),
+  );
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const now = Date.now();
+const whole: number[] = [];
+let reference: QueryRun[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  const w = await load(false, dataEnd, now);
+  whole.push(w.ms);
+  reference = w.runs;
+}
+console.log(`whole, 8 at once: median ${median(whole).toFixed(0)} ms (${whole.map((x) => x.toFixed(0)).join(', ')})`);
+
+const cold = await load(true, dataEnd, now);
+console.log(
+  `split, cold cache: ${cold.ms.toFixed(0)} ms`,
+  cold.stats,
+  cold.runs.every((r, i) => same(r, reference[i])) ? 'rows equal' : 'ROWS DIFFER',
+);
+const warm: number[] = [];
+let warmOk = true;
+for (let r = 0; r < ROUNDS; r++) {
+  const w = await load(true, dataEnd, now);
+  warm.push(w.ms);
+  warmOk &&= w.runs.every((x, i) => same(x, reference[i]));
+  if (r === 0) console.log('  warm stats', w.stats);
+}
+console.log(
+  `split, warm cache: median ${median(warm).toFixed(0)} ms (${warm.map((x) => x.toFixed(0)).join(', ')})`,
+  warmOk ? 'rows equal' : 'ROWS DIFFER',
+);
+const moved = dataEnd + 5 * 60_000;
+const wholeMoved = await load(false, moved, now + 5 * 60_000);
+const m = await load(true, moved, now + 5 * 60_000);
+console.log(
+  `window moved 5 min: split ${m.ms.toFixed(0)} ms`,
+  m.stats,
+  `whole ${wholeMoved.ms.toFixed(0)} ms`,
+  m.runs.every((x, i) => same(x, wholeMoved.runs[i])) ? 'rows equal' : 'ROWS DIFFER',
+);
+
+await store.close();
+const redis = createClient({ url: REDIS_URL });
+await redis.connect();
+for await (const keys of redis.scanIterator({ MATCH: `${namespace}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
+await redis.quit();
+await ctx.close();

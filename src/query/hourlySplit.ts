@@ -1,0 +1,200 @@
+/**
+ * The hourly split of aggregate queries over a time window (docs/ARCHITECTURE.md "Hourly partials"):
+ * a query frontend with a per-hour results cache, as in Loki and Cortex, with exact invalidation.
+ *
+ * Why: Studio's 7-day reports aggregate millions of rows per load, and all but the last hour of them
+ * is history. The window (start, end] is cut at hour boundaries: each closed hour fully inside it
+ * (ending at least CLOSED_AFTER_MS before now) is read from Redis when cached; the rest (the
+ * hours not cached, the open hour, the fractions at both edges) is computed by the partial query
+ * (src/sql/postgres/decompose.ts) with the window's parameters narrowed, and the closed hours so
+ * computed are stored. The final query merges all partial rows and applies the original select
+ * list, HAVING, ORDER BY and LIMIT.
+ *
+ * `runSplit` answers `undefined` whenever it does not apply (shape not recognised, window
+ * parameters missing or not ISO timestamps, no closed hour inside the window, Redis away, a write
+ * version bump still pending in this process): the caller then runs the query whole.
+ *
+ * Each piece runs in its own read-only transaction (src/query/execute.ts): pieces are disjoint in
+ * time, so the answer is that of a read of each hour at some moment during the load.
+ */
+import { createHash } from 'node:crypto';
+import { BadRequestError } from '../errors.js';
+import type { Translation } from '../sql/index.js';
+import { validatePostgres } from '../sql/validate.js';
+import { decompose, type Decomposition } from '../sql/postgres/decompose.js';
+import type { HourlyStore } from './hourlyStore.js';
+import type { QueryRun } from './execute.js';
+
+export const HOUR_MS = 3_600_000;
+/** An hour is closed, and cacheable, once it ended this long ago: late events of the last moments settle. */
+export const CLOSED_AFTER_MS = 60_000;
+/**
+ * Past this many partial rows in one load the query runs whole: the merge would hold them all in
+ * memory and send them as one parameter (the API report's largest, 7 days of path × method ×
+ * search × status on lq_bench_10m, is ~91k).
+ */
+export const MAX_PARTIAL_ROWS = 1_000_000;
+
+/** Runs one query read-only; `cacheable: false` when it read a copy that may lag behind the write versions (a replica). */
+export type Runner = (
+  sql: string,
+  values: Array<string | null | Array<string | null>>,
+  options?: { workMemKb?: number },
+) => Promise<QueryRun & { cacheable?: boolean }>;
+
+/** work_mem of a partial query (execute.ts `workMemKb`): room to hash ~100k groups of hour × keys. */
+export const PARTIAL_WORK_MEM_KB = 64 * 1024;
+
+const plans = new WeakMap<Translation, Decomposition | null>();
+/** The partial query's column types, once known (null: a type that does not round-trip, never split). */
+const columnTypes = new WeakMap<Decomposition, string[] | null>();
+
+/** The decomposition of a translation, computed once per translation object (translations are cached). */
+export function planOf(translation: Translation): Decomposition | undefined {
+  let plan = plans.get(translation);
+  if (plan === undefined) {
+    plan = (translation.tree && decompose(translation.tree)) || null;
+    if (plan) {
+      try {
+        validatePostgres(plan.partialSql); // wall 2 holds for the partial query as for every query it runs
+      } catch {
+        plan = null;
+      }
+    }
+    plans.set(translation, plan);
+  }
+  return plan ?? undefined;
+}
+
+/** Postgres type OIDs of the partial columns that round-trip through JSON text (decompose.ts RECORD_TYPES). */
+const TYPE_NAMES: Readonly<Record<number, string>> = {
+  16: 'boolean',
+  20: 'bigint',
+  21: 'smallint',
+  23: 'integer',
+  25: 'text',
+  701: 'float8',
+  1043: 'text',
+  1082: 'date',
+  1114: 'timestamp',
+  1184: 'timestamptz',
+  1186: 'interval',
+  1700: 'numeric',
+};
+
+/** An ISO 8601 UTC timestamp as the API takes it, in epoch microseconds; undefined for anything else. */
+export function isoMicros(value: string | null | undefined): number | undefined {
+  const m = value ? /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?Z$/.exec(value) : null;
+  if (!m) return undefined;
+  const ms = Date.parse(m[1] + 'Z');
+  return Number.isNaN(ms) ? undefined : ms * 1000 + Number((m[2] ?? '').padEnd(6, '0'));
+}
+
+/** Epoch microseconds as an ISO timestamp with 6 fractional digits (logs.bq_timestamp reads them all). */
+function microsIso(us: number): string {
+  const ms = Math.floor(us / 1000);
+  return new Date(ms).toISOString().slice(0, 23) + String(us - ms * 1000).padStart(3, '0') + 'Z';
+}
+
+export interface SplitStats {
+  cachedHours: number;
+  computedHours: number;
+  pieces: number;
+}
+
+export async function runSplit(
+  translation: Translation,
+  values: Array<string | null>,
+  run: Runner,
+  store: HourlyStore,
+  now: number = Date.now(),
+  stats?: SplitStats,
+): Promise<QueryRun | undefined> {
+  const plan = planOf(translation);
+  if (!plan || columnTypes.get(plan) === null || store.hasPending()) return undefined;
+  const start = isoMicros(values[plan.startParam]);
+  const end = isoMicros(values[plan.endParam]);
+  if (start === undefined || end === undefined || end <= start) return undefined;
+  // Closed hours H with [H, H+1h) inside (start, end]: H > start, H + 1h <= end.
+  const hours: number[] = [];
+  const last = Math.min(end / 1000, now - CLOSED_AFTER_MS);
+  for (let h = Math.floor(start / 1000 / HOUR_MS) * HOUR_MS + HOUR_MS; h + HOUR_MS <= last; h += HOUR_MS) hours.push(h);
+  if (!hours.length) return undefined;
+
+  const other = values.map((v, i) => (i === plan.startParam || i === plan.endParam ? null : v));
+  const hash = createHash('sha256')
+    .update(plan.table)
+    .update('\0')
+    .update(plan.partialSql)
+    .update('\0')
+    .update(JSON.stringify(other))
+    .digest('base64url');
+  let cached: Array<string | null>;
+  let keys: string[];
+  try {
+    // The versions are read before any piece takes its snapshot (hourlyStore.ts, exactness).
+    const versions = await store.versions(plan.table, hours);
+    keys = hours.map((h, i) => `hp:${hash}:${h}:${versions[i]}`);
+    cached = await store.getPartials(keys);
+  } catch {
+    return undefined;
+  }
+
+  // The pieces to compute: (start, end] less the cached hours, as (lower, upper] in microseconds.
+  const pieces: Array<[number, number]> = [];
+  let lower = start;
+  hours.forEach((h, i) => {
+    if (cached[i] === null) return;
+    if (lower < h * 1000 - 1) pieces.push([lower, h * 1000 - 1]);
+    lower = (h + HOUR_MS) * 1000 - 1;
+  });
+  if (lower < end) pieces.push([lower, end]);
+
+  let types = columnTypes.get(plan) ?? undefined;
+  const rows: Array<Array<string | null>> = [];
+  for (const c of cached) if (c !== null) for (const r of JSON.parse(c) as Array<Array<string | null>>) rows.push(r);
+  if (rows.length > MAX_PARTIAL_ROWS) return undefined;
+  for (const [lo, hi] of pieces) {
+    const narrowed = [...values];
+    narrowed[plan.startParam] = microsIso(lo);
+    narrowed[plan.endParam] = microsIso(hi);
+    const piece = await run(plan.partialSql, narrowed, { workMemKb: PARTIAL_WORK_MEM_KB }).catch((err: unknown) => {
+      // Partial rows past the executor's byte cap (hour × keys of a high-cardinality grouping):
+      // the query whole may still answer, so it runs whole rather than failing.
+      if (err instanceof BadRequestError && err.details.some((d) => d.reason === 'resultTooLarge')) return undefined;
+      throw err;
+    });
+    if (!piece) return undefined;
+    types ??= piece.fields.map((f) => TYPE_NAMES[f.dataTypeID]);
+    for (const r of piece.rows) rows.push(r);
+    if (rows.length > MAX_PARTIAL_ROWS) return undefined;
+    // The closed hours this piece covered whole: stored, empty ones too (an hour without rows is an answer).
+    const byHour = new Map<number, Array<Array<string | null>>>();
+    hours.forEach((h, i) => {
+      if (cached[i] === null && h * 1000 > lo && (h + HOUR_MS) * 1000 - 1 <= hi) byHour.set(h, []);
+    });
+    for (const r of piece.rows) byHour.get(Number(r[0]) * 1000)?.push(r);
+    const entries: Array<[string, string]> = [];
+    for (const [h, list] of byHour) entries.push([keys[hours.indexOf(h)], JSON.stringify(list)]);
+    if (piece.cacheable !== false) await store.putPartials(entries).catch(() => undefined);
+    if (stats) stats.computedHours += byHour.size;
+  }
+  if (stats) {
+    stats.cachedHours += cached.filter((c) => c !== null).length;
+    stats.pieces += pieces.length;
+  }
+  // Types of the partial columns: from a piece run now, or else from the cached rows' query run
+  // once more over an empty window (cheap: the index finds nothing).
+  if (!types) {
+    const empty = [...values];
+    empty[plan.startParam] = microsIso(end);
+    empty[plan.endParam] = microsIso(end);
+    types = (await run(plan.partialSql, empty)).fields.map((f) => TYPE_NAMES[f.dataTypeID]);
+  }
+  const final = types.every((t) => t !== undefined) ? plan.finalQuery(types) : undefined;
+  columnTypes.set(plan, final ? types : null);
+  if (!final) return undefined;
+  const names = ['h', ...Array.from({ length: plan.keys }, (_, i) => `k${i}`), ...Array.from({ length: plan.partials }, (_, i) => `a${i}`)];
+  const json = JSON.stringify(rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]]))));
+  return run(final.sql, [json, ...final.params.map((i) => values[i])]);
+}
