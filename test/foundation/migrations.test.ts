@@ -3,7 +3,11 @@ import pg from 'pg';
 import { migrateUp } from '../../src/db/migrate.js';
 import { createEmptyDatabase, dropDatabase } from '../support/db.js';
 
-describe('migrations', () => {
+describe('migrations', function () {
+  // A hang guard, not a speed bound: the migrations create the cluster-wide reader role and wait
+  // for its catalog locks and for checkpoints other databases' DROPs request; on a cluster shared
+  // with another run's tests, 20 s ran out twice (ci-f, load ~7), alone they take ~1 s.
+  this.timeout(120_000);
   it('when run on an empty database, then they create the service tables, schema logs and the reader role; a second run does nothing', async () => {
     const { url, name } = await createEmptyDatabase('lq_migrate');
     try {
