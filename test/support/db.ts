@@ -106,9 +106,12 @@ export function testContext(): Promise<AppContext> {
   return context;
 }
 
-/** Stores events exactly as ingest does (stored shape, schema merged). Timestamps default to now. */
-export async function insertEvents(sourceName: string, events: object[]): Promise<void> {
-  const ctx = await testContext();
+/**
+ * Stores events exactly as ingest does (stored shape, schema merged). Timestamps default to now.
+ * Into the shared test database, or through `into` (a context on a database of its own).
+ */
+export async function insertEvents(sourceName: string, events: object[], into?: AppContext): Promise<void> {
+  const ctx = into ?? (await testContext());
   const source = await ctx.sources.get(sourceName);
   const batch = normaliseEvents(events, { nowMs: Date.now(), retentionDays: source.retention_days });
   if (batch.errors.length) throw new Error(`invalid test events: ${JSON.stringify(batch.errors)}`);
