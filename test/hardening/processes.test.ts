@@ -221,8 +221,8 @@ describe('three service processes on one Redis', function () {
       return (await created.json()) as { id: string; key: string };
     };
     const [flooder, quiet] = [await newKey('procs-flood'), await newKey('procs-quiet')];
-    // The flood reads postgres_logs and the quiet key auth_logs: tables the warming of usage.api-counts
-    // (edge_logs, kept warm by the tests above) never waits on.
+    // The flood reads postgres_logs (its second query postgrest_logs) and the quiet key auth_logs:
+    // tables the warming of usage.api-counts (edge_logs, kept warm by the tests above) never waits on.
     const events = Array.from({ length: 200 }, (_, i) => ({ project: 'fair', event_message: `f${i}` }));
     assert.equal((await call(ports[0], '/api/logs?source_name=postgres.logs', { method: 'POST', body: events })).status, 200);
     const tableOf = async (source: string) => {
@@ -230,55 +230,69 @@ describe('three service processes on one Redis', function () {
       assert.equal(r.status, 200);
       return ((await r.json()) as { table_name: string }).table_name;
     };
-    const [floodTable, quietTable] = [await tableOf('postgres.logs'), await tableOf('gotrue.logs.prod')];
+    const [floodTable, apartTable, quietTable] = [
+      await tableOf('postgres.logs'),
+      await tableOf('postgREST.logs.prod'),
+      await tableOf('gotrue.logs.prod'),
+    ];
     // 800 k combinations each, a different text each (no cache, no single flight).
-    const slow = (label: string) =>
+    const slow = (label: string, cte = 'postgres_logs') =>
       `/api/endpoints/query/logs.all?project=fair&sql=${encodeURIComponent(
-        `select count(*) as n from postgres_logs a cross join postgres_logs b cross join (select id from postgres_logs limit 20) c where a.id != '${label}'`,
+        `select count(*) as n from ${cte} a cross join ${cte} b cross join (select id from ${cte} limit 20) c where a.id != '${label}'`,
       )}`;
     const quietQuery = `/api/endpoints/query/logs.all?project=fair&sql=${encodeURIComponent('select count(*) as n from auth_logs')}`;
 
     // The order is read from the database and the scheduler's shared state, not raced against the
-    // clock (test/support/heldTables.ts): the flood's table is held locked while the quiet query
-    // queues in the other process, so the flood's first two queries keep both slots however slow
-    // the machine; the quiet query reads another table, held until it has started.
-    const starts = await QueryStarts.watch(databaseUrl, {
-      flood: (q) => q.includes(`"logs"."${floodTable}"`) && /cross join/i.test(q),
-      quiet: (q) => q.includes(`"logs"."${quietTable}"`),
-    });
-    const held = [await holdTable(databaseUrl, floodTable), await holdTable(databaseUrl, quietTable)];
+    // clock (test/support/heldTables.ts): every table the queries read is held locked, so a query
+    // given a slot waits inside Postgres, where it is seen, and keeps its slot. The flood's first
+    // query reads postgres_logs and its second postgrest_logs; the rest queue behind them, then the
+    // quiet query queues in the other process. Letting go of postgrest_logs frees exactly one slot
+    // while nothing else can move: the query seen next is the one the scheduler chose, however slow
+    // the machine (not a race between the quiet query's connection and the flood's next query).
+    const starts = await QueryStarts.watch(databaseUrl, { flood: floodTable, floodApart: apartTable, quiet: quietTable });
+    const held = {
+      flood: await holdTable(databaseUrl, floodTable),
+      floodApart: await holdTable(databaseUrl, apartTable),
+      quiet: await holdTable(databaseUrl, quietTable),
+    };
     const observer = createClient({ url: redis.url });
     await observer.connect();
     // Keys waiting in any process (src/rateLimit/scheduler.ts: `sched:wait`, members `<key id>|<process>`).
     const waitingKeys = async () => (await observer.zRange('lq:limit:sched:wait', 0, -1)).map((m) => m.slice(0, m.lastIndexOf('|')));
+    const seen = (kind: string) => async () => starts.started.filter((q) => q.kind === kind && q.waitedOnLock);
+    const id = (q: { pid: number; startedUs: number }) => `${q.pid}@${q.startedUs}`;
     try {
-      const flood = Array.from({ length: 30 }, (_, i) => call(ports[0], slow(`flood-${i}`), { key: flooder.key }).then((r) => r.status));
-      const firstTwo = await waitFor(
-        'the flood’s first two waiting on the database',
-        async () => starts.started.filter((q) => q.kind === 'flood'),
-        (qs) => qs.length >= 2 && qs.every((q) => q.waitedOnLock),
-        120_000, // a warming run may hold a slot a moment
-      );
+      const send = (label: string, cte?: string) => call(ports[0], slow(label, cte), { key: flooder.key }).then((r) => r.status);
+      const flood = [send('flood-0')];
+      // A warming run may hold a slot a moment.
+      await waitFor('the flood’s first query waiting on the database', seen('flood'), (qs) => qs.length === 1, 120_000);
+      flood.push(send('flood-1', 'postgrest_logs'));
+      await waitFor('the flood’s second query waiting on the database', seen('floodApart'), (qs) => qs.length === 1, 120_000);
+      const firstTwo = starts.started.map(id);
+      for (let i = 2; i < 30; i++) flood.push(send(`flood-${i}`));
       await waitFor('the flood queued', waitingKeys, (keys) => keys.includes(flooder.id), 60_000);
       const answer = call(ports[1], quietQuery, { key: quiet.key });
       await waitFor('the quiet query queued in the other process', waitingKeys, (keys) => keys.includes(quiet.id), 60_000);
-      await held[0].release(); // the flood's first two run and free their slots
-      const quietStart = await waitFor(
-        'the quiet query started',
-        async () => starts.started.find((q) => q.kind === 'quiet'),
-        (q) => q !== undefined,
+      await held.floodApart.release(); // the flood's second query runs and frees its slot
+      const next = await waitFor(
+        'the next query to start',
+        async () => starts.started.filter((q) => !firstTwo.includes(id(q))),
+        (qs) => qs.length > 0,
         60_000,
       );
-      const before = starts.started.filter((q) => q.kind === 'flood' && q.startedUs < quietStart!.startedUs);
-      await held[1].release();
+      // Its slot and the one the flood's first query holds are all: no other query can start yet.
+      assert.deepEqual(
+        next.map((q) => q.kind),
+        ['quiet'],
+        'the quiet query, queued in the other process after the flood, is given the first slot to free',
+      );
+      await held.quiet.release();
+      await held.flood.release();
       assert.equal((await answer).status, 200);
-      assert.equal(firstTwo.length, 2, 'two slots in all: the flood held both while the quiet query queued');
-      const id = (q: { pid: number; startedUs: number }) => `${q.pid}@${q.startedUs}`;
-      assert.deepEqual(before.map(id), firstTwo.map(id), 'no query of the flood started between the quiet query queueing and starting');
       assert.deepEqual(await Promise.all(flood), Array(30).fill(200), 'the flooding key is slowed, not starved');
       assert.ok(starts.most <= 2, `${starts.most} queries at once on the database (QUERY_SLOTS 2 for the three processes)`);
     } finally {
-      for (const h of held) await h.release();
+      for (const h of Object.values(held)) await h.release();
       await starts.stop();
       await observer.close();
     }

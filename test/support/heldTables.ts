@@ -6,12 +6,19 @@
  * So a test can freeze the slots, queue what it wants behind them, and only then let the
  * scheduler choose, however slow the machine is.
  *
- * `QueryStarts` samples pg_stat_activity and keeps every query it sees (backend and the start of
- * its transaction, Postgres's own clock), named by the test's matchers: the order in which the
- * database started them. A query that started and ended between two samples is missed, so a check
- * of "nothing of X started before Y" can only be too lenient, never flake.
+ * `QueryStarts` samples pg_stat_activity and keeps every endpoint query it sees (backend and the
+ * start of its transaction, Postgres's own clock), named by the log table it reads: the order in
+ * which the database started them. A query that started and ended between two samples is missed,
+ * so a check of "nothing of X started before Y" can only be too lenient, never flake.
+ *
+ * The table a query reads is taken from pg_locks (the lock it holds or waits for), not from the
+ * text in pg_stat_activity: Postgres keeps only the first track_activity_query_size bytes of it
+ * (1 kB by default), and a translated query spells out its source's columns in a CTE first, so
+ * the table's name and the test's own SQL are past the cut once the source has enough hot leaves
+ * (the edge source's defaults passed 1 kB in 75fb33c).
  */
 import pg from 'pg';
+import { READER_ROLE } from '../../src/db/readOnlySession.js';
 import { sleep } from './wait.js';
 
 export interface HeldTable {
@@ -37,7 +44,7 @@ export async function holdTable(databaseUrl: string, table: string): Promise<Hel
 }
 
 export interface StartedQuery {
-  /** The name of the matcher that knew it. */
+  /** The name the test gave the table it reads. */
   kind: string;
   pid: number;
   /**
@@ -52,43 +59,59 @@ export interface StartedQuery {
 
 export class QueryStarts {
   private readonly seen = new Map<string, StartedQuery>();
-  /** The most matched queries seen active at once. */
+  /** The most watched queries seen active at once. */
   most = 0;
   private running = true;
   private readonly loop: Promise<void>;
 
   private constructor(
     private readonly client: pg.Client,
-    private readonly kinds: Record<string, (query: string) => boolean>,
+    /** Table (in the logs schema) to the test's name for the queries that read it. */
+    private readonly kinds: Map<string, string>,
   ) {
     this.loop = this.sample();
   }
 
-  /** Samples until `stop()` the queries of other backends that one of `kinds` knows by their text. */
-  static async watch(databaseUrl: string, kinds: Record<string, (query: string) => boolean>): Promise<QueryStarts> {
+  /**
+   * Samples until `stop()` the endpoint queries that read one of `tables` (the test's name for
+   * them to a table of the logs schema). Endpoint queries are those of backends logged in as the
+   * reader role (src/db/readerPool.ts): the service's own reads of a table (upkeep, statistics)
+   * log in as the service and are not counted.
+   */
+  static async watch(databaseUrl: string, tables: Record<string, string>): Promise<QueryStarts> {
+    const kinds = new Map(Object.entries(tables).map(([kind, table]) => [table, kind]));
+    if (kinds.size !== Object.keys(tables).length) throw new Error('QueryStarts: one table per kind');
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     return new QueryStarts(client, kinds);
   }
 
   private async sample(): Promise<void> {
+    const tables = [...this.kinds.keys()];
     while (this.running) {
-      const { rows } = await this.client.query<{ pid: number; us: string; query: string; lock: boolean }>(
-        `select pid, (extract(epoch from xact_start) * 1e6)::bigint::text as us, query, wait_event_type = 'Lock' as lock
-           from pg_stat_activity
-          where datname = current_database() and state = 'active' and pid <> pg_backend_pid()`,
+      // A backend's relation locks (granted, or the one it waits for) name the tables its
+      // statement reads; the lock of a partitioned table's parent is taken first.
+      const { rows } = await this.client.query<{ pid: number; us: string; table: string; lock: boolean }>(
+        `select distinct a.pid, (extract(epoch from a.xact_start) * 1e6)::bigint::text as us, c.relname as table,
+                a.wait_event_type is not distinct from 'Lock' as lock
+           from pg_stat_activity a
+           join pg_locks l on l.pid = a.pid and l.locktype = 'relation'
+                          and l.database = (select oid from pg_database where datname = current_database())
+           join pg_class c on c.oid = l.relation
+          where a.datname = current_database() and a.state = 'active' and a.pid <> pg_backend_pid()
+            and a.usename = $1 and c.relnamespace = 'logs'::regnamespace and c.relname = any($2)`,
+        [READER_ROLE, tables],
       );
-      let active = 0;
+      const active = new Set<number>();
       for (const row of rows) {
-        const kind = Object.keys(this.kinds).find((k) => this.kinds[k](row.query));
-        if (!kind) continue;
-        active += 1;
+        const kind = this.kinds.get(row.table)!;
+        active.add(row.pid);
         const id = `${row.pid}@${row.us}`;
         const known = this.seen.get(id);
         if (known) known.waitedOnLock ||= row.lock;
         else this.seen.set(id, { kind, pid: row.pid, startedUs: Number(row.us), waitedOnLock: row.lock });
       }
-      this.most = Math.max(this.most, active);
+      this.most = Math.max(this.most, active.size);
       await sleep(5);
     }
   }
