@@ -35,7 +35,7 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /**
    * HOURLY_SPLIT (default false): aggregates over closed hours from Redis (src/query/hourlySplit.ts).
-   * Off by default until it is measured on a quiet machine and its invalidation covers retention
+   * Off by default until a first load is no slower than the whole query and its invalidation covers retention
    * (docs/ARCHITECTURE.md, "Hourly partials"); every process of an install must agree.
    */
   readonly hourlySplit: boolean;
