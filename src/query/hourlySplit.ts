@@ -169,13 +169,12 @@ export async function runSplit(
     for (const r of piece.rows) rows.push(r);
     if (rows.length > MAX_PARTIAL_ROWS) return undefined;
     // The closed hours this piece covered whole: stored, empty ones too (an hour without rows is an answer).
-    const byHour = new Map<number, Array<Array<string | null>>>();
+    const byHour = new Map<number, { key: string; rows: Array<Array<string | null>> }>();
     hours.forEach((h, i) => {
-      if (cached[i] === null && h * 1000 > lo && (h + HOUR_MS) * 1000 - 1 <= hi) byHour.set(h, []);
+      if (cached[i] === null && h * 1000 > lo && (h + HOUR_MS) * 1000 - 1 <= hi) byHour.set(h, { key: keys[i], rows: [] });
     });
-    for (const r of piece.rows) byHour.get(Number(r[0]) * 1000)?.push(r);
-    const entries: Array<[string, string]> = [];
-    for (const [h, list] of byHour) entries.push([keys[hours.indexOf(h)], JSON.stringify(list)]);
+    for (const r of piece.rows) byHour.get(Number(r[0]) * 1000)?.rows.push(r);
+    const entries = [...byHour.values()].map(({ key, rows: list }): [string, string] => [key, JSON.stringify(list)]);
     if (piece.cacheable !== false) await store.putPartials(entries).catch(() => undefined);
     if (stats) stats.computedHours += byHour.size;
   }

@@ -28,6 +28,20 @@ export const DEFAULT_SOURCES: readonly { cte: string; name: string; project: Pro
   { cte: 'supamonitor_logs', name: 'supamonitor.logs.prod', project: 'project' },
 ];
 
+/** The edge source's default leaves from the release that made the API report's fields hot: today's less the Storage and Auth report fields. */
+const REPORT_LEAVES: readonly HotLeaf[] = [
+  { path: 'metadata.request.path', type: 'STRING', index: 'both' },
+  { path: 'metadata.request.url', type: 'STRING', index: 'timestamp' },
+  { path: 'metadata.request.method', type: 'STRING', index: 'project' },
+  { path: 'metadata.response.status_code', type: 'INT64', index: 'project' },
+  { path: 'metadata.request.search', type: 'STRING', index: 'project' },
+  { path: 'metadata.response.origin_time', type: 'INT64', index: 'project' },
+  { path: 'metadata.request.cf.country', type: 'STRING', index: 'project' },
+  { path: 'metadata.request.headers.cf_connecting_ip', type: 'STRING', index: 'project' },
+  { path: 'metadata.request.headers.content_length', type: 'STRING', index: 'project' },
+  { path: 'metadata.response.headers.content_length', type: 'STRING', index: 'project' },
+];
+
 /**
  * Hot leaves of the default sources (src/storage/hotLeaves.ts): the leaves the dashboard's
  * queries filter and group on most (test/compat/studio/queries.json reads `response.status_code`,
@@ -58,16 +72,7 @@ export const DEFAULT_SOURCES: readonly { cte: string; name: string; project: Pro
  */
 export const DEFAULT_HOT_LEAVES: Readonly<Record<string, readonly HotLeaf[]>> = {
   'cloudflare.logs.prod': [
-    { path: 'metadata.request.path', type: 'STRING', index: 'both' },
-    { path: 'metadata.request.url', type: 'STRING', index: 'timestamp' },
-    { path: 'metadata.request.method', type: 'STRING', index: 'project' },
-    { path: 'metadata.response.status_code', type: 'INT64', index: 'project' },
-    { path: 'metadata.request.search', type: 'STRING', index: 'project' },
-    { path: 'metadata.response.origin_time', type: 'INT64', index: 'project' },
-    { path: 'metadata.request.cf.country', type: 'STRING', index: 'project' },
-    { path: 'metadata.request.headers.cf_connecting_ip', type: 'STRING', index: 'project' },
-    { path: 'metadata.request.headers.content_length', type: 'STRING', index: 'project' },
-    { path: 'metadata.response.headers.content_length', type: 'STRING', index: 'project' },
+    ...REPORT_LEAVES,
     { path: 'metadata.response.headers.cf_cache_status', type: 'STRING', index: 'project' },
     { path: 'metadata.response.headers.x_sb_error_code', type: 'STRING', index: 'project' },
   ],
@@ -80,20 +85,7 @@ export const DEFAULT_HOT_LEAVES: Readonly<Record<string, readonly HotLeaf[]>> = 
  * it gains today's defaults; any other list was set through the API and is left alone.
  */
 export const PREVIOUS_DEFAULT_HOT_LEAVES: ReadonlyArray<Readonly<Record<string, readonly HotLeaf[]>>> = [
-  {
-    'cloudflare.logs.prod': [
-      { path: 'metadata.request.path', type: 'STRING', index: 'both' },
-      { path: 'metadata.request.url', type: 'STRING', index: 'timestamp' },
-      { path: 'metadata.request.method', type: 'STRING', index: 'project' },
-      { path: 'metadata.response.status_code', type: 'INT64', index: 'project' },
-      { path: 'metadata.request.search', type: 'STRING', index: 'project' },
-      { path: 'metadata.response.origin_time', type: 'INT64', index: 'project' },
-      { path: 'metadata.request.cf.country', type: 'STRING', index: 'project' },
-      { path: 'metadata.request.headers.cf_connecting_ip', type: 'STRING', index: 'project' },
-      { path: 'metadata.request.headers.content_length', type: 'STRING', index: 'project' },
-      { path: 'metadata.response.headers.content_length', type: 'STRING', index: 'project' },
-    ],
-  },
+  { 'cloudflare.logs.prod': REPORT_LEAVES },
   {
     'cloudflare.logs.prod': [
       { path: 'metadata.request.path', type: 'STRING', index: 'both' },

@@ -99,13 +99,12 @@ describe('fair scheduling of uncached queries, default limits', function () {
       quiet: await holdTable(databaseUrl, auth),
     };
     const seen = (kind: string) => async () => starts.started.filter((q) => q.kind === kind && q.waitedOnLock);
-    const id = (q: { pid: number; startedUs: number }) => `${q.pid}@${q.startedUs}`;
     try {
       const backlog = [get(slow('flood-0'), flood).then((r) => r.status)];
       await waitFor('the backlog’s first query waiting on the database', seen('flood'), (qs) => qs.length === 1, 60_000);
       backlog.push(get(slow('flood-1', 'postgres_logs'), flood).then((r) => r.status));
       await waitFor('the backlog’s second query waiting on the database', seen('floodApart'), (qs) => qs.length === 1, 60_000);
-      const firstTwo = starts.started.map(id);
+      const firstTwo = starts.mark();
       for (let i = 2; i < 50; i++) backlog.push(get(slow(`flood-${i}`), flood).then((r) => r.status));
       await waitFor(
         'the rest of the backlog queued behind its first two',
@@ -123,7 +122,7 @@ describe('fair scheduling of uncached queries, default limits', function () {
       await held.floodApart.release(); // the backlog's second query runs and frees its slot
       const next = await waitFor(
         'the next query to start',
-        async () => starts.started.filter((q) => !firstTwo.includes(id(q))),
+        async () => starts.startedSince(firstTwo),
         (qs) => qs.length > 0,
         60_000,
       );

@@ -260,7 +260,6 @@ describe('three service processes on one Redis', function () {
     // Keys waiting in any process (src/rateLimit/scheduler.ts: `sched:wait`, members `<key id>|<process>`).
     const waitingKeys = async () => (await observer.zRange('lq:limit:sched:wait', 0, -1)).map((m) => m.slice(0, m.lastIndexOf('|')));
     const seen = (kind: string) => async () => starts.started.filter((q) => q.kind === kind && q.waitedOnLock);
-    const id = (q: { pid: number; startedUs: number }) => `${q.pid}@${q.startedUs}`;
     try {
       const send = (label: string, cte?: string) => call(ports[0], slow(label, cte), { key: flooder.key }).then((r) => r.status);
       const flood = [send('flood-0')];
@@ -268,7 +267,7 @@ describe('three service processes on one Redis', function () {
       await waitFor('the flood’s first query waiting on the database', seen('flood'), (qs) => qs.length === 1, 120_000);
       flood.push(send('flood-1', 'postgrest_logs'));
       await waitFor('the flood’s second query waiting on the database', seen('floodApart'), (qs) => qs.length === 1, 120_000);
-      const firstTwo = starts.started.map(id);
+      const firstTwo = starts.mark();
       for (let i = 2; i < 30; i++) flood.push(send(`flood-${i}`));
       await waitFor('the flood queued', waitingKeys, (keys) => keys.includes(flooder.id), 60_000);
       const answer = call(ports[1], quietQuery, { key: quiet.key });
@@ -276,7 +275,7 @@ describe('three service processes on one Redis', function () {
       await held.floodApart.release(); // the flood's second query runs and frees its slot
       const next = await waitFor(
         'the next query to start',
-        async () => starts.started.filter((q) => !firstTwo.includes(id(q))),
+        async () => starts.startedSince(firstTwo),
         (qs) => qs.length > 0,
         60_000,
       );

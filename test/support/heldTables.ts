@@ -121,6 +121,19 @@ export class QueryStarts {
     return [...this.seen.values()].sort((a, b) => a.startedUs - b.startedUs);
   }
 
+  /** The queries seen so far, to ask later which started after them (startedSince). */
+  mark(): ReadonlySet<string> {
+    return new Set(this.seen.keys());
+  }
+
+  /** The queries seen since `mark`, in the order the database started them. */
+  startedSince(mark: ReadonlySet<string>): StartedQuery[] {
+    return [...this.seen.entries()]
+      .filter(([id]) => !mark.has(id))
+      .map(([, q]) => q)
+      .sort((a, b) => a.startedUs - b.startedUs);
+  }
+
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
