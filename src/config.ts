@@ -39,6 +39,11 @@ export interface Config {
    * (docs/ARCHITECTURE.md, "Hourly partials"); every process of an install must agree.
    */
   readonly hourlySplit: boolean;
+  /**
+   * Time budget of one call to the result cache's Redis: past it the cache is skipped for a second
+   * (src/cache/guard.ts). Raise it where Redis is far away or the machine is saturated.
+   */
+  readonly cacheRedisTimeoutMs: number;
   readonly queryTimeoutMs: number;
   /** Pool size of the service's connections to Postgres. */
   readonly dbPoolSize: number;
@@ -152,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     replicaCheckIntervalMs: integer(env, 'REPLICA_CHECK_INTERVAL_MS', 1000, 50, 600_000),
     redisUrl,
     hourlySplit: boolean(env, 'HOURLY_SPLIT', false),
+    cacheRedisTimeoutMs: integer(env, 'CACHE_REDIS_TIMEOUT_MS', 50, 1, 60_000),
     queryTimeoutMs: integer(env, 'QUERY_TIMEOUT_MS', 15000, 100, 3_600_000),
     dbPoolSize,
     dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 120_000),

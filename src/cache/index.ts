@@ -19,7 +19,7 @@ export { StoreResultCache } from './resultCache.js';
 export interface ResultCacheOptions {
   /** Prefix of every Redis key (default `lq:`); tests sharing one Redis use their own. */
   namespace?: string;
-  /** Time budget of one Redis call (default 50 ms). */
+  /** Time budget of one Redis call (default: the config's CACHE_REDIS_TIMEOUT_MS, 50 ms). */
   redisTimeoutMs?: number;
   /** How long Redis is skipped after a failure (default 1000 ms). */
   breakerOpenMs?: number;
@@ -45,7 +45,7 @@ export async function createResultCache(
   }
   const store = await RedisStore.open({ url: config.redisUrl, namespace: options.namespace, logger });
   const breaker = new CircuitBreaker({
-    timeoutMs: options.redisTimeoutMs ?? 50,
+    timeoutMs: options.redisTimeoutMs ?? config.cacheRedisTimeoutMs,
     openMs: options.breakerOpenMs ?? 1000,
     onOpen: (err) => logger.warn({ err: (err as Error).message }, 'cache: Redis call failed; answering without the cache for a moment'),
   });

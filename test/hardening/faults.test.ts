@@ -127,7 +127,7 @@ describe('hardening: faults', function () {
     it('when 20 clients run cached and uncached queries across a Redis outage, then no request fails', async () => {
       redis = await OwnRedis.start();
       const { url } = await createEmptyDatabase('lq_hard_redis');
-      svc = await startInProcess(url, { REDIS_URL: redis.url, DB_POOL_SIZE: '10' });
+      svc = await startInProcess(url, { REDIS_URL: redis.url, DB_POOL_SIZE: '10', CACHE_REDIS_TIMEOUT_MS: '50' });
       const s = svc;
       const tag = `redis-${Date.now().toString(36)}`;
       const events = Array.from({ length: 200 }, (_, i) => ({

@@ -79,6 +79,10 @@ export function testConfig(url: string, env: Record<string, string> = {}): Confi
   // scheduler of queries never holds a key back while no other key waits).
   // test/endpoints/rate-limits.test.ts, test/endpoints/query-time-budget.test.ts and test/hardening/processes.test.ts set their own.
   // Nor a limit on unknown keys per address: every test connects from 127.0.0.1 (test/endpoints/unknown-keys.test.ts sets one).
+  // The wall-clock protections (a Redis call's budget, the wait for a pooled connection) are set far
+  // past their defaults: on a machine saturated by another process they would otherwise bypass the
+  // cache or answer 503 in tests about something else. The tests of those protections set their own
+  // (test/cache/guard.test.ts, test/hardening/faults.test.ts, test/endpoints/timeout.test.ts).
   return loadConfig({
     DATABASE_URL: url,
     LOAD_DEMO_DATA: 'false',
@@ -87,6 +91,8 @@ export function testConfig(url: string, env: Record<string, string> = {}): Confi
     MAX_CONCURRENT_QUERIES: '0',
     QUERY_TIME_PER_SECOND_MS: '0',
     UNKNOWN_KEY_LOOKUPS_PER_MINUTE: '0',
+    CACHE_REDIS_TIMEOUT_MS: '5000',
+    DB_CONNECT_TIMEOUT_MS: '60000',
     ...env,
   });
 }
