@@ -17,7 +17,10 @@ describe('query time limit', () => {
 
   before(async () => {
     const { url } = await testDatabase();
-    ctx = await createContext(testConfig(url, { QUERY_TIMEOUT_MS: '300', DB_POOL_SIZE: '3', DB_CONNECT_TIMEOUT_MS: '10000' }), createLogger('silent'));
+    ctx = await createContext(
+      testConfig(url, { QUERY_TIMEOUT_MS: '300', DB_POOL_SIZE: '3', DB_CONNECT_TIMEOUT_MS: '10000' }),
+      createLogger('silent'),
+    );
     app = await createApp(ctx);
     await ctx.keys.create('timeout-test', key, ['query']);
     await insertEvents(
