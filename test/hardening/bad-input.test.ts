@@ -507,6 +507,59 @@ describe('hardening: bad input', function () {
       assert.equal(okGet.status, 200, okGet.body.slice(0, 300));
     });
 
+    /**
+     * Sends `head`, then `first`, waits `pauseMs` (or until an answer arrives), then `rest`; resolves
+     * with what came back and whether the socket saw an error (EPIPE, ECONNRESET) while sending.
+     */
+    function sendInTwoParts(head: string, first: Buffer, rest: Buffer, pauseMs: number) {
+      return new Promise<{ text: string; error?: string; answeredBeforeRest: boolean }>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        const chunks: Buffer[] = [];
+        let error: string | undefined;
+        let answeredBeforeRest = false;
+        let restSent = false;
+        const sendRest = () => {
+          if (restSent) return;
+          restSent = true;
+          answeredBeforeRest = chunks.length > 0;
+          socket.write(rest);
+        };
+        socket.on('data', (c) => {
+          chunks.push(c);
+          sendRest();
+        });
+        socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+        socket.on('close', () => resolve({ text: Buffer.concat(chunks).toString('utf8'), error, answeredBeforeRest }));
+        socket.write(head);
+        socket.write(first);
+        setTimeout(sendRest, pauseMs);
+      });
+    }
+
+    it('when a body past the byte limit is still being sent, then the 413 comes once it is sent, and the sender sees no reset', async () => {
+      // 11 MB to ingest (limit 10 MB): refused on its Content-Length. A server that answered and closed
+      // at once would make the rest of the sender's writes fail (EPIPE/ECONNRESET) instead of reading the 413.
+      const body = Buffer.alloc(11 * 1024 * 1024, ' ');
+      const head = `POST ${INGEST} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+      const res = await sendInTwoParts(head, body.subarray(0, 1024 * 1024), body.subarray(1024 * 1024), 1000);
+      assert.equal(res.error, undefined, 'no error while sending the body');
+      assert.equal(res.answeredBeforeRest, false, 'the answer waited for the body');
+      assert.match(res.text, /^HTTP\/1\.1 413 /);
+      envelopeOf(413, res.text.slice(res.text.indexOf('\r\n\r\n') + 4));
+      // The same for a JSON body of the query API (limit 1 MB), refused by its parser.
+      const json = Buffer.from(`{"sql": "${'x'.repeat(2 * 1024 * 1024)}"}`);
+      const jsonHead = `POST ${LOGS} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.query}\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n`;
+      const query = await sendInTwoParts(jsonHead, json.subarray(0, 64 * 1024), json.subarray(64 * 1024), 1000);
+      assert.equal(query.error, undefined, 'no error while sending the JSON body');
+      assert.match(query.text, /^HTTP\/1\.1 413 /);
+    });
+
+    it('when a body is declared far past the byte limit, then 413 at once, without waiting for it', async () => {
+      const head = `POST ${INGEST} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: ${1024 ** 3}\r\n\r\n`;
+      const res = await raw(head, '', { timeoutMs: 4_000 }); // under the 5 s a refused body is waited for
+      expect4xx(res, [413]);
+    });
+
     it('when Content-Length is larger than the body and the client stops, then no answer is owed and the service keeps serving', async () => {
       const head = `POST ${INGEST} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
       // Client half-closes after 15 bytes: the server sees an aborted body.
