@@ -385,8 +385,15 @@ describe('hourly split: cached hourly partials merged equal the query run whole'
     background.close();
   });
 
+  it('is on by default with REDIS_URL, off with HOURLY_SPLIT=false, and off without Redis', () => {
+    assert.equal(testConfig(ctx.db.url, { REDIS_URL }).hourlySplit, true);
+    assert.equal(testConfig(ctx.db.url, { REDIS_URL, HOURLY_SPLIT: 'false' }).hourlySplit, false);
+    assert.equal(ctx.config.redisUrl, undefined);
+    assert.equal(ctx.hourly, undefined, 'without Redis nothing is split');
+  });
+
   it('through HTTP, a first load with nothing kept answers exactly as the whole query; the background keeps its hours and the next load reads them', async () => {
-    const own = await createContext(testConfig(ctx.db.url, { REDIS_URL, HOURLY_SPLIT: 'true' }), createLogger('silent'));
+    const own = await createContext(testConfig(ctx.db.url, { REDIS_URL }), createLogger('silent')); // on by default
     try {
       const key = generateKey();
       await own.keys.create(`hourly-cold-${project}`, key, ['query']);
