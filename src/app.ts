@@ -48,7 +48,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     logger,
     queryTimeoutMs: ctx.config.queryTimeoutMs,
     pipelined: ctx.db.capabilities.pipelinedBatch,
-    hourly: ctx.hourly,
+    hourly: ctx.hourlyBackground,
   });
   await queries.init();
 

@@ -34,9 +34,9 @@ export interface Config {
   /** Unset: an in-process cache. */
   readonly redisUrl: string | undefined;
   /**
-   * HOURLY_SPLIT (default false): aggregates over closed hours from Redis (src/query/hourlySplit.ts).
-   * Off by default until a first load is no slower than the whole query and its invalidation covers retention
-   * (docs/ARCHITECTURE.md, "Hourly partials"); every process of an install must agree.
+   * HOURLY_SPLIT (default true; it needs REDIS_URL, without which it is off): aggregates over closed
+   * hours from Redis (src/query/hourlySplit.ts, docs/ARCHITECTURE.md "Hourly partials"); every
+   * process of an install must agree.
    */
   readonly hourlySplit: boolean;
   /**
@@ -156,7 +156,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxReplicaLagMs: integer(env, 'MAX_REPLICA_LAG_MS', 5000, 0, 3_600_000),
     replicaCheckIntervalMs: integer(env, 'REPLICA_CHECK_INTERVAL_MS', 1000, 50, 600_000),
     redisUrl,
-    hourlySplit: boolean(env, 'HOURLY_SPLIT', false),
+    hourlySplit: boolean(env, 'HOURLY_SPLIT', true),
     cacheRedisTimeoutMs: integer(env, 'CACHE_REDIS_TIMEOUT_MS', 50, 1, 60_000),
     queryTimeoutMs: integer(env, 'QUERY_TIMEOUT_MS', 15000, 100, 3_600_000),
     dbPoolSize,

@@ -25,6 +25,8 @@ import { ensureSeededEndpoints } from './seed.js';
 import type { ResultCache } from './cache/types.js';
 import { createResultCache } from './cache/index.js';
 import { HourlyStore } from './query/hourlyStore.js';
+import { catalogSourceOf, HourlyBackground } from './query/hourlyBackground.js';
+import { executeReadOnly } from './query/execute.js';
 import { ReplicaRouter, type QueryTarget } from './db/replicas.js';
 import { KeyLimiter } from './rateLimit/index.js';
 import { splitDatabaseUrl, withSearchPath } from './db/databaseUrl.js';
@@ -45,6 +47,8 @@ export interface AppContext {
   readonly writer: LogWriter;
   /** Write versions and partials of the hourly split (src/query/hourlyStore.ts); only with Redis. */
   readonly hourly?: HourlyStore;
+  /** The hourly split's background work (src/query/hourlyBackground.ts); with `hourly`. */
+  readonly hourlyBackground?: HourlyBackground;
   readonly metrics: Metrics;
   /** Result cache (src/cache/): Redis when REDIS_URL is set, else in-process. */
   readonly cache: ResultCache;
@@ -121,14 +125,18 @@ export async function createContext(config: Config, logger: Logger, { now }: Con
 
     const db = await openDatabase({ url, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, logger, primary });
     opened.push({ name: 'database pools', close: () => db.close() });
+    // Before sources: deleting a source and retention's drops invalidate the hours they remove rows from.
+    const hourly = config.redisUrl && config.hourlySplit ? await HourlyStore.open(config.redisUrl, { logger }) : undefined;
+    if (hourly) opened.push({ name: 'hourly partials', close: () => hourly.close() });
     const sources = new SourceService(
       db,
       config.retentionDays,
       async (name) => sourceReaders(await new EndpointRepository(db.knex).list(), name),
       // A changed hot leaf or search_index: the indexes now, rather than at the next minute's job.
       (sourceId) => void upkeep.upkeepIndexesOf(sourceId).catch(() => undefined),
+      hourly,
     );
-    const upkeep = new SourceUpkeep(db, sources);
+    const upkeep = new SourceUpkeep(db, sources, hourly);
     const keys = new ApiKeyRepository(db.knex);
     await sources.ensureDefaults(defaultSourceSchema);
     await upkeep.adoptUncheckedHotLeaves();
@@ -174,8 +182,27 @@ export async function createContext(config: Config, logger: Logger, { now }: Con
     opened.push({ name: 'rate limits', close: () => limiter.close() });
     registerSchedulerGauges(metrics.registry, () => limiter.load);
     const arrivals = new Arrivals();
-    const hourly = config.redisUrl && config.hourlySplit ? await HourlyStore.open(config.redisUrl, { logger }) : undefined;
-    if (hourly) opened.push({ name: 'hourly partials', close: () => hourly.close() });
+    // Pieces run as endpoint queries do (queryService.ts execute), at the scheduler's background priority.
+    const hourlyBackground =
+      hourly &&
+      new HourlyBackground(hourly, {
+        run: (sql, values, o) =>
+          limiter.background((grant) =>
+            reads.run((target) =>
+              executeReadOnly(target.pool, sql, values, {
+                timeoutMs: config.queryTimeoutMs,
+                serial: grant.serial,
+                useReaderRole: target.useReaderRole,
+                pipelined: db.capabilities.pipelinedBatch,
+                workMemKb: o?.workMemKb,
+              }).then((run) => ({ ...run, cacheable: target.name === 'primary' })),
+            ),
+          ),
+        sourceOf: catalogSourceOf(sources),
+        metrics,
+        logger,
+      });
+    if (hourlyBackground) opened.push({ name: 'hourly background', close: async () => hourlyBackground.close() });
     if (config.redisUrl) {
       const relay = await RedisArrivalRelay.open({ url: config.redisUrl, arrivals, logger });
       opened.push({ name: 'live tail relay', close: () => relay.close() });
@@ -191,6 +218,7 @@ export async function createContext(config: Config, logger: Logger, { now }: Con
       auth: new Authenticator(keys, { unknownKeyLookupsPerMinute: config.unknownKeyLookupsPerMinute, now }),
       writer: new LogWriter(db.pool, sources, logger, db.capabilities, hourly),
       hourly,
+      hourlyBackground,
       metrics,
       cache,
       reader,

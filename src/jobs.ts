@@ -6,6 +6,7 @@ import type { SourceUpkeep } from './upkeep/sourceUpkeep.js';
 import type { Config } from './config.js';
 import type { AlertService } from './alerts/service.js';
 import { AlertScheduler } from './alerts/scheduler.js';
+import type { HourlyBackground } from './query/hourlyBackground.js';
 
 export interface JobDeps {
   sources: Pick<SourceService, 'reload'>;
@@ -15,6 +16,8 @@ export interface JobDeps {
   /** With both, the alert scheduler runs (src/alerts/scheduler.ts). */
   alerts?: AlertService;
   config?: Pick<Config, 'alertTick' | 'alertRunLeaseMs'>;
+  /** With the hourly split: the hours that just closed computed in the background (src/query/hourlyBackground.ts). */
+  hourlyBackground?: Pick<HourlyBackground, 'tick'>;
 }
 
 /**
@@ -22,7 +25,8 @@ export interface JobDeps {
  * several replicas may run it; the DDL is guarded by IF [NOT] EXISTS), and the source catalog
  * read again every 10 s so changes made by other replicas are seen; hot leaf backfills and
  * then index upkeep (covering indexes, src/storage/indexUpkeep.ts) every minute; alerts on their
- * schedules (src/alerts/scheduler.ts: each due time run once across processes).
+ * schedules (src/alerts/scheduler.ts: each due time run once across processes); with the hourly
+ * split, every minute, the hours that just closed (one process at a time, src/query/hourlyBackground.ts).
  */
 export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: number } = {}): { stop(): void } {
   const upkeep = async () => {
@@ -55,8 +59,12 @@ export function startBackgroundJobs(ctx: JobDeps, options: { catalogReloadMs?: n
       ? new AlertScheduler(ctx.alerts, ctx.logger, { tick: ctx.config.alertTick, leaseMs: ctx.config.alertRunLeaseMs })
       : undefined;
   alerts?.start();
+  const background = ctx.hourlyBackground;
+  const closedHours = background ? setInterval(() => void background.tick(), 60_000) : undefined;
+  closedHours?.unref();
   return {
     stop() {
+      clearInterval(closedHours);
       void alerts?.stop();
       void hourly.stop();
       clearInterval(catalog);

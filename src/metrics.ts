@@ -49,6 +49,12 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
       registers: [registry],
     }),
+    hourlyEvents: new Counter({
+      name: 'logquery_hourly_events_total',
+      help: 'The hourly split (docs/ARCHITECTURE.md, "Hourly partials"): split (a load answered from kept hours), cold (a load run whole: most closed hours missing, handed to the background), hours_computed (hours the background kept), fills_dropped (hours not queued: the background queue was full), shapes_skipped (shapes past the cap of a tick), background_failed',
+      labelNames: ['event'],
+      registers: [registry],
+    }),
     rejectedEvents: new Counter({
       name: 'logquery_ingest_rejected_events_total',
       help: 'Invalid events reported to the sender and not stored',

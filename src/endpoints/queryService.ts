@@ -12,8 +12,8 @@ import type { SourceService } from '../sources/service.js';
 import { NotFoundError, parameterError, UnprocessableError } from '../errors.js';
 import type { CacheOutcome, CacheRequest, ResultCache, WarmSpec } from '../cache/types.js';
 import { executeReadOnly } from '../query/execute.js';
-import type { HourlyStore } from '../query/hourlyStore.js';
-import { runSplit } from '../query/hourlySplit.js';
+import type { HourlyBackground } from '../query/hourlyBackground.js';
+import { runSplit, type SplitStats } from '../query/hourlySplit.js';
 import type { KeyLimiter, LimitedKey } from '../rateLimit/index.js';
 import type { Grant } from '../rateLimit/scheduler.js';
 import type { ReplicaRouter } from '../db/replicas.js';
@@ -82,13 +82,13 @@ export interface QueryServiceDeps {
   limiter: Pick<KeyLimiter, 'query'>;
   sources: Pick<SourceService, 'catalogVersion' | 'lookup'>;
   cache: Pick<ResultCache, 'fetch' | 'startWarming'>;
-  metrics: Pick<Metrics, 'queryRuns'>;
+  metrics: Pick<Metrics, 'queryRuns' | 'hourlyEvents'>;
   logger: Logger;
   queryTimeoutMs: number;
   /** The database takes a pipelined batch (`db.capabilities.pipelinedBatch`; PGlite is not known to). */
   pipelined: boolean;
-  /** With Redis: aggregate queries over a window run as cached hourly partials (src/query/hourlySplit.ts). */
-  hourly?: HourlyStore;
+  /** With Redis: aggregate queries over a window run as cached hourly partials (src/query/hourlySplit.ts), missing hours computed in the background. */
+  hourly?: HourlyBackground;
 }
 
 export class EndpointQueryService {
@@ -244,14 +244,25 @@ export class EndpointQueryService {
 
   /**
    * The query as cached hourly partials and a merge when it decomposes (src/query/hourlySplit.ts),
-   * all within the caller's one scheduler slot; else, or without Redis, whole.
+   * all within the caller's one scheduler slot; else, or without Redis, whole. Whole too when most
+   * closed hours are missing: they are computed afterwards in the background.
    */
   private async executeSplit(translation: Translation, values: Array<string | null>, grant?: Grant) {
     const hourly = this.deps.hourly;
     if (hourly) {
+      const stats: SplitStats = { cachedHours: 0, computedHours: 0, pieces: 0 };
       // A replica may lag behind a write version bump: what it computes is used, never cached.
-      const split = await runSplit(translation, values, (sql, v, o) => this.execute(sql, v, grant, true, o?.workMemKb), hourly);
-      if (split) return split;
+      const run = (sql: string, v: Array<string | null | Array<string | null>>, o?: { workMemKb?: number }) =>
+        this.execute(sql, v, grant, true, o?.workMemKb);
+      const split = await runSplit(translation, values, run, hourly.store, Date.now(), stats, {
+        sourceOf: hourly.sourceOf,
+        background: hourly,
+      });
+      if (stats.coldLoads) this.deps.metrics.hourlyEvents.inc({ event: 'cold' });
+      if (split) {
+        this.deps.metrics.hourlyEvents.inc({ event: 'split' });
+        return split;
+      }
     }
     return this.execute(translation.sql, values, grant);
   }

@@ -22,6 +22,8 @@ export interface LimitedKey extends Partial<KeyLimitFields> {
 
 /** The scheduler's key for cache warming runs: one more key with its share, never refused. */
 const WARMING = '(warming)';
+/** How long background work waits for a slot while user queries keep them busy before it gives up (it is tried again later). */
+const BACKGROUND_WAIT_MS = 10 * 60_000;
 /** How long a query of a key in debt of its hard query-time cap waits before its 429. */
 const BUDGET_REFUSAL_WAIT_MS = 1_000;
 
@@ -90,6 +92,15 @@ export class KeyLimiter {
     return this.schedule(key.id, limits.concurrentQueries, timeLimitMs, (grant) =>
       this.budget.timed(key.id, limits.queryTime, () => fn(grant)),
     );
+  }
+
+  /**
+   * Runs background work (the hourly split's hours, src/query/hourlyBackground.ts) at the lowest
+   * priority: in a free slot only while no user query that could take one waits, one at a time
+   * over all processes, without parallel workers (scheduler.ts). No key's limits apply to it.
+   */
+  background<T>(fn: (grant: Grant) => Promise<T>): Promise<T> {
+    return this.scheduler.runBackground(BACKGROUND_WAIT_MS, fn);
   }
 
   /** Queries waiting for a slot and queries holding one, in this process (metrics). */

@@ -16,6 +16,11 @@
  *   without parallel workers (`serial`): workers take cores too, and the quiet key's query
  *   should find one.
  * - An explicit per-key cap (`max_concurrent_queries`) still binds, by queueing, not refusing.
+ * - Background work (`runBackground`: the hourly split's hours, src/query/hourlyBackground.ts) has
+ *   the lowest priority: it takes a free slot only while no user query that could take one waits
+ *   (in any process), one background query at a time over all processes, always without parallel
+ *   workers, and it does not count as another active key (a key alone keeps every protection
+ *   unbound). A running background query is not stopped: its work comes in short pieces instead.
  *
  * With REDIS_URL every process sees one view: the running queries are leases in one sorted set
  * (`sched:run`, member `<key>|<lease>`, scored with the lease's end, so a process that dies frees
@@ -62,6 +67,9 @@ export class QueueTimeout extends Error {
   }
 }
 
+/** The scheduler's key of background work (runBackground); no API key id has parentheses. */
+export const BACKGROUND = '(background)';
+
 /** Usage halves every this many ms: what a key ran a minute ago hardly counts against it now. */
 export const USAGE_HALF_LIFE_MS = 10_000;
 /** Between two tries for a slot held in another process (with Redis); a release in this process wakes at once. */
@@ -90,9 +98,11 @@ function decayed(usage: Usage | undefined, now: number): number {
 }
 
 // KEYS: run set, wait set, usage hash, caps hash.
-// ARGV: now, slots, lease ms, wait mark ms, process id, usage half-life, then per candidate (in
-// this process's order): key, cap, lease id.
+// ARGV: now, slots, lease ms, wait mark ms, process id, usage half-life, the background key, then
+// per candidate (in this process's order, background last): key, cap, lease id.
 // Returns {} when no candidate may start now, else {key, lease member, serial (0/1)}.
+// The background key is no active key (it makes nobody serial) and starts only while no other
+// waiter anywhere could start.
 const ACQUIRE = `
 local now = tonumber(ARGV[1])
 local slots = tonumber(ARGV[2])
@@ -100,9 +110,10 @@ local lease = tonumber(ARGV[3])
 local mark = tonumber(ARGV[4])
 local proc = ARGV[5]
 local half = tonumber(ARGV[6])
+local bg = ARGV[7]
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-for i = 7, #ARGV, 3 do
+for i = 8, #ARGV, 3 do
   redis.call('ZADD', KEYS[2], now + mark, ARGV[i] .. '|' .. proc)
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
 end
@@ -130,26 +141,32 @@ local function capped(k, cap)
 end
 local active = {}
 local nactive = 0
-for k, _ in pairs(running) do active[k] = true nactive = nactive + 1 end
+for k, _ in pairs(running) do
+  if k ~= bg then active[k] = true nactive = nactive + 1 end
+end
 local best = nil
 for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   local k = string.match(m, '^(.*)|[^|]*$')
-  if not active[k] then active[k] = true nactive = nactive + 1 end
-  local cap = tonumber(redis.call('HGET', KEYS[4], k) or '0')
-  if not capped(k, cap) then
-    local r = rank(k)
-    if best == nil or r < best then best = r end
+  if k ~= bg then
+    if not active[k] then active[k] = true nactive = nactive + 1 end
+    local cap = tonumber(redis.call('HGET', KEYS[4], k) or '0')
+    if not capped(k, cap) then
+      local r = rank(k)
+      if best == nil or r < best then best = r end
+    end
   end
 end
-for i = 7, #ARGV, 3 do
+for i = 8, #ARGV, 3 do
   local k = ARGV[i]
-  if not capped(k, tonumber(ARGV[i + 1])) and (best == nil or rank(k) <= best + 1) then
+  local allowed
+  if k == bg then allowed = best == nil else allowed = best == nil or rank(k) <= best + 1 end
+  if allowed and not capped(k, tonumber(ARGV[i + 1])) then
     local member = k .. '|' .. ARGV[i + 2]
     redis.call('ZADD', KEYS[1], now + lease, member)
     redis.call('PEXPIRE', KEYS[1], lease)
     local mine = (running[k] or 0) + 1
     local serial = 0
-    if nactive > 1 and mine > slots / nactive then serial = 1 end
+    if k == bg or (nactive > 1 and mine > slots / nactive) then serial = 1 end
     return {k, member, serial}
   end
 end
@@ -216,6 +233,7 @@ export class FairScheduler {
     const { grant, release } = await new Promise<{ grant: Grant; release: (ms: number) => void }>((resolve, reject) => {
       const waiter: Waiter = { keyId, cap, deadline: enqueued + timeLimitMs, enqueued, resolve, reject };
       waiter.timer = setTimeout(() => this.expire(waiter), timeLimitMs);
+      if (keyId === BACKGROUND) waiter.timer.unref(); // no request waits on it: a stopping process need not
       if (queue) queue.push(waiter);
       else this.queues.set(keyId, [waiter]);
       this.kick();
@@ -241,6 +259,14 @@ export class FairScheduler {
     this.queues.delete(keyId);
     const client = this.redis;
     if (client?.isReady) void client.zRem(this.key('wait'), `${keyId}|${this.process}`).catch(() => undefined);
+  }
+
+  /**
+   * Runs background work in a slot once no user query that could take one waits (see the top of
+   * this file), waiting at most `timeLimitMs`; always serial, one at a time over all processes.
+   */
+  runBackground<T>(timeLimitMs: number, fn: (grant: Grant) => Promise<T>): Promise<T> {
+    return this.run(BACKGROUND, 1, timeLimitMs, fn);
   }
 
   /** Starts the dispatch loop unless it runs; wakes it when it sleeps, or makes it look again before it does. */
@@ -297,18 +323,19 @@ export class FairScheduler {
     }
   }
 
-  /** Keys waiting in this process, most deserving first: fewest running, least used lately, waiting longest. */
+  /** Keys waiting in this process, most deserving first: fewest running, least used lately, waiting longest; background last. */
   private candidates(): Array<{ keyId: string; cap: number }> {
     const now = this.now();
     return [...this.queues.entries()]
       .map(([keyId, queue]) => ({
         keyId,
         cap: queue[0].cap,
+        background: keyId === BACKGROUND ? 1 : 0,
         running: this.running.get(keyId) ?? 0,
         usage: decayed(this.usage.get(keyId), now),
         since: queue[0].enqueued,
       }))
-      .sort((a, b) => a.running - b.running || a.usage - b.usage || a.since - b.since)
+      .sort((a, b) => a.background - b.background || a.running - b.running || a.usage - b.usage || a.since - b.since)
       .map(({ keyId, cap }) => ({ keyId, cap }));
   }
 
@@ -319,7 +346,7 @@ export class FairScheduler {
     if (client?.isReady) {
       const now = this.now();
       const args = [String(now), String(this.options.slots), String(this.options.leaseMs), String(WAIT_MARK_MS), this.process];
-      args.push(String(USAGE_HALF_LIFE_MS));
+      args.push(String(USAGE_HALF_LIFE_MS), BACKGROUND);
       for (const c of candidates) args.push(c.keyId, String(c.cap), randomUUID());
       const keys = [this.key('run'), this.key('wait'), this.key('usage'), this.key('caps')];
       const attempt = client.eval(ACQUIRE, { keys, arguments: args }) as Promise<unknown>;
@@ -338,14 +365,15 @@ export class FairScheduler {
     return this.acquireLocal(candidates);
   }
 
-  /** The same rules as the script, on this process's view alone. */
+  /** The same rules as the script, on this process's view alone (background is last among the candidates). */
   private acquireLocal(
     candidates: Array<{ keyId: string; cap: number }>,
   ): { keyId: string; serial: boolean; release: (ms: number) => void } | undefined {
     if (this.runningTotal >= this.options.slots) return undefined;
     const pick = candidates.find((c) => c.cap <= 0 || (this.running.get(c.keyId) ?? 0) < c.cap);
     if (!pick) return undefined;
-    const active = new Set([...this.running.keys(), ...this.queues.keys()]).size;
+    if (pick.keyId === BACKGROUND) return { keyId: pick.keyId, serial: true, release: () => undefined };
+    const active = new Set([...this.running.keys(), ...this.queues.keys()].filter((k) => k !== BACKGROUND)).size;
     const mine = (this.running.get(pick.keyId) ?? 0) + 1;
     return { keyId: pick.keyId, serial: active > 1 && mine > this.options.slots / active, release: () => undefined };
   }

@@ -45,6 +45,8 @@ export class SourceService {
     private readonly readersOf: (sourceName: string) => Promise<ReadonlyArray<{ name: string }>>,
     /** A source's hot columns were dropped or its search_index changed: its indexes are rebuilt now, not at the next minute's upkeep (src/upkeep/sourceUpkeep.ts). */
     private readonly indexesChanged: (sourceId: string) => void = () => undefined,
+    /** Where the days a deleted source had rows in are reported: the hourly split's exact invalidation (src/query/hourlyStore.ts bumpDays). */
+    private readonly hourly?: { bumpDays(table: string, dayStarts: readonly number[]): Promise<void> },
   ) {
     this.knex = db.knex;
     this.pool = db.pool;
@@ -172,15 +174,20 @@ export class SourceService {
 
   async delete(idOrName: string): Promise<void> {
     const source = await this.get(idOrName);
-    await withTransaction(this.pool, async (client) => {
+    const days = await withTransaction(this.pool, async (client) => {
       await runBuilt(client, this.repository.deleteQuery(source.id));
+      const partitions = await listPartitions(client, source.table_name);
       await dropLogTable(client, source.table_name);
       await deleteFacts(
         client,
         source.table_name,
         (source.hot_leaves ?? []).map((l) => l.path),
       );
+      return partitions.map((p) => p.dayMs);
     });
+    // After COMMIT, as ingest: every hour the table had rows in gets a new write version, so a
+    // source created again under the same table name (the importer keeps ids) reads none of them.
+    await this.hourly?.bumpDays(`logs.${source.table_name}`, days);
     await this.reload();
   }
 

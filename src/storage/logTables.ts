@@ -141,10 +141,16 @@ export async function listPartitions(db: Queryable, table: string): Promise<Part
   );
   const out: PartitionInfo[] = [];
   for (const { name } of rows) {
-    const m = /_p(\d{4})(\d{2})(\d{2})$/.exec(name);
-    if (m) out.push({ name, dayMs: Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) });
+    const dayMs = partitionDay(name);
+    if (dayMs !== undefined) out.push({ name, dayMs });
   }
   return out;
+}
+
+/** The day (UTC start, ms) of a partition named by partitionName; undefined for another name. */
+export function partitionDay(name: string): number | undefined {
+  const m = /_p(\d{4})(\d{2})(\d{2})$/.exec(name);
+  return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : undefined;
 }
 
 /** Drops partitions whose whole day is older than `retentionDays` before `nowMs`. Returns the dropped names. */

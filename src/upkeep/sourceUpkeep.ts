@@ -13,7 +13,8 @@ import type { SourceRecord } from '../sources/repository.js';
 import { backfillPartition, setUnknownLeafDefaults, uncheckedLeaves, type HotLeaf } from '../storage/hotLeaves.js';
 import { checkPartition, forgetPartitionFacts, saveBackfilledFacts, unverifyFacts } from '../storage/hotLeafFacts.js';
 import { upkeepIndexes } from '../storage/indexUpkeep.js';
-import { dropExpiredPartitions, ensurePartitions } from '../storage/logTables.js';
+import { dropExpiredPartitions, ensurePartitions, partitionDay } from '../storage/logTables.js';
+import type { HourlyStore } from '../query/hourlyStore.js';
 
 const DAY_MS = 86_400_000;
 
@@ -23,6 +24,8 @@ export class SourceUpkeep {
   constructor(
     db: Pick<Database, 'pool'>,
     private readonly sources: Pick<SourceService, 'list' | 'reload' | 'repository'>,
+    /** Where the hours of dropped partitions are reported (the hourly split's exact invalidation, src/query/hourlyStore.ts). */
+    private readonly hourly?: Pick<HourlyStore, 'bumpDays'>,
   ) {
     this.pool = db.pool;
   }
@@ -138,7 +141,13 @@ export class SourceUpkeep {
   }
   private readonly indexRuns = new Map<string, Promise<string[]>>();
 
-  /** Background upkeep: partitions ahead for every source, and retention. */
+  /**
+   * Background upkeep: partitions ahead for every source, and retention. A dropped day's hours get
+   * new write versions right after the drop, as ingest's after its COMMIT, so no partial kept from
+   * its rows is read again. (Why not have readers skip hours older than the retention instead:
+   * each process would judge by its own copy of the catalog, reloaded every 10 s, while the drop is
+   * another process's; the version tokens are the one thing every reader checks.)
+   */
   async runPartitionUpkeep(nowMs = Date.now()): Promise<{ created: number; dropped: string[] }> {
     await this.sources.reload();
     let created = 0;
@@ -146,6 +155,10 @@ export class SourceUpkeep {
     for (const source of this.sources.list()) {
       created += (await ensurePartitions(this.pool, source.table_name, nowMs, nowMs + PARTITION_DAYS_AHEAD * DAY_MS)).length;
       const expired = await dropExpiredPartitions(this.pool, source.table_name, source.retention_days, nowMs);
+      await this.hourly?.bumpDays(
+        `logs.${source.table_name}`,
+        expired.map((name) => partitionDay(name)!),
+      );
       await forgetPartitionFacts(this.pool, source.table_name, expired);
       dropped.push(...expired);
     }

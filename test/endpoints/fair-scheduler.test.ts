@@ -9,7 +9,7 @@ import { createClient } from 'redis';
 import { FairScheduler, QueueFull, QueueTimeout, type Grant } from '../../src/rateLimit/scheduler.js';
 import type { RedisClient } from '../../src/rateLimit/redisClient.js';
 import { SHARED_REDIS_URL, uniqueNamespace } from '../cache/support.js';
-import { eventually, sleep } from '../support/wait.js';
+import { eventually, sleep, waitFor } from '../support/wait.js';
 
 /** Queries that end when the test says: `started` lists them in the order they got a slot. */
 function controlled() {
@@ -181,7 +181,67 @@ for (const shared of [false, true]) {
       );
     });
 
+    it('when background work waits, then a user query that came after it runs first, and the background runs once no user query waits, without parallel workers', async () => {
+      const s = scheduler({ ...options, slots: 1 });
+      const q = controlled();
+      const first = s.run('a', 0, 20_000, q.query('a'));
+      await until(() => q.started.length === 1);
+      const background = s.runBackground(20_000, q.query('bg'));
+      const user = s.run('b', 0, 20_000, q.query('b'));
+      q.finish('a');
+      await until(() => q.started.length === 2);
+      assert.equal(q.started[1], 'b#3', 'the user query goes ahead of the background work queued before it');
+      q.finish('b');
+      await until(() => q.started.length === 3);
+      assert.equal(q.started[2], 'bg#2');
+      assert.equal(q.grants[2].serial, true, 'background work runs without parallel workers');
+      q.finish('bg');
+      await Promise.all([first, background, user]);
+    });
+
+    it('when background work runs, then a key alone still takes the other slots with its parallel workers', async () => {
+      const s = scheduler({ ...options, slots: 3 });
+      const q = controlled();
+      const background = s.runBackground(20_000, q.query('bg'));
+      await until(() => q.started.length === 1);
+      const lone = [s.run('lone', 0, 20_000, q.query('lone')), s.run('lone', 0, 20_000, q.query('lone'))];
+      await until(() => q.started.length === 3);
+      assert.deepEqual(
+        q.grants.map((g) => g.serial),
+        [true, false, false],
+        'the background is no other key: the lone key is not above a share',
+      );
+      while (q.running().length > 0) q.finish();
+      await Promise.all([background, ...lone]);
+    });
+
     if (shared) {
+      it('when background work waits in one process and a user query in another, then the freed slot goes to the user query', async () => {
+        const one = scheduler({ ...options, slots: 1 });
+        const two = scheduler({ ...options, slots: 1 });
+        const q = controlled();
+        const first = one.run('a', 0, 20_000, q.query('a'));
+        await until(() => q.started.length === 1);
+        const background = one.runBackground(20_000, q.query('bg'));
+        const user = two.run('b', 0, 20_000, q.query('b'));
+        // Process two's query is marked waiting in Redis before the slot frees (the order is then the scheduler's, not a race).
+        await waitFor(
+          'the user query marked waiting',
+          () => client!.zRange(`${prefix}sched:wait`, 0, -1),
+          (members) => members.some((m) => m.startsWith('b|')),
+          5_000,
+          5,
+        );
+        q.finish('a');
+        await until(() => q.started.length === 2);
+        assert.equal(q.started[1], 'b#3', 'process one leaves the slot to the user query of process two');
+        q.finish('b');
+        await until(() => q.started.length === 3);
+        assert.equal(q.started[2], 'bg#2');
+        q.finish('bg');
+        await Promise.all([first, background, user]);
+      });
+
       it('when two processes share Redis, then the slots are global and a quiet key of one process runs before the backlog of the other drains', async () => {
         const one = scheduler();
         const two = scheduler();

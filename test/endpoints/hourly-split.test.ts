@@ -3,15 +3,19 @@
  * queries (test/compat/studio/queries.json: API, realtime, auth, storage), the rows through cached
  * hourly partials and a merge equal the rows of the query run whole, on real Postgres and Redis:
  * with a cold cache, a warm one, and a window not on hour boundaries. A late event into a cached
- * hour changes the answer exactly as it changes the whole query's; shapes that do not decompose,
- * and a Redis that does not answer, run whole. Through HTTP, `logs.all` uses it and ingest bumps
- * the write version of the hour it wrote into.
+ * hour, retention dropping a day, and a source deleted and created again change the answer exactly
+ * as they change the whole query's; shapes that do not decompose, and a Redis that does not answer,
+ * run whole. With the background (src/query/hourlyBackground.ts), a load that finds most hours
+ * missing runs whole and the background keeps them afterwards, and each hour that closes is
+ * computed for the shapes loads asked for. Through HTTP, `logs.all` uses it, a first load answers
+ * exactly as the whole query, and ingest bumps the write version of the hour it wrote into.
  *
  * float8 columns (avg, and sums cast to float8) are compared to a relative 1e-9: partial sums added
  * up hour by hour may differ in the last bits from a one-pass sum (docs/ARCHITECTURE.md, "Hourly
  * partials"). Every other column must be equal as text.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createClient } from 'redis';
 import request from 'supertest';
@@ -21,9 +25,14 @@ import { generateKey } from '../../src/auth/keys.js';
 import { normaliseEvents } from '../../src/ingest/normalise.js';
 import { LogWriter } from '../../src/ingest/write.js';
 import { createLogger } from '../../src/logger.js';
+import { createMetrics, type Metrics } from '../../src/metrics.js';
 import { executeReadOnly, type QueryRun } from '../../src/query/execute.js';
 import { HourlyStore } from '../../src/query/hourlyStore.js';
-import { HOUR_MS, planOf, runSplit, type Runner, type SplitStats } from '../../src/query/hourlySplit.js';
+import { catalogSourceOf, HourlyBackground } from '../../src/query/hourlyBackground.js';
+import { CLOSED_AFTER_MS, HOUR_MS, planOf, runSplit, type Runner, type SplitStats } from '../../src/query/hourlySplit.js';
+import { SourceService } from '../../src/sources/service.js';
+import { SourceUpkeep } from '../../src/upkeep/sourceUpkeep.js';
+import { partitionName } from '../../src/storage/logTables.js';
 import { initTranslator, translateQuery, type Translation } from '../../src/sql/index.js';
 import { LOGS_ALL_SQL } from '../../seeds/queries.js';
 import { testConfig, testContext } from '../support/db.js';
@@ -101,6 +110,11 @@ function assertSameRows(split: QueryRun, whole: QueryRun, what: string): void {
       } else assert.equal(v, w, `${what}: row ${i} column ${j}`);
     }),
   );
+}
+
+/** Count of one `logquery_hourly_events_total` event. */
+async function hourlyEvents(metrics: Metrics, event: string): Promise<number> {
+  return (await metrics.hourlyEvents.get()).values.find((v) => v.labels.event === event)?.value ?? 0;
 }
 
 async function deleteNamespace(namespace: string): Promise<void> {
@@ -261,6 +275,167 @@ describe('hourly split: cached hourly partials merged equal the query run whole'
     }
   });
 
+  /** A source of its own (its own catalog, writer and upkeep reporting to this test's store), and a grouped count over its rows in a window. */
+  async function ownSource(label: string, id?: string) {
+    const service = new SourceService(ctx.db, 30, async () => [], undefined, store);
+    const name = `hourly.${label}.${project}`;
+    const source = await service.create({ ...(id && { id }), name });
+    const own = new LogWriter(ctx.db.pool, service, undefined, ctx.db.capabilities, store);
+    const put = async (list: Array<{ at: number; message: string }>) => {
+      const current = await service.get(name);
+      const batch = normaliseEvents(
+        list.map(({ at, message }, i) => ({ id: `${label}-${at}-${i}`, timestamp: new Date(at).toISOString(), event_message: message })),
+        { nowMs: Date.now(), retentionDays: current.retention_days },
+      );
+      assert.deepEqual(batch.errors, []);
+      await own.write(current, batch.rows, batch.fields);
+      await service.reload();
+    };
+    const query = () =>
+      translateQuery({
+        query: `select t.event_message as m, count(t.id) as n from \`${name}\` t where t.timestamp > @iso_timestamp_start and t.timestamp <= @iso_timestamp_end group by m`,
+        sources: service.lookup,
+        maxRows: 1000,
+      });
+    const sourceOf = catalogSourceOf(service);
+    return { service, name, source, put, query, sourceOf };
+  }
+  const total = (r: QueryRun) => r.rows.reduce((n, row) => n + Number(row[1]), 0);
+
+  it('retention dropping a day of kept hours: the next load counts exactly the rows left, as the whole query', async () => {
+    const { service, name, source, put, query, sourceOf } = await ownSource('retention');
+    const DAY = 24 * HOUR_MS;
+    // Rows three days ago (their day goes at a retention of 1 day) and in the last hours (they stay).
+    await put([
+      ...Array.from({ length: 12 }, (_, i) => ({ at: now - 3 * DAY + i * 600_000, message: `old-${i % 3}` })),
+      ...Array.from({ length: 5 }, (_, i) => ({ at: now - 5 * HOUR_MS + i * 600_000, message: `new-${i % 2}` })),
+    ]);
+    const t = query();
+    assert.ok(planOf(t), 'the query splits');
+    const values = valuesOf(t, now - 4 * DAY, now + 60_000);
+    const options = { sourceOf };
+    assertSameRows((await runSplit(t, values, run, store, now, stats(), options))!, await run(t.sql, values), 'before the drop');
+    const kept = stats();
+    await runSplit(t, values, run, store, now, kept, options);
+    assert.equal(kept.computedHours, 0, 'every closed hour is kept');
+
+    await service.update(name, { retention_days: 1 });
+    const { dropped } = await new SourceUpkeep(ctx.db, service, store).runPartitionUpkeep(now);
+    assert.ok(dropped.includes(partitionName(source.table_name, Math.floor((now - 3 * DAY) / DAY) * DAY)), JSON.stringify(dropped));
+
+    const after = stats();
+    const split = (await runSplit(t, values, run, store, now, after, options))!;
+    const whole = await run(t.sql, values);
+    assertSameRows(split, whole, 'after the drop');
+    assert.equal(total(split), 5, 'the dropped rows are not counted');
+    assert.ok(after.computedHours >= 24, `the dropped day's hours are computed again: ${JSON.stringify(after)}`);
+  });
+
+  it('a source deleted and created again under the same table name and id reads none of the hours kept for the first', async () => {
+    const id = randomUUID();
+    const first = await ownSource('deleted', id);
+    await first.put(Array.from({ length: 9 }, (_, i) => ({ at: now - (3 + i) * HOUR_MS, message: `first-${i % 3}` })));
+    const t = first.query();
+    const values = valuesOf(t, now - 26 * HOUR_MS, now + 60_000);
+    await runSplit(t, values, run, store, now, stats(), { sourceOf: first.sourceOf });
+    const kept = stats();
+    await runSplit(t, values, run, store, now, kept, { sourceOf: first.sourceOf });
+    assert.equal(kept.computedHours, 0, 'every closed hour is kept');
+
+    await first.service.delete(first.name);
+    const again = await ownSource('deleted', id);
+    assert.equal(again.source.table_name, first.source.table_name);
+    await again.put(Array.from({ length: 4 }, (_, i) => ({ at: now - (4 + i) * HOUR_MS, message: `again-${i % 2}` })));
+    const t2 = again.query();
+    assert.equal(planOf(t2)!.partialSql, planOf(t)!.partialSql, 'the same partial query: only the versions tell the hours apart');
+    const split = (await runSplit(t2, values, run, store, now, stats(), { sourceOf: again.sourceOf }))!;
+    assertSameRows(split, await run(t2.sql, values), 'after the source was created again');
+    assert.equal(total(split), 4);
+  });
+
+  it('with the background: a load finding most hours missing runs whole and they are kept afterwards; each hour that closes is computed for the shapes asked for', async () => {
+    let clock = now;
+    const metrics = createMetrics();
+    const sourceOf = catalogSourceOf(ctx.sources);
+    const background = new HourlyBackground(store, { run, sourceOf, metrics, now: () => clock });
+    const options = { sourceOf, background };
+    const t = translate(corpus.find((q) => q.id === 'reports/api/topSlowRoutes')!.sql);
+    // The window reaches past the hour now open, as a report's "last 24 hours" does an hour later.
+    const values = valuesOf(t, now - 26 * HOUR_MS, now + 2 * HOUR_MS);
+    const whole = await run(t.sql, values);
+
+    const cold = stats();
+    assert.equal(await runSplit(t, values, run, store, clock, cold, options), undefined, 'nothing kept for this shape: run whole');
+    assert.equal(cold.coldLoads, 1);
+    await background.idle();
+    assert.ok((await hourlyEvents(metrics, 'hours_computed')) >= 25, 'the background kept the missing hours');
+    const warm = stats();
+    assertSameRows((await runSplit(t, values, run, store, clock, warm, options))!, whole, 'after the background');
+    assert.equal(warm.computedHours, 0, 'every closed hour is read');
+
+    // The hour open at `now` closes: the tick computes it, and only it.
+    clock = now + HOUR_MS + CLOSED_AFTER_MS;
+    const computed = await hourlyEvents(metrics, 'hours_computed');
+    await background.tick();
+    assert.equal((await hourlyEvents(metrics, 'hours_computed')) - computed, 1, 'the hour that closed');
+    const later = stats();
+    assertSameRows((await runSplit(t, values, run, store, clock, later, options))!, whole, 'an hour later');
+    assert.equal(later.computedHours, 0, 'the next load finds every closed hour kept');
+    assert.equal(later.cachedHours, warm.cachedHours + 1);
+    background.close();
+  });
+
+  it('is on by default with REDIS_URL, off with HOURLY_SPLIT=false, and off without Redis', () => {
+    assert.equal(testConfig(ctx.db.url, { REDIS_URL }).hourlySplit, true);
+    assert.equal(testConfig(ctx.db.url, { REDIS_URL, HOURLY_SPLIT: 'false' }).hourlySplit, false);
+    assert.equal(ctx.config.redisUrl, undefined);
+    assert.equal(ctx.hourly, undefined, 'without Redis nothing is split');
+  });
+
+  it('through HTTP, a first load with nothing kept answers exactly as the whole query; the background keeps its hours and the next load reads them', async () => {
+    const own = await createContext(testConfig(ctx.db.url, { REDIS_URL }), createLogger('silent')); // on by default
+    try {
+      const key = generateKey();
+      await own.keys.create(`hourly-cold-${project}`, key, ['query']);
+      const [splitApp, wholeApp] = [await createApp(own), await createApp(ctx)];
+      const q = corpus.find((x) => x.id === 'reports/api/topSlowRoutes')!;
+      const ask = async (app: typeof splitApp, endMs: number) => {
+        const res = await request(app)
+          .get('/api/endpoints/query/logs.all')
+          .query({
+            project,
+            sql: q.sql,
+            iso_timestamp_start: new Date(endMs - 26 * HOUR_MS).toISOString(),
+            iso_timestamp_end: new Date(endMs).toISOString(),
+          })
+          .set('X-API-KEY', key);
+        assert.equal(res.status, 200, res.text);
+        return res.body.result as Array<Record<string, unknown>>;
+      };
+      const first = await ask(splitApp, now);
+      assert.deepEqual(first, await ask(wholeApp, now), 'the first load is the whole query’s answer');
+      assert.equal(await hourlyEvents(own.metrics, 'cold'), 1);
+      await own.hourlyBackground!.idle();
+      assert.ok((await hourlyEvents(own.metrics, 'hours_computed')) >= 24);
+      // Another window end (1 s later) so the endpoint's result cache does not answer.
+      const second = await ask(splitApp, now + 1000);
+      assert.equal(await hourlyEvents(own.metrics, 'split'), 1, 'the next load reads the kept hours');
+      const whole = await ask(wholeApp, now + 1000);
+      assert.equal(second.length, whole.length);
+      second.forEach((row, i) => {
+        const { avg, ...rest } = row;
+        const { avg: wholeAvg, ...wholeRest } = whole[i];
+        assert.deepEqual(rest, wholeRest, `row ${i}`);
+        assert.ok(
+          Math.abs(Number(avg) - Number(wholeAvg)) <= 1e-9 * Math.max(1, Math.abs(Number(wholeAvg))),
+          `row ${i}: ${String(avg)} vs ${String(wholeAvg)}`,
+        );
+      });
+    } finally {
+      await own.close();
+    }
+  });
+
   it('through HTTP, logs.all answers report queries from the split, and ingest bumps the version of the closed hour it wrote into', async () => {
     const own = await createContext(testConfig(ctx.db.url, { REDIS_URL, HOURLY_SPLIT: 'true' }), createLogger('silent'));
     const redis = createClient({ url: REDIS_URL });
@@ -284,6 +459,7 @@ describe('hourly split: cached hourly partials merged equal the query run whole'
       };
       const partialsBefore = (await redis.keys('lq:hp:*')).length;
       const first = await ask(now);
+      await own.hourlyBackground!.idle(); // a first load runs whole; its hours are kept in the background
       assert.ok((await redis.keys('lq:hp:*')).length >= partialsBefore + 24, 'the closed hours were cached');
       const hour = Math.floor((now - 3 * HOUR_MS) / HOUR_MS) * HOUR_MS;
       const versionKey = `lq:hv:logs.cloudflare_logs_prod:${hour}`;

@@ -1,0 +1,202 @@
+/**
+ * The hourly split's background work (docs/ARCHITECTURE.md "Hourly partials"): hours computed and
+ * kept outside of any user's load, each piece at the query scheduler's lowest priority
+ * (KeyLimiter.background, src/rateLimit/scheduler.ts: a free slot only while no user query that
+ * could take one waits, one background query at a time over all processes, no parallel workers).
+ *
+ * - Fills: a load that found most of its closed hours missing ran whole (src/query/hourlySplit.ts);
+ *   its missing hours are queued here and computed afterwards, so the next load reads them.
+ * - Hours as they close: every load that splits registers its shape (partial SQL and non-window
+ *   values) in Redis, at most once a minute per shape and process, so all processes share one
+ *   list. Each `tick` (every minute, src/jobs.ts), the one process that takes the Redis lock
+ *   computes, for the MAX_SHAPES shapes asked for most recently within SHAPE_RECENT_MS, those of
+ *   the last LOOKBACK_HOURS closed hours not kept: a report's next load finds all its closed hours.
+ *
+ * Bounded: a piece is at most PIECE_HOURS hours (one query; between two pieces a user query that
+ * waits goes first), at most MAX_QUEUED shapes wait, at most MAX_SHAPES are looked at a tick; what
+ * is left out is counted in logquery_hourly_events_total (fills_dropped, shapes_skipped).
+ */
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { SourceService } from '../sources/service.js';
+import { validatePostgres } from '../sql/validate.js';
+import { SHAPE_RECENT_MS, type HourlyStore } from './hourlyStore.js';
+import { fillHours, lastClosedHours, shapeHash, type Runner, type Shape, type SourceOf } from './hourlySplit.js';
+
+/** Hours of one background query at most: on lq_bench_10m the API report's largest query reads ~60k events an hour. */
+const PIECE_HOURS = 6;
+/** Shapes whose fills may wait at once; more are dropped (and counted): their next load finds the hours missing again. */
+const MAX_QUEUED = 256;
+/** Shapes whose new hours a tick computes, the most recently asked for first. */
+export const MAX_SHAPES = 100;
+/** The closed hours a tick looks at: the one that just closed, and two more in case ticks were missed or a late event changed one. */
+const LOOKBACK_HOURS = 3;
+/** A shape is registered again after this long (its last request moves forward). */
+const REGISTER_EVERY_MS = 60_000;
+/** Shapes this process remembers registering (beyond, the oldest is forgotten and registered again at its next load). */
+const REGISTERED_MAX = 10_000;
+/** The tick's lock: past it (a process that died) another process takes over; a longer run only repeats work. */
+const LOCK_MS = 10 * 60_000;
+
+/** The split's view of the source catalog: a plan's table (`logs.<table_name>`) to its source's id and retention. */
+export function catalogSourceOf(sources: Pick<SourceService, 'list'>): SourceOf {
+  return (table) => {
+    const source = sources.list().find((s) => `logs.${s.table_name}` === table);
+    return source && { id: source.id, retentionDays: source.retention_days };
+  };
+}
+
+export interface BackgroundOptions {
+  /** Runs one partial query at background priority (KeyLimiter.background). */
+  run: Runner;
+  /** The catalog: a shape whose table is not this install's source (another install sharing Redis) is left alone. */
+  sourceOf: SourceOf;
+  metrics?: Pick<Metrics, 'hourlyEvents'>;
+  logger?: Logger;
+  /** The clock (tests move their own). */
+  now?: () => number;
+}
+
+export class HourlyBackground {
+  readonly sourceOf: SourceOf;
+  private readonly now: () => number;
+  /** Fills waiting, by shape hash, oldest first. */
+  private readonly queue = new Map<string, { shape: Shape; hours: Set<number> }>();
+  private working: Promise<void> | undefined;
+  /** Shape hash → when this process last registered it. */
+  private readonly registered = new Map<string, number>();
+  /** Hashes of shapes read from Redis whose SQL passed wall 2 (validatePostgres). */
+  private readonly validated = new Set<string>();
+  private closed = false;
+
+  constructor(
+    readonly store: HourlyStore,
+    private readonly options: BackgroundOptions,
+  ) {
+    this.sourceOf = options.sourceOf;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** A load asked for `shape`: noted in Redis for the ticks, at most once a REGISTER_EVERY_MS. */
+  register(shape: Shape): void {
+    const hash = shapeHash(shape);
+    const now = this.now();
+    const last = this.registered.get(hash);
+    if (last !== undefined && now - last < REGISTER_EVERY_MS) return;
+    this.registered.delete(hash); // re-inserted last: the Map's order is the order of registration
+    this.registered.set(hash, now);
+    if (this.registered.size > REGISTERED_MAX) this.registered.delete(this.registered.keys().next().value!);
+    this.store.registerShape(hash, JSON.stringify(shape), now).catch(() => this.registered.delete(hash));
+  }
+
+  /** Queues the computation of `hours` of `shape` (those kept by then are skipped). */
+  fill(shape: Shape, hours: readonly number[]): void {
+    if (this.closed || !hours.length) return;
+    const hash = shapeHash(shape);
+    let job = this.queue.get(hash);
+    if (!job) {
+      if (this.queue.size >= MAX_QUEUED) {
+        this.count('fills_dropped', hours.length);
+        return;
+      }
+      job = { shape, hours: new Set() };
+      this.queue.set(hash, job);
+    }
+    for (const h of hours) job.hours.add(h);
+    this.pump();
+  }
+
+  /** Resolves once nothing is queued or computing (tests wait on it instead of sleeping). */
+  async idle(): Promise<void> {
+    while (this.working) await this.working;
+  }
+
+  /**
+   * The hours that just closed, for the shapes asked for lately, by the one process holding the
+   * lock; resolves once they are computed (or given up).
+   */
+  async tick(): Promise<void> {
+    if (this.closed) return;
+    const now = this.now();
+    const held = await this.store.lock('lock', LOCK_MS).catch(() => undefined);
+    if (!held) return;
+    try {
+      const shapes = (await this.store.recentShapes(now - SHAPE_RECENT_MS)).map((body) => this.parse(body)).filter((s) => s !== undefined);
+      if (shapes.length > MAX_SHAPES) this.count('shapes_skipped', shapes.length - MAX_SHAPES);
+      const hours = lastClosedHours(now, LOOKBACK_HOURS);
+      for (const shape of shapes.slice(0, MAX_SHAPES)) this.fill(shape, hours);
+      await this.idle();
+    } catch (err) {
+      this.count('background_failed', 1);
+      this.options.logger?.warn({ err: (err as Error).message }, 'hourly partials: the hours that just closed were not computed');
+    } finally {
+      await this.store.unlock('lock', held).catch(() => undefined);
+    }
+  }
+
+  /** Stops taking work; what is queued is dropped (a piece running ends on its own). */
+  close(): void {
+    this.closed = true;
+    this.queue.clear();
+  }
+
+  private pump(): void {
+    if (this.working) return;
+    this.working = (async () => {
+      for (let next = this.queue.entries().next(); !next.done && !this.closed; next = this.queue.entries().next()) {
+        const [hash, { shape, hours }] = next.value;
+        this.queue.delete(hash);
+        await this.compute(
+          shape,
+          [...hours].sort((a, b) => a - b),
+        );
+      }
+    })().finally(() => {
+      this.working = undefined;
+      if (this.queue.size && !this.closed) this.pump();
+    });
+  }
+
+  private async compute(shape: Shape, hours: number[]): Promise<void> {
+    try {
+      const retention = this.sourceOf(shape.table)?.retentionDays;
+      this.count('hours_computed', await fillHours(shape, hours, this.options.run, this.store, retention, this.now(), PIECE_HOURS));
+    } catch (err) {
+      this.count('background_failed', 1);
+      this.options.logger?.debug({ err: (err as Error).message }, 'hourly partials: a background piece failed; its next load computes it');
+    }
+  }
+
+  /**
+   * A shape from Redis, if it is this install's (its table's source has its id) and its SQL passes
+   * wall 2 as every query run does (src/sql/validate.ts); undefined otherwise.
+   */
+  private parse(body: string): Shape | undefined {
+    try {
+      const s = JSON.parse(body) as Shape;
+      const ok =
+        typeof s.table === 'string' &&
+        typeof s.sourceId === 'string' &&
+        typeof s.partialSql === 'string' &&
+        Number.isInteger(s.startParam) &&
+        Number.isInteger(s.endParam) &&
+        Array.isArray(s.values) &&
+        s.values.every((v) => v === null || typeof v === 'string') &&
+        this.sourceOf(s.table)?.id === s.sourceId;
+      if (!ok) return undefined;
+      const hash = shapeHash(s);
+      if (!this.validated.has(hash)) {
+        validatePostgres(s.partialSql);
+        if (this.validated.size >= 2 * MAX_SHAPES) this.validated.clear();
+        this.validated.add(hash);
+      }
+      return s;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private count(event: string, n: number): void {
+    if (n > 0) this.options.metrics?.hourlyEvents.inc({ event }, n);
+  }
+}
