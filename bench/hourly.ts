@@ -13,11 +13,12 @@
  *
  * Checks that the answers equal the whole ones (float8 columns to a relative 1e-9).
  *
- *   npx tsx bench/hourly.ts [--size 1m|10m] [--rounds 3]
+ *   npx tsx bench/hourly.ts [--size 1m|10m] [--rounds 3] [--no-write]
  *
- * Prints figures; writes nothing to BENCHMARKS.md.
+ * Prints figures and rewrites the `hourly-bench-<size>` block of BENCHMARKS.md unless `--no-write`.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { createClient } from 'redis';
@@ -33,7 +34,13 @@ import { LOGS_ALL_SQL } from '../seeds/queries.js';
 import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
 import { BENCH_PROJECT, benchEnv, SIZES, type Size } from './data.js';
 
-const { values: opts } = parseArgs({ options: { size: { type: 'string', default: '10m' }, rounds: { type: 'string', default: '3' } } });
+const { values: opts } = parseArgs({
+  options: {
+    size: { type: 'string', default: '10m' },
+    rounds: { type: 'string', default: '3' },
+    'no-write': { type: 'boolean', default: false },
+  },
+});
 const SIZE = opts.size as Size;
 if (!(SIZE in SIZES)) throw new Error('bad --size');
 const ROUNDS = Number(opts.rounds);
@@ -118,6 +125,10 @@ function same(a: QueryRun, b: QueryRun): boolean {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ms = (x: number) => `${Math.round(x).toLocaleString('en')} ms`;
+const loads: number[] = [loadavg()[0]];
+/** Rows of the generated block: what was measured, the time, and whether the rows equal the whole query's. */
+const table: Array<[string, string, string]> = [];
 const now = clock;
 const whole: number[] = [];
 let reference: QueryRun[] = [];
@@ -127,6 +138,7 @@ for (let r = 0; r < ROUNDS; r++) {
   reference = w.runs;
 }
 console.log(`whole, 8 at once: median ${median(whole).toFixed(0)} ms (${whole.map((x) => x.toFixed(0)).join(', ')})`);
+table.push(['whole (split off), median', `${ms(median(whole))} (${whole.map(ms).join(', ')})`, '–']);
 
 const firstStarted = performance.now();
 const first = await load(true, dataEnd, now);
@@ -135,10 +147,20 @@ console.log(
   first.stats,
   first.runs.every((r, i) => same(r, reference[i])) ? 'rows equal' : 'ROWS DIFFER',
 );
+table.push([
+  'first load, nothing kept (runs whole, hands the hours to the background)',
+  ms(first.ms),
+  first.runs.every((r, i) => same(r, reference[i])) ? 'yes' : '**no**',
+]);
 await background.idle();
-console.log(
-  `background warm: hours kept ${(performance.now() - firstStarted).toFixed(0)} ms after the first load started (${await hoursComputed()} hours computed)`,
-);
+const warmedMs = performance.now() - firstStarted;
+console.log(`background warm: hours kept ${warmedMs.toFixed(0)} ms after the first load started (${await hoursComputed()} hours computed)`);
+table.push([
+  'the background has kept every closed hour',
+  `${ms(warmedMs)} after the first load started (${await hoursComputed()} hours)`,
+  '–',
+]);
+loads.push(loadavg()[0]);
 const warm: number[] = [];
 let warmOk = true;
 for (let r = 0; r < ROUNDS; r++) {
@@ -151,6 +173,7 @@ console.log(
   `after background warm: median ${median(warm).toFixed(0)} ms (${warm.map((x) => x.toFixed(0)).join(', ')})`,
   warmOk ? 'rows equal' : 'ROWS DIFFER',
 );
+table.push(['**next loads, hours kept**, median', `**${ms(median(warm))}** (${warm.map(ms).join(', ')})`, warmOk ? 'yes' : '**no**']);
 const moved = dataEnd + 5 * 60_000;
 const wholeMoved = await load(false, moved, now + 5 * 60_000);
 const m = await load(true, moved, now + 5 * 60_000);
@@ -160,6 +183,11 @@ console.log(
   `whole ${wholeMoved.ms.toFixed(0)} ms`,
   m.runs.every((x, i) => same(x, wholeMoved.runs[i])) ? 'rows equal' : 'ROWS DIFFER',
 );
+table.push([
+  'window moved 5 minutes: split / whole',
+  `${ms(m.ms)} / ${ms(wholeMoved.ms)}`,
+  m.runs.every((x, i) => same(x, wholeMoved.runs[i])) ? 'yes' : '**no**',
+]);
 // An hour later (the clock moved by hand): the tick computes the hour that closed for the 8 shapes.
 clock = now + HOUR_MS + CLOSED_AFTER_MS;
 const before = await hoursComputed();
@@ -174,6 +202,30 @@ console.log(
   `whole ${wholeLater.ms.toFixed(0)} ms`,
   later.runs.every((x, i) => same(x, wholeLater.runs[i])) ? 'rows equal' : 'ROWS DIFFER',
 );
+
+table.push([
+  'an hour later, after the tick computed the hour that closed: split / whole',
+  `${ms(later.ms)} / ${ms(wholeLater.ms)}`,
+  later.runs.every((x, i) => same(x, wholeLater.runs[i])) ? 'yes' : '**no**',
+]);
+loads.push(loadavg()[0]);
+
+if (!opts['no-write']) {
+  const tag = `hourly-bench-${SIZE}`;
+  const lines = [
+    `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, \`lq_bench_${SIZE}\`, Studio's 7-day API report for the largest project, its 8 queries at once in ${ctx.config.querySlots} scheduler slots, load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on 2 cores (\`npx tsx bench/hourly.ts --size ${SIZE}\`).`,
+    '',
+    "| load | time | rows equal the whole query's |",
+    '|---|---:|---|',
+    ...table.map((r) => `| ${r.join(' | ')} |`),
+  ];
+  const file = new URL('../BENCHMARKS.md', import.meta.url);
+  const text = readFileSync(file, 'utf8');
+  const re = new RegExp(`<!-- ${tag}:start -->[^]*<!-- ${tag}:end -->`);
+  const block = `<!-- ${tag}:start -->\n${lines.join('\n')}\n<!-- ${tag}:end -->`;
+  if (!re.test(text)) throw new Error(`BENCHMARKS.md has no ${tag} block`);
+  writeFileSync(file, text.replace(re, block));
+}
 
 background.close();
 await store.close();

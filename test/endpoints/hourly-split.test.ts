@@ -354,7 +354,10 @@ describe('hourly split: cached hourly partials merged equal the query run whole'
   });
 
   it('with the background: a load finding most hours missing runs whole and they are kept afterwards; each hour that closes is computed for the shapes asked for', async () => {
-    let clock = now;
+    // Not in the first minute of an hour (before CLOSED_AFTER_MS its previous hour is not closed yet),
+    // so that an hour later exactly one more hour has closed.
+    let clock = Math.max(now, Math.floor(now / HOUR_MS) * HOUR_MS + 2 * CLOSED_AFTER_MS);
+    const start = clock;
     const metrics = createMetrics();
     const sourceOf = catalogSourceOf(ctx.sources);
     const background = new HourlyBackground(store, { run, sourceOf, metrics, now: () => clock });
@@ -368,13 +371,17 @@ describe('hourly split: cached hourly partials merged equal the query run whole'
     assert.equal(await runSplit(t, values, run, store, clock, cold, options), undefined, 'nothing kept for this shape: run whole');
     assert.equal(cold.coldLoads, 1);
     await background.idle();
-    assert.ok((await hourlyEvents(metrics, 'hours_computed')) >= 25, 'the background kept the missing hours');
+    // The closed hours of the window (hours ending CLOSED_AFTER_MS before the clock).
+    const closedUntil = Math.min(now + 2 * HOUR_MS, clock - CLOSED_AFTER_MS);
+    let expected = 0;
+    for (let h = Math.floor((now - 26 * HOUR_MS) / HOUR_MS) * HOUR_MS + HOUR_MS; h + HOUR_MS <= closedUntil; h += HOUR_MS) expected++;
+    assert.equal(await hourlyEvents(metrics, 'hours_computed'), expected, 'the background kept every closed hour of the window');
     const warm = stats();
     assertSameRows((await runSplit(t, values, run, store, clock, warm, options))!, whole, 'after the background');
     assert.equal(warm.computedHours, 0, 'every closed hour is read');
 
     // The hour open at `now` closes: the tick computes it, and only it.
-    clock = now + HOUR_MS + CLOSED_AFTER_MS;
+    clock = start + HOUR_MS;
     const computed = await hourlyEvents(metrics, 'hours_computed');
     await background.tick();
     assert.equal((await hourlyEvents(metrics, 'hours_computed')) - computed, 1, 'the hour that closed');
