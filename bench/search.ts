@@ -35,6 +35,9 @@ import { createContext } from '../src/context.js';
 import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
 import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
+import { upkeepCommonTrigrams } from '../src/storage/commonTrigrams.js';
+import { listPartitions } from '../src/storage/logTables.js';
+import { trigramOpclass } from '../src/storage/searchIndexes.js';
 import { BENCH_PROJECT, benchEnv, ensureBenchData, ensureData, SIZES, type Size } from './data.js';
 
 const arg = (name: string, fallback: string) => {
@@ -83,7 +86,30 @@ try {
     console.error(
       `index upkeep: ${steps.length} steps (${searchSteps.length} search index builds, ${rows} rows) in ${built.seconds.toFixed(0)} s`,
     );
+  } else {
+    // The common trigrams (src/storage/commonTrigrams.ts) of each searched column, measured on the
+    // newest day whose search index is valid if not kept yet: what the upkeep does after its builds.
+    const trgm = (await trigramOpclass(ctx.db.pool))?.slice(0, -'.gin_trgm_ops'.length);
+    for (const record of trgm ? ctx.sources.list() : []) {
+      const days = (await listPartitions(ctx.db.pool, record.table_name)).filter((p) => p.dayMs + DAY_MS <= Date.now());
+      const { rows } = await ctx.db.pool.query<{ partition: string }>(
+        `SELECT c.relname AS partition FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_class x ON x.oid = i.indexrelid
+          WHERE i.indisvalid AND x.relname LIKE '%\\_search\\_%' AND c.relname = ANY($1)`,
+        [days.map((p) => p.name)],
+      );
+      const indexed = days.filter((p) => rows.some((r) => r.partition === p.name));
+      const steps = await upkeepCommonTrigrams(
+        ctx.db.pool,
+        record.table_name,
+        new Map(record.search_index.map((c) => [c, indexed])),
+        trgm!,
+      );
+      for (const s of steps) console.error(`${record.name}: ${s}`);
+    }
+    await ctx.sources.reload();
   }
+  const trigrams = lookup('cloudflare.logs.prod')?.commonTrigrams?.event_message ?? [];
+  console.error(`common trigrams of edge event_message: ${trigrams.length}`);
 } finally {
   await ctx.close();
 }
@@ -123,6 +149,10 @@ const searches = [
 ];
 
 await initTranslator();
+const withoutCommonTrigrams = (name: string) => {
+  const source = lookup(name);
+  return source && { ...source, commonTrigrams: undefined };
+};
 
 function translated(word: string, startMs: number): { now: string; unsplit: string; before: string; values: unknown[] } {
   const sql = EXPLORER_SEARCH.replace("'it''s'", `'${word}'`);
@@ -136,6 +166,8 @@ function translated(word: string, startMs: number): { now: string; unsplit: stri
     });
   const t = translate(true);
   const unsplit = translate(false);
+  // The needle as written (no common trigrams): what `before` is printed from.
+  const asWritten = translateQuery({ query: LOGS_ALL_SQL, sandboxSql: sql, sources: withoutCommonTrigrams, maxRows: 1000 });
   const params: Record<string, string> = {
     project: BENCH_PROJECT,
     iso_timestamp_start: new Date(startMs).toISOString(),
@@ -143,8 +175,8 @@ function translated(word: string, startMs: number): { now: string; unsplit: stri
   };
   if (t.sql === unsplit.sql) throw new Error(`no split by hours in:\n${t.sql}`);
   // The same translation as the service printed it before (src/sql/postgres/search.ts): strpos.
-  const before = unsplit.sql.replace(/\(([\w."]+) LIKE '%([^']*)%'\)/, (_m, col: string, w: string) => `(strpos(${col}, '${w}') > 0)`);
-  if (before === unsplit.sql) throw new Error(`no LIKE in:\n${unsplit.sql}`);
+  const before = asWritten.sql.replace(/\(([\w."]+) LIKE '%([^']*)%'\)/, (_m, col: string, w: string) => `(strpos(${col}, '${w}') > 0)`);
+  if (before === asWritten.sql) throw new Error(`no LIKE in:\n${asWritten.sql}`);
   return { now: t.sql, unsplit: unsplit.sql, before, values: t.parameters.map((p) => params[p] ?? null) };
 }
 

@@ -6,23 +6,25 @@
  */
 import { NotFoundError } from '../errors.js';
 import { LOG_SCHEMA } from '../storage/logTables.js';
-import type { SourceRepository, SourceRecord } from './repository.js';
+import type { CommonTrigramsRecord, SourceRepository, SourceRecord } from './repository.js';
 import type { SourceLookup, SourceTable } from './schema.js';
 
 export class SourceCatalog {
   private byName = new Map<string, SourceRecord>();
   private byId = new Map<string, SourceRecord>();
+  /** Each log table's common trigrams by column (src/storage/commonTrigrams.ts), for the translator. */
+  private trigrams = new Map<string, Readonly<Record<string, readonly string[]>>>();
   /** Changes whenever any source or schema changes; part of the translation cache key. */
   version = 0;
   private signature = '';
   private reloadsStarted = 0;
   private appliedReload = 0;
 
-  constructor(private readonly repository: Pick<SourceRepository, 'list'>) {}
+  constructor(private readonly repository: Pick<SourceRepository, 'list' | 'listCommonTrigrams'>) {}
 
   readonly lookup: SourceLookup = (name) => {
     const record = this.byName.get(name);
-    return record ? toSourceTable(record) : undefined;
+    return record ? toSourceTable(record, this.trigrams.get(record.table_name)) : undefined;
   };
 
   /**
@@ -32,14 +34,19 @@ export class SourceCatalog {
    */
   async reload(): Promise<void> {
     const started = ++this.reloadsStarted;
-    const rows = await this.repository.list();
+    const [rows, trigrams] = await Promise.all([this.repository.list(), this.repository.listCommonTrigrams()]);
     if (started < this.appliedReload) return;
     this.appliedReload = started;
-    const signature = JSON.stringify(rows.map((r) => [r.id, r.name, r.updated_at]));
+    // A day's new common trigrams change translations too: they key the translation cache through `version`.
+    const signature = JSON.stringify([
+      rows.map((r) => [r.id, r.name, r.updated_at]),
+      trigrams.map((t) => [t.table_name, t.column_name, t.partition]),
+    ]);
     if (signature === this.signature) return;
     this.signature = signature;
     this.byName = new Map(rows.map((r) => [r.name, r]));
     this.byId = new Map(rows.map((r) => [r.id, r]));
+    this.trigrams = byTable(trigrams);
     this.version++;
   }
 
@@ -67,7 +74,25 @@ export class SourceCatalog {
 }
 
 /** A source as the translator sees it. */
-export function toSourceTable(record: SourceRecord): SourceTable {
-  const table: SourceTable = { name: record.name, pgSchema: LOG_SCHEMA, table: record.table_name, fields: record.schema };
+export function toSourceTable(record: SourceRecord, commonTrigrams?: Readonly<Record<string, readonly string[]>>): SourceTable {
+  const table: SourceTable = {
+    name: record.name,
+    pgSchema: LOG_SCHEMA,
+    table: record.table_name,
+    fields: record.schema,
+    ...(commonTrigrams && { commonTrigrams }),
+  };
   return record.hot_leaves?.length ? { ...table, hot: record.hot_leaves } : table;
+}
+
+/** The kept common trigrams by table, then column; a column whose list is empty is left out. */
+function byTable(rows: readonly CommonTrigramsRecord[]): Map<string, Readonly<Record<string, readonly string[]>>> {
+  const out = new Map<string, Record<string, readonly string[]>>();
+  for (const r of rows) {
+    if (!r.trigrams.length) continue;
+    const columns = out.get(r.table_name) ?? {};
+    columns[r.column_name] = r.trigrams;
+    out.set(r.table_name, columns);
+  }
+  return out;
 }

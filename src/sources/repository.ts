@@ -17,11 +17,26 @@ export interface SourceRecord {
   updated_at: Date;
 }
 
+/** A row of `search_common_trigrams` (migrations/1764900000000_search-common-trigrams.js). */
+export interface CommonTrigramsRecord {
+  table_name: string;
+  column_name: string;
+  partition: string;
+  trigrams: string[];
+}
+
 export class SourceRepository {
   constructor(private readonly knex: Knex) {}
 
   list(): Promise<SourceRecord[]> {
     return this.knex<SourceRecord>('sources').select('*').orderBy('name');
+  }
+
+  /** The common trigrams of every log table's searched columns (src/storage/commonTrigrams.ts). */
+  listCommonTrigrams(): Promise<CommonTrigramsRecord[]> {
+    return this.knex<CommonTrigramsRecord>('search_common_trigrams')
+      .select('table_name', 'column_name', 'partition', 'trigrams')
+      .orderBy(['table_name', 'column_name']);
   }
 
   async find(idOrName: string): Promise<SourceRecord | undefined> {

@@ -55,6 +55,13 @@ export interface SourceTable {
   readonly fields: FieldMap;
   /** Hot leaves the table has as columns (below; maintained by src/storage/hotLeaves.ts): path → column type. */
   readonly hot?: readonly HotLeaf[];
+  /**
+   * The common trigrams of its searched columns, by column (`event_message`, a hot leaf's column):
+   * the `pg_trgm` trigrams in more than a few percent of a recent day's messages, measured by
+   * src/storage/commonTrigrams.ts. A search for a needle holding one gives the index only the
+   * needle's rare part (src/sql/postgres/search.ts, searchRareParts). Absent: needles as written.
+   */
+  readonly commonTrigrams?: Readonly<Record<string, readonly string[]>>;
 }
 
 export type SourceLookup = (name: string) => SourceTable | undefined;

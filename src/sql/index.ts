@@ -17,6 +17,7 @@ import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
 import { checkInlinedSize } from './postgres/inlinedSize.js';
 import { printQuery } from './postgres/print.js';
+import { searchRareParts } from './postgres/search.js';
 import { splitSearchByHour } from './postgres/searchHours.js';
 import { runPasses } from './passes.js';
 import { resolveCtes, resolveQuery, rootContext, TranslationState, type Resolved } from './resolve/index.js';
@@ -133,8 +134,10 @@ function translateBounded(input: TranslateInput): Translation {
   const { resolved, state } = input.sandboxSql === undefined ? resolveEndpoint(input) : resolveSandboxed(input, input.sandboxSql);
   const resolvedTree = { query: resolved.query, parameters: state.parameters };
   const { query: optimised, parameters } = input.optimise === false ? resolvedTree : runPasses(resolvedTree, state);
-  // After the passes: it only adds a tautology to the WHERE of each SELECT reading a log table.
-  const used = input.optimise === false ? optimised : splitSearchByHour(optimised, input.searchHours);
+  // After the passes: the first gives a needle's search its rare part (sources' common trigrams),
+  // the second only adds a tautology to the WHERE of each SELECT reading a log table.
+  const used =
+    input.optimise === false ? optimised : splitSearchByHour(searchRareParts(optimised, state.commonTrigrams), input.searchHours);
   const query = input.maxRows === undefined ? used : capRows(used, input.maxRows);
   checkInlinedSize(query, input.sandboxSql ?? input.query);
   const sql = printQuery(query);

@@ -40,7 +40,8 @@
  *    open day's hours through theirs, the hour not over by the `(project, timestamp)` index
  *    (docs/ARCHITECTURE.md, "Message search"). An index whose column left the setting is dropped,
  *    and so are the partitioned search indexes of the first design (on every partition, open day
- *    included). Without pg_trgm none is built.
+ *    included). Without pg_trgm none is built. Then the common trigrams of each column are
+ *    measured on the newest day whose index is valid, once per such day (commonTrigrams.ts).
  *
  * An interrupted CONCURRENTLY build leaves an INVALID index behind; it is dropped and built again.
  * Several replicas may run this: a session advisory lock per table lets one at a time work on it.
@@ -50,6 +51,7 @@ import { childIndexName, coveringIndexes, includedLeaves, ownIndexKind, type Cov
 import { hotColumnName, withLockRetries, type HotLeafState } from './hotLeaves.js';
 import { indexColumnsSql, listPartitions, qualifiedTable, quoteIdent, type PartitionInfo } from './logTables.js';
 import { SEARCH_HOUR_MS } from '../sql/catalog.js';
+import { upkeepCommonTrigrams } from './commonTrigrams.js';
 import {
   hourlySearchIndexes,
   isSearchIndexName,
@@ -284,6 +286,12 @@ async function reconcileSearch(
   } finally {
     await client.query('RESET maintenance_work_mem');
   }
+  // The common trigrams of each column, from the newest day whose index is valid (commonTrigrams.ts).
+  const nowValid = new Set((await partitionSearchIndexes(client, table)).filter((e) => e.valid).map((e) => e.name));
+  const indexedDays = new Map(
+    columns.map((c) => [c, finished.filter((p) => searchIndexes(p.name, [c]).every((i) => nowValid.has(i.name)))] as const),
+  );
+  done.push(...(await upkeepCommonTrigrams(client, table, indexedDays, opclass.slice(0, -'.gin_trgm_ops'.length))));
   return done;
 }
 

@@ -24,9 +24,25 @@
  * A query holding one of these forms also gets its log tables' scans split by the search hours
  * (searchHours.ts), so the open day's hourly partial indexes serve it too.
  *
+ * A needle with a common part (a trigram in most messages: the table's common trigrams, measured
+ * by src/storage/commonTrigrams.ts, catalog.ts `SourceTable.commonTrigrams`) makes the GIN scan
+ * read that trigram's whole posting list. `searchRareParts` gives the index only the needle's
+ * longest part whose trigrams are all rare (trigrams.ts) and keeps the exact test where no index
+ * can take it, as a recheck of the rows found:
+ *
+ *   m LIKE '%<needle>%'   →  (m LIKE '%<rare part>%' AND (m || '') LIKE '%<needle>%')
+ *
+ * The same rows: the rare part is a substring of the needle, so every text holding the needle
+ * holds it (the first test never drops a row the second keeps), NULL gives NULL either way, and
+ * `m || ''` is `m`. The index is on `m`, not on `m || ''`, so the planner leaves the second test
+ * to the heap rows. ILIKE too when the needle is ASCII (lower() is then per character, so the
+ * lowered rare part is a substring of the lowered needle).
+ *
  * Measured with and without the index: BENCHMARKS.md, "Search".
  */
-import { pg, type PgExpr } from './ast.js';
+import { mapNodes, forEachNode } from '../walk.js';
+import { pg, type PgExpr, type PgOp, type PgQuery, type PgTable } from './ast.js';
+import { rarePart } from './trigrams.js';
 
 /** `x LIKE '%n%'` for a literal needle `n`: true where `x` holds `n`, as `strpos(x, n) > 0`. */
 export function containsLiteral(text: PgExpr, needle: string): PgExpr {
@@ -66,4 +82,57 @@ function isFoldedLiteral(pattern: PgExpr): boolean {
     if (c > 0x7f || (c >= 0x41 && c <= 0x5a)) return false;
   }
   return true;
+}
+
+/** The common trigrams of a log table read under an alias, by column (catalog.ts `SourceTable.commonTrigrams`). */
+export type CommonTrigramsByAlias = ReadonlyMap<string, Readonly<Record<string, readonly string[]>>>;
+
+/**
+ * `query` with each `column [I]LIKE '%needle%'` of a column with common trigrams printed as above;
+ * as it is without them. Only literal needles: a parameter's value is not known here, and a
+ * pattern with a wildcard inside is not one needle.
+ */
+export function searchRareParts(query: PgQuery, common: CommonTrigramsByAlias): PgQuery {
+  if (!common.size) return query;
+  const tables = new Set<string>();
+  forEachNode(query, (n) => {
+    if (n.kind === 'table' && (n as unknown as PgTable).schema !== undefined) tables.add((n as unknown as PgTable).alias);
+  });
+  const sets = new Map<string, Set<string>>();
+  const commonOf = (alias: string, column: string): ReadonlySet<string> | undefined => {
+    const list = tables.has(alias) ? common.get(alias)?.[column] : undefined;
+    if (!list?.length) return undefined;
+    const key = `${alias}\0${column}`;
+    let set = sets.get(key);
+    if (!set) sets.set(key, (set = new Set(list)));
+    return set;
+  };
+  return mapNodes(query, (n) => {
+    if (n.kind !== 'op') return n;
+    const op = n as unknown as PgOp;
+    if ((op.op !== 'LIKE' && op.op !== 'ILIKE') || op.left.kind !== 'column' || op.left.table === undefined) return n;
+    if (op.right.kind !== 'literal' || typeof op.right.value !== 'string') return n;
+    const set = commonOf(op.left.table, op.left.name);
+    const needle = set && containedNeedle(op.right.value);
+    const part = needle === undefined ? undefined : rarePart(needle, set!);
+    if (part === undefined) return n;
+    const hidden = pg.op('||', op.left, pg.literal(''));
+    return pg.and(pg.op(op.op, op.left, pg.literal(`%${escapeLike(part)}%`)), pg.op(op.op, hidden, op.right));
+  });
+}
+
+/** The text `pattern` tests containment of when it is `%…%` with no wildcard inside (escapes undone); else undefined. */
+export function containedNeedle(pattern: string): string | undefined {
+  if (pattern.length < 2 || pattern[0] !== '%' || pattern[pattern.length - 1] !== '%') return undefined;
+  let needle = '';
+  for (let i = 1; i < pattern.length - 1; i++) {
+    const c = pattern[i];
+    if (c === '%' || c === '_') return undefined;
+    if (c === '\\') {
+      // The last `%` escaped: the pattern does not end with a wildcard.
+      if (i + 1 >= pattern.length - 1) return undefined;
+      needle += pattern[++i];
+    } else needle += c;
+  }
+  return needle;
 }

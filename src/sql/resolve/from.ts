@@ -142,6 +142,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
       return join(link, { kind: 'derived', query: endpoint.query, alias });
     }
     scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]], alias, source });
+    if (source.commonTrigrams) ctx.translation.commonTrigrams.set(alias, source.commonTrigrams);
     return join(link, { kind: 'table', schema: source.pgSchema, name: source.table, alias });
   },
 };

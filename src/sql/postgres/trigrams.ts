@@ -1,0 +1,58 @@
+/**
+ * The trigrams `pg_trgm` reads from a search pattern, and the part of a needle whose trigrams are
+ * all rare: what search.ts gives a trigram index instead of a needle with common parts.
+ *
+ * pg_trgm (trgm_op.c) splits text into words, runs of alphanumerics (`t_isalnum`), lowercases them
+ * and takes every three consecutive characters of each word padded with two spaces before and one
+ * after (`show_trgm('ab-cde')` = `{"  a"," ab","ab ","  c"," cd","cde","de "}`). For a LIKE
+ * pattern (generate_wildcard_trgm) a word next to a wildcard gets no padding on that side: in
+ * `'%needle%'` the needle's first word has none before and its last none after. Only ASCII is
+ * modelled here (whether another character is a letter depends on the database's locale): a
+ * needle with any other character is left as it is.
+ */
+
+/** The trigrams of `text` with the needle's ends padded or not (pg_trgm's own rule inside). */
+export function trigramsOf(text: string, ends: { padStart: boolean; padEnd: boolean }): Set<string> {
+  const out = new Set<string>();
+  const words = /[A-Za-z0-9]+/g;
+  for (let m = words.exec(text); m; m = words.exec(text)) {
+    const before = m.index > 0 || ends.padStart ? '  ' : '';
+    const after = m.index + m[0].length < text.length || ends.padEnd ? ' ' : '';
+    const padded = before + m[0].toLowerCase() + after;
+    for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
+  }
+  return out;
+}
+
+/** The trigrams pg_trgm searches the index for with `LIKE '%<needle escaped>%'` (or ILIKE). */
+export function needleTrigrams(needle: string): Set<string> {
+  return trigramsOf(needle, { padStart: false, padEnd: false });
+}
+
+/** Needles longer than this are left as they are: the search below is quadratic in the length. */
+export const MAX_RARE_NEEDLE = 1000;
+
+/**
+ * The longest substring of `needle` whose `%…%` trigrams are all outside `common` and hold at
+ * least one of three alphanumerics; undefined when the needle has no common trigram (nothing to
+ * gain), is not ASCII, or has no such part. Any substring works for exactness (search.ts); the
+ * longest keeps the most rare trigrams, so the index finds the fewest rows to recheck.
+ *
+ * A substring's trigrams are a subset of any longer substring's holding it (padding comes only
+ * from characters inside), so "no common trigram" holds on windows closed under shrinking: for
+ * each start the longest such window ends no earlier than the previous start's (two pointers).
+ */
+export function rarePart(needle: string, common: ReadonlySet<string>): string | undefined {
+  if (!common.size || needle.length > MAX_RARE_NEEDLE || !/^[\x20-\x7e]*$/.test(needle)) return undefined;
+  const rare = (s: string) => [...needleTrigrams(s)].every((t) => !common.has(t));
+  if (rare(needle)) return undefined;
+  let best: string | undefined;
+  let end = 0;
+  for (let start = 0; start < needle.length; start++) {
+    end = Math.max(end, start);
+    while (end < needle.length && rare(needle.slice(start, end + 1))) end++;
+    const part = needle.slice(start, end);
+    if (part.length > (best?.length ?? 0) && /[A-Za-z0-9]{3}/.test(part)) best = part;
+  }
+  return best;
+}

@@ -1,0 +1,131 @@
+/**
+ * The common trigrams of a log table's searched columns: the `pg_trgm` trigrams found in more
+ * than COMMON_SHARE of a sample of one finished day's values, kept in `search_common_trigrams`
+ * (migrations/1764900000000_search-common-trigrams.js) and handed to the translator by the source
+ * catalog (src/sources/catalog.ts; src/sql/catalog.ts `SourceTable.commonTrigrams`).
+ *
+ * Why: a GIN trigram scan of `LIKE '%needle%'` reads the whole posting list of each of the
+ * needle's trigrams. A trigram in nearly every message (a constant in the message format) is a
+ * list as long as the day, read for no filtering at all: on 1.4M edge events a day,
+ * `LIKE '%3867a4c16d4558de%'` read 2,366 buffers in 80–150 ms where its rare part `3867a4c1`
+ * took 2.7 ms (`6d4558de` is in every message). The translator gives the index only the
+ * needle's part whose trigrams are all rare (src/sql/postgres/search.ts searchRareParts).
+ *
+ * Measured, not guessed: the trigrams are pg_trgm's own (`show_trgm`, the extraction the index
+ * uses), counted once per message, over a sample of SAMPLE_SIZE messages of the newest day whose
+ * whole-day search index is valid; refreshed when a newer day's index is valid (the upkeep runs
+ * this after its builds, src/storage/indexUpkeep.ts step 5), so a change of the message format
+ * is seen the day after. A database without the table (one not migrated) or without pg_trgm
+ * measures nothing, and needles are then searched as written. The embedded database (PGlite)
+ * ships pg_trgm, so a migrated one measures them too (test/db/embedded.test.ts runs its upkeep
+ * without the migrations: there nothing is measured).
+ */
+import type pg from 'pg';
+import { qualifiedTable, quoteIdent } from './logTables.js';
+
+/**
+ * A trigram in more than this share of the sampled messages is common. 5%: a trigram's posting
+ * list costs in proportion to its share, so a kept (rare) trigram costs at most 1/20 of one in
+ * every message; with SAMPLE_SIZE messages a 5% share is 250 of them, an estimate within ±0.3%
+ * (one standard error), so a trigram near the line is not in one day and out the next by chance
+ * alone. Lower would shorten needles for little gain (the rare part loses selective trigrams);
+ * higher would keep trigrams costing a tenth of the day and more.
+ */
+export const COMMON_SHARE = 0.05;
+/** Messages sampled (show_trgm of each, counted in Postgres: well under a second at ~200 characters a message). */
+export const SAMPLE_SIZE = 5_000;
+/** At most this many, the most frequent: the translator holds them per column of every source. */
+export const MAX_COMMON_TRIGRAMS = 300;
+
+export interface CommonTrigrams {
+  readonly table: string;
+  readonly column: string;
+  /** The partition (day) sampled. */
+  readonly partition: string;
+  readonly sampled: number;
+  readonly trigrams: readonly string[];
+}
+
+type Db = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+
+/** Whether this database has the table (migrated); the embedded database's tests run the upkeep without migrations. */
+async function hasTable(db: Db): Promise<boolean> {
+  const { rows } = await db.query<{ present: boolean }>(`SELECT to_regclass('search_common_trigrams') IS NOT NULL AS present`);
+  return rows[0].present;
+}
+
+/**
+ * Samples `partition`'s `column` (TABLESAMPLE SYSTEM: pages at random over the whole day, about
+ * SAMPLE_SIZE rows by the planner's row count, at most twice that; a partition without a row
+ * count yet is read from its start, up to that cap) and counts each trigram once per value.
+ * `trgm` is pg_trgm's schema, quoted.
+ */
+export async function measureCommonTrigrams(
+  db: Db,
+  partition: string,
+  column: string,
+  trgm: string,
+): Promise<{ sampled: number; trigrams: string[] }> {
+  const { rows: stats } = await db.query<{ reltuples: number }>(
+    `SELECT reltuples::float8 AS reltuples FROM pg_class WHERE oid = to_regclass($1)`,
+    [qualifiedTable(partition)],
+  );
+  const rowsEstimate = stats[0]?.reltuples ?? -1;
+  const percent = rowsEstimate > 0 ? Math.min(100, (100 * SAMPLE_SIZE) / rowsEstimate) : 100;
+  const { rows } = await db.query<{ sampled: number; trigrams: string[] }>(
+    `WITH sample AS MATERIALIZED (
+       SELECT ${quoteIdent(column)}::text AS v FROM ${qualifiedTable(partition)} TABLESAMPLE SYSTEM ($1::float4)
+        WHERE ${quoteIdent(column)} IS NOT NULL LIMIT $2
+     ), counts AS (
+       SELECT t, count(*) AS n FROM sample, unnest(${trgm}.show_trgm(v)) AS t GROUP BY t
+     )
+     SELECT (SELECT count(*) FROM sample)::int AS sampled,
+            coalesce((SELECT array_agg(t ORDER BY n DESC, t) FROM (
+              SELECT t, n FROM counts WHERE n > $3::float8 * (SELECT count(*) FROM sample) ORDER BY n DESC, t LIMIT $4) c), '{}') AS trigrams`,
+    [percent, 2 * SAMPLE_SIZE, COMMON_SHARE, MAX_COMMON_TRIGRAMS],
+  );
+  return rows[0];
+}
+
+/**
+ * For each of `columns`, the common trigrams of the newest of `indexedDays` (partitions whose
+ * whole-day search index of that column is valid, by column) measured and kept, unless already
+ * kept for that day; rows of columns no longer searched removed. Returns what it did.
+ */
+export async function upkeepCommonTrigrams(
+  db: Db,
+  table: string,
+  indexedDays: ReadonlyMap<string, readonly { name: string; dayMs: number }[]>,
+  trgm: string,
+): Promise<string[]> {
+  if (!(await hasTable(db))) return [];
+  const done: string[] = [];
+  const kept = await db.query<{ column_name: string; partition: string }>(
+    `SELECT column_name, partition FROM search_common_trigrams WHERE table_name = $1`,
+    [table],
+  );
+  for (const row of kept.rows) {
+    if (indexedDays.has(row.column_name)) continue;
+    await db.query(`DELETE FROM search_common_trigrams WHERE table_name = $1 AND column_name = $2`, [table, row.column_name]);
+  }
+  for (const [column, days] of indexedDays) {
+    const newest = [...days].sort((a, b) => b.dayMs - a.dayMs)[0];
+    if (!newest || kept.rows.some((r) => r.column_name === column && r.partition === newest.name)) continue;
+    let measured: { sampled: number; trigrams: string[] };
+    try {
+      measured = await measureCommonTrigrams(db, newest.name, column, trgm);
+    } catch (err) {
+      if ((err as { code?: string }).code === '42P01') continue; // undefined_table: dropped meanwhile (retention)
+      throw err;
+    }
+    await db.query(
+      `INSERT INTO search_common_trigrams (table_name, column_name, partition, sampled, trigrams, measured_at)
+       VALUES ($1, $2, $3, $4, $5, now())
+       ON CONFLICT (table_name, column_name) DO UPDATE
+         SET partition = excluded.partition, sampled = excluded.sampled, trigrams = excluded.trigrams, measured_at = excluded.measured_at`,
+      [table, column, newest.name, measured.sampled, measured.trigrams],
+    );
+    done.push(`measured ${measured.trigrams.length} common trigrams of ${column} on ${newest.name} (${measured.sampled} sampled)`);
+  }
+  return done;
+}
