@@ -241,7 +241,8 @@ function sameSource(a: SourceTable | undefined, b: SourceTable | undefined): boo
     a.pgSchema === b.pgSchema &&
     a.table === b.table &&
     a.fields === b.fields &&
-    a.hot === b.hot
+    a.hot === b.hot &&
+    a.commonTrigrams === b.commonTrigrams
   );
 }
 

@@ -148,6 +148,23 @@ describe('rare trigrams: a needle searched through its rare part', function () {
     assert.deepEqual(rewritten.rows, [{ id: 'e43' }]);
   });
 
+  it("when the needle is searched in a CTE's column from sandboxed sql (the logs explorer's shape), then that column gets the rare part too, also when the endpoint's CTEs are reused", async () => {
+    const endpoint = 'with logs as (select id, event_message from `rare.trigrams`) select id from logs';
+    const sandboxSql = `with hits as (select l.id, l.event_message as m from logs l) select h.id from hits h where regexp_contains(h.m, '${hex.slice(-10)} ua=Mozilla') order by h.id`;
+    const plain = await runTranslation(endpoint, { sources: withoutStats, sandboxSql });
+    // Twice: the second translation reuses the endpoint's resolved CTEs (src/sql/index.ts) and their state.
+    for (let i = 0; i < 2; i++) {
+      const rewritten = await runTranslation(endpoint, { sources: withStats, sandboxSql });
+      assert.match(
+        rewritten.translation.sql,
+        /LIKE '%[0-9a-f]+ ?%'\) AND \(\("t\d+"."m" \|\| ''\) LIKE '%[0-9a-f]+ ua=Mozilla%'\)/,
+        rewritten.translation.sql,
+      );
+      assert.deepEqual(rewritten.rows, plain.rows);
+      assert.deepEqual(rewritten.rows, [{ id: 'e43' }]);
+    }
+  });
+
   it('when the needle is a parameter, then it is left as it is', async () => {
     const query = `select t.id from \`rare.trigrams\` t where regexp_contains(t.event_message, @p)`;
     const rewritten = await runTranslation(query, { sources: withStats, params: { p: `${hex} ua=Mozilla` } });
@@ -179,19 +196,23 @@ describe('rare trigrams: a needle searched through its rare part', function () {
   });
 
   it('when the catalog reads the kept common trigrams, then the source it hands the translator carries them', async () => {
+    // A source of its own: the shared database's default sources may have measured rows already.
     const { context, pool } = await testDatabase();
-    const edge = context.sources.lookup('cloudflare.logs.prod')!;
-    await pool.query(
-      `INSERT INTO search_common_trigrams (table_name, column_name, partition, sampled, trigrams) VALUES ($1, 'event_message', 'x', 1, '{moz}')`,
-      [edge.table],
-    );
+    const name = `rare.catalog.${Date.now().toString(36)}`;
+    const created = await context.sources.create({ name });
     try {
+      await pool.query(
+        `INSERT INTO search_common_trigrams (table_name, column_name, partition, sampled, trigrams) VALUES ($1, 'event_message', 'x', 1, '{moz}')`,
+        [created.table_name],
+      );
       await context.sources.reload();
-      assert.deepEqual(context.sources.lookup('cloudflare.logs.prod')!.commonTrigrams, { event_message: ['moz'] });
+      assert.deepEqual(context.sources.lookup(name)!.commonTrigrams, { event_message: ['moz'] });
+      await pool.query(`DELETE FROM search_common_trigrams WHERE table_name = $1`, [created.table_name]);
+      await context.sources.reload();
+      assert.equal(context.sources.lookup(name)!.commonTrigrams, undefined);
     } finally {
-      await pool.query(`DELETE FROM search_common_trigrams WHERE table_name = $1`, [edge.table]);
-      await context.sources.reload();
+      await pool.query(`DELETE FROM search_common_trigrams WHERE table_name = $1`, [created.table_name]);
+      await context.sources.delete(name);
     }
-    assert.equal(context.sources.lookup('cloudflare.logs.prod')!.commonTrigrams, undefined);
   });
 });

@@ -41,7 +41,7 @@
  * Measured with and without the index: BENCHMARKS.md, "Search".
  */
 import { mapNodes, forEachNode } from '../walk.js';
-import { pg, type PgExpr, type PgOp, type PgQuery, type PgTable } from './ast.js';
+import { pg, type PgDerived, type PgExpr, type PgOp, type PgQuery, type PgTable } from './ast.js';
 import { rarePart } from './trigrams.js';
 
 /** `x LIKE '%n%'` for a literal needle `n`: true where `x` holds `n`, as `strpos(x, n) > 0`. */
@@ -94,17 +94,35 @@ export type CommonTrigramsByAlias = ReadonlyMap<string, Readonly<Record<string, 
  */
 export function searchRareParts(query: PgQuery, common: CommonTrigramsByAlias): PgQuery {
   if (!common.size) return query;
+  // What each alias reads: a log table, or a CTE or subquery whose columns may pass a log table's
+  // column through (the logs explorer's queries search `edge_logs`, a CTE over the edge table).
+  // Reaching the wrong set could only cost speed: the rewrite is exact whatever the text.
   const tables = new Set<string>();
+  const ctes = new Map<string, PgQuery>();
+  const reads = new Map<string, PgQuery>();
   forEachNode(query, (n) => {
-    if (n.kind === 'table' && (n as unknown as PgTable).schema !== undefined) tables.add((n as unknown as PgTable).alias);
+    if (n.kind === 'query') for (const c of (n as unknown as PgQuery).ctes) ctes.set(c.name, c.query);
+    if (n.kind === 'derived') reads.set((n as unknown as PgDerived).alias, (n as unknown as PgDerived).query);
   });
-  const sets = new Map<string, Set<string>>();
+  forEachNode(query, (n) => {
+    if (n.kind !== 'table') return;
+    const t = n as unknown as PgTable;
+    if (t.schema !== undefined) tables.add(t.alias);
+    else if (ctes.has(t.name)) reads.set(t.alias, ctes.get(t.name)!);
+  });
+  const listOf = (alias: string, column: string, depth = 0): readonly string[] | undefined => {
+    if (tables.has(alias)) return common.get(alias)?.[column];
+    const body = reads.get(alias)?.body;
+    if (depth > 8 || body?.kind !== 'select') return undefined;
+    const target = body.targets.find((t) => t.name === column)?.expr;
+    return target?.kind === 'column' && target.table !== undefined ? listOf(target.table, target.name, depth + 1) : undefined;
+  };
+  const sets = new Map<readonly string[], Set<string>>();
   const commonOf = (alias: string, column: string): ReadonlySet<string> | undefined => {
-    const list = tables.has(alias) ? common.get(alias)?.[column] : undefined;
+    const list = listOf(alias, column);
     if (!list?.length) return undefined;
-    const key = `${alias}\0${column}`;
-    let set = sets.get(key);
-    if (!set) sets.set(key, (set = new Set(list)));
+    let set = sets.get(list);
+    if (!set) sets.set(list, (set = new Set(list)));
     return set;
   };
   return mapNodes(query, (n) => {

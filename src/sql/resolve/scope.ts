@@ -107,6 +107,7 @@ export class TranslationState {
     copy.columns = this.columns;
     copy.scalarSubqueries = this.scalarSubqueries;
     copy.groupedSelects = this.groupedSelects;
+    for (const [alias, trigrams] of this.commonTrigrams) copy.commonTrigrams.set(alias, trigrams);
     return copy;
   }
 }
