@@ -182,21 +182,21 @@ export async function createContext(config: Config, logger: Logger, { now }: Con
     opened.push({ name: 'rate limits', close: () => limiter.close() });
     registerSchedulerGauges(metrics.registry, () => limiter.load);
     const arrivals = new Arrivals();
-    // Pieces run as endpoint queries do (queryService.ts execute), at the scheduler's background priority.
+    // Pieces run as endpoint queries do (queryService.ts execute), at the scheduler's background
+    // priority, and always on the primary: what a read replica computes may lag behind a version
+    // bump and is never kept, so background work there would be thrown away.
     const hourlyBackground =
       hourly &&
       new HourlyBackground(hourly, {
         run: (sql, values, o) =>
           limiter.background((grant) =>
-            reads.run((target) =>
-              executeReadOnly(target.pool, sql, values, {
-                timeoutMs: config.queryTimeoutMs,
-                serial: grant.serial,
-                useReaderRole: target.useReaderRole,
-                pipelined: db.capabilities.pipelinedBatch,
-                workMemKb: o?.workMemKb,
-              }).then((run) => ({ ...run, cacheable: target.name === 'primary' })),
-            ),
+            executeReadOnly(primaryTarget.pool, sql, values, {
+              timeoutMs: config.queryTimeoutMs,
+              serial: grant.serial,
+              useReaderRole: primaryTarget.useReaderRole,
+              pipelined: db.capabilities.pipelinedBatch,
+              workMemKb: o?.workMemKb,
+            }),
           ),
         sourceOf: catalogSourceOf(sources),
         metrics,

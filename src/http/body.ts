@@ -150,6 +150,9 @@ export const jsonBody: RequestHandler = (req, res, next) => {
   if (type !== '' && !isJsonType(type)) {
     throw new UnsupportedMediaTypeError(`Content-Type "${type}" is not accepted: send the resource as application/json.`);
   }
+  // Refused on its Content-Length here, not by the parser: body-parser reads a refused body to its
+  // end, however long it is declared, before it answers.
+  if (Number(length) > JSON_BODY_LIMIT) return afterDraining(req, JSON_BODY_LIMIT, () => next(new PayloadTooLargeError(JSON_BODY_LIMIT)));
   parseJson(req, res, (err?: unknown) => {
     if ((err as { type?: string } | undefined)?.type === 'entity.too.large') afterDraining(req, JSON_BODY_LIMIT, () => next(err));
     else next(err);

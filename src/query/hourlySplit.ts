@@ -313,6 +313,8 @@ export async function fillHours(
   retentionDays: number | undefined,
   now: number,
   pieceHours: number,
+  /** True once the caller stops (the service closing): no further piece is started. */
+  stopped: () => boolean = () => false,
 ): Promise<number> {
   // Redis refused this process's last bumps: the work waits until it answers, as its loads do.
   if (store.hasPending()) return 0;
@@ -322,7 +324,7 @@ export async function fillHours(
   const kept = await store.kept(keys);
   const todo = wanted.map((hour, i) => ({ hour, key: keys[i] })).filter((_, i) => !kept[i]);
   let done = 0;
-  for (let i = 0; i < todo.length;) {
+  for (let i = 0; i < todo.length && !stopped();) {
     let j = i + 1;
     while (j < todo.length && j - i < pieceHours && todo[j].hour === todo[j - 1].hour + HOUR_MS) j++;
     const covered = todo.slice(i, j);

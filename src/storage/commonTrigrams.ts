@@ -34,6 +34,12 @@ import { qualifiedTable, quoteIdent } from './logTables.js';
 export const COMMON_SHARE = 0.05;
 /** Messages sampled (show_trgm of each, counted in Postgres: well under a second at ~200 characters a message). */
 export const SAMPLE_SIZE = 5_000;
+/**
+ * Fewer sampled values than this (a quiet day) are no measure: at 5% of 10 messages nearly every
+ * trigram is "common", and the needles' rare parts would be short and unselective. Such a day is
+ * recorded with no common trigrams, so searches print as written.
+ */
+export const MIN_SAMPLE = 200;
 /** At most this many, the most frequent: the translator holds them per column of every source. */
 export const MAX_COMMON_TRIGRAMS = 300;
 
@@ -123,7 +129,7 @@ export async function upkeepCommonTrigrams(
        VALUES ($1, $2, $3, $4, $5, now())
        ON CONFLICT (table_name, column_name) DO UPDATE
          SET partition = excluded.partition, sampled = excluded.sampled, trigrams = excluded.trigrams, measured_at = excluded.measured_at`,
-      [table, column, newest.name, measured.sampled, measured.trigrams],
+      [table, column, newest.name, measured.sampled, measured.sampled < MIN_SAMPLE ? [] : measured.trigrams],
     );
     done.push(`measured ${measured.trigrams.length} common trigrams of ${column} on ${newest.name} (${measured.sampled} sampled)`);
   }

@@ -558,6 +558,8 @@ describe('hardening: bad input', function () {
       const head = `POST ${INGEST} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.ingest}\r\nContent-Type: application/json\r\nContent-Length: ${1024 ** 3}\r\n\r\n`;
       const res = await raw(head, '', { timeoutMs: 4_000 }); // under the 5 s a refused body is waited for
       expect4xx(res, [413]);
+      const queryHead = `POST ${LOGS} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-KEY: ${keys.query}\r\nContent-Type: application/json\r\nContent-Length: ${1024 ** 3}\r\n\r\n`;
+      expect4xx(await raw(queryHead, '', { timeoutMs: 4_000 }), [413]);
     });
 
     it('when Content-Length is larger than the body and the client stops, then no answer is owed and the service keeps serving', async () => {
