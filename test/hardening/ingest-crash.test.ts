@@ -70,7 +70,13 @@ describe('Ingest durability across a crash', function () {
         await post(batchId);
         if (!killed && acknowledged.size >= 12) {
           killed = true;
-          victim.child.kill('SIGKILL'); // other clients' batches are in flight right now
+          // Other clients' batches are normally in flight right now; on a loaded machine they may all
+          // have been answered, so this client sends one more and kills without waiting for it.
+          const last = `crash-${seq++}`;
+          sent.push(last);
+          const lastPost = post(last);
+          victim.child.kill('SIGKILL');
+          await lastPost;
         }
       }
     };
