@@ -174,20 +174,20 @@ console.log(
   warmOk ? 'rows equal' : 'ROWS DIFFER',
 );
 table.push(['**next loads, hours kept**, median', `**${ms(median(warm))}** (${warm.map(ms).join(', ')})`, warmOk ? 'yes' : '**no**']);
+/** A split load and the whole one at the same moment: printed, and a row of the block. */
+function sideBySide(label: string, split: Awaited<ReturnType<typeof load>>, whole: Awaited<ReturnType<typeof load>>): void {
+  const equal = split.runs.every((x, i) => same(x, whole.runs[i]));
+  console.log(
+    `${label}: split ${split.ms.toFixed(0)} ms`,
+    split.stats,
+    `whole ${whole.ms.toFixed(0)} ms`,
+    equal ? 'rows equal' : 'ROWS DIFFER',
+  );
+  table.push([`${label}: split / whole`, `${ms(split.ms)} / ${ms(whole.ms)}`, equal ? 'yes' : '**no**']);
+}
 const moved = dataEnd + 5 * 60_000;
 const wholeMoved = await load(false, moved, now + 5 * 60_000);
-const m = await load(true, moved, now + 5 * 60_000);
-console.log(
-  `window moved 5 min: split ${m.ms.toFixed(0)} ms`,
-  m.stats,
-  `whole ${wholeMoved.ms.toFixed(0)} ms`,
-  m.runs.every((x, i) => same(x, wholeMoved.runs[i])) ? 'rows equal' : 'ROWS DIFFER',
-);
-table.push([
-  'window moved 5 minutes: split / whole',
-  `${ms(m.ms)} / ${ms(wholeMoved.ms)}`,
-  m.runs.every((x, i) => same(x, wholeMoved.runs[i])) ? 'yes' : '**no**',
-]);
+sideBySide('window moved 5 minutes', await load(true, moved, now + 5 * 60_000), wholeMoved);
 // An hour later (the clock moved by hand): the tick computes the hour that closed for the 8 shapes.
 clock = now + HOUR_MS + CLOSED_AFTER_MS;
 const before = await hoursComputed();
@@ -195,19 +195,7 @@ const tickStarted = performance.now();
 await background.tick();
 console.log(`tick an hour later: ${(performance.now() - tickStarted).toFixed(0)} ms, ${(await hoursComputed()) - before} hours computed`);
 const later = await load(true, dataEnd + HOUR_MS, clock);
-const wholeLater = await load(false, dataEnd + HOUR_MS, clock);
-console.log(
-  `an hour later: split ${later.ms.toFixed(0)} ms`,
-  later.stats,
-  `whole ${wholeLater.ms.toFixed(0)} ms`,
-  later.runs.every((x, i) => same(x, wholeLater.runs[i])) ? 'rows equal' : 'ROWS DIFFER',
-);
-
-table.push([
-  'an hour later, after the tick computed the hour that closed: split / whole',
-  `${ms(later.ms)} / ${ms(wholeLater.ms)}`,
-  later.runs.every((x, i) => same(x, wholeLater.runs[i])) ? 'yes' : '**no**',
-]);
+sideBySide('an hour later, after the tick computed the hour that closed', later, await load(false, dataEnd + HOUR_MS, clock));
 loads.push(loadavg()[0]);
 
 if (!opts['no-write']) {

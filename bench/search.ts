@@ -35,7 +35,7 @@ import { createContext } from '../src/context.js';
 import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
 import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
-import { upkeepCommonTrigrams } from '../src/storage/commonTrigrams.js';
+import { upkeepIndexedCommonTrigrams } from '../src/storage/indexUpkeep.js';
 import { listPartitions } from '../src/storage/logTables.js';
 import { trigramOpclass } from '../src/storage/searchIndexes.js';
 import { BENCH_PROJECT, benchEnv, ensureBenchData, ensureData, SIZES, type Size } from './data.js';
@@ -89,21 +89,10 @@ try {
   } else {
     // The common trigrams (src/storage/commonTrigrams.ts) of each searched column, measured on the
     // newest day whose search index is valid if not kept yet: what the upkeep does after its builds.
-    const trgm = (await trigramOpclass(ctx.db.pool))?.slice(0, -'.gin_trgm_ops'.length);
-    for (const record of trgm ? ctx.sources.list() : []) {
-      const days = (await listPartitions(ctx.db.pool, record.table_name)).filter((p) => p.dayMs + DAY_MS <= Date.now());
-      const { rows } = await ctx.db.pool.query<{ partition: string }>(
-        `SELECT c.relname AS partition FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_class x ON x.oid = i.indexrelid
-          WHERE i.indisvalid AND x.relname LIKE '%\\_search\\_%' AND c.relname = ANY($1)`,
-        [days.map((p) => p.name)],
-      );
-      const indexed = days.filter((p) => rows.some((r) => r.partition === p.name));
-      const steps = await upkeepCommonTrigrams(
-        ctx.db.pool,
-        record.table_name,
-        new Map(record.search_index.map((c) => [c, indexed])),
-        trgm!,
-      );
+    const opclass = await trigramOpclass(ctx.db.pool);
+    for (const record of opclass ? ctx.sources.list() : []) {
+      const finished = (await listPartitions(ctx.db.pool, record.table_name)).filter((p) => p.dayMs + DAY_MS <= Date.now());
+      const steps = await upkeepIndexedCommonTrigrams(ctx.db.pool, record.table_name, record.search_index, finished, opclass!);
       for (const s of steps) console.error(`${record.name}: ${s}`);
     }
     await ctx.sources.reload();

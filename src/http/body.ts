@@ -109,7 +109,7 @@ function afterDraining(req: Request, limit: number, answer: () => void): void {
   req.on('end', stop);
   req.on('close', stop);
   req.on('error', stop);
-  req.resume(); // a stream paused by a parser that gave up (body-parser) flows again
+  req.resume(); // nobody else reads it: it flows into onData
 }
 
 /** Decompressed bytes, never more than `limit` of them in memory (zlib stops at maxOutputLength). */
@@ -151,10 +151,8 @@ export const jsonBody: RequestHandler = (req, res, next) => {
     throw new UnsupportedMediaTypeError(`Content-Type "${type}" is not accepted: send the resource as application/json.`);
   }
   // Refused on its Content-Length here, not by the parser: body-parser reads a refused body to its
-  // end, however long it is declared, before it answers.
+  // end, however long it is declared, before it answers (so a body without Content-Length that
+  // passes the limit needs no draining of ours).
   if (Number(length) > JSON_BODY_LIMIT) return afterDraining(req, JSON_BODY_LIMIT, () => next(new PayloadTooLargeError(JSON_BODY_LIMIT)));
-  parseJson(req, res, (err?: unknown) => {
-    if ((err as { type?: string } | undefined)?.type === 'entity.too.large') afterDraining(req, JSON_BODY_LIMIT, () => next(err));
-    else next(err);
-  });
+  parseJson(req, res, next);
 };

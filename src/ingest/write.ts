@@ -17,7 +17,7 @@ import { UnavailableError } from '../errors.js';
 import type { SourceRecord } from '../sources/repository.js';
 import type { SourceService } from '../sources/service.js';
 import type { FieldMap } from '../sources/schema.js';
-import { dayStart, ensurePartitions, qualifiedTable, quoteIdent } from '../storage/logTables.js';
+import { dayStart, ensurePartitions, logTableName, qualifiedTable, quoteIdent } from '../storage/logTables.js';
 import { hotColumnName, PG_HOT_TYPES, UNKNOWN_LEAF_CODE, type HotLeaf } from '../storage/hotLeaves.js';
 import { FactsObserver, recordObservedFacts } from '../storage/hotLeafFacts.js';
 import type { Logger } from '../logger.js';
@@ -61,7 +61,7 @@ export class LogWriter {
     });
     // After COMMIT and before the answer: a closed hour that got rows gets a new write version, so
     // no cached partial of it is read again, and the caller's next query sees its rows. Never throws.
-    if (this.hourly && rows.length) await this.hourly.bumpHours(`logs.${source.table_name}`, hoursOf(rows));
+    if (this.hourly && rows.length) await this.hourly.bumpHours(logTableName(source.table_name), hoursOf(rows));
   }
 
   private async writeBatch(source: SourceRecord, rows: LogRow[], fields: FieldMap, also?: InTransaction, retried = 0): Promise<void> {

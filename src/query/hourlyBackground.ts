@@ -20,6 +20,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { SourceService } from '../sources/service.js';
 import { validatePostgres } from '../sql/validate.js';
+import { logTableName } from '../storage/logTables.js';
 import { SHAPE_RECENT_MS, type HourlyStore } from './hourlyStore.js';
 import { fillHours, lastClosedHours, shapeHash, type Runner, type Shape, type SourceOf } from './hourlySplit.js';
 
@@ -41,7 +42,7 @@ const LOCK_MS = 10 * 60_000;
 /** The split's view of the source catalog: a plan's table (`logs.<table_name>`) to its source's id and retention. */
 export function catalogSourceOf(sources: Pick<SourceService, 'list'>): SourceOf {
   return (table) => {
-    const source = sources.list().find((s) => `logs.${s.table_name}` === table);
+    const source = sources.list().find((s) => logTableName(s.table_name) === table);
     return source && { id: source.id, retentionDays: source.retention_days };
   };
 }

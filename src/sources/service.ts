@@ -9,7 +9,7 @@ import { DEFAULT_HOT_LEAVES, DEFAULT_SOURCES, upgradedDefaultLeaves } from './de
 import { parseHotLeaves } from './hotLeafInput.js';
 import { addHotColumns, dropHotColumns, hotColumnDefinitions, type HotLeaf, type HotLeafState } from '../storage/hotLeaves.js';
 import { deleteFacts, resetFacts } from '../storage/hotLeafFacts.js';
-import { listPartitions, partitionCounts, type PartitionCount } from '../storage/logTables.js';
+import { listPartitions, logTableName, partitionCounts, type PartitionCount } from '../storage/logTables.js';
 import { coveringIndexes } from '../storage/coveringIndexes.js';
 import { searchableColumns } from '../storage/searchIndexes.js';
 import { SourceCatalog } from './catalog.js';
@@ -187,7 +187,7 @@ export class SourceService {
     });
     // After COMMIT, as ingest: every hour the table had rows in gets a new write version, so a
     // source created again under the same table name (the importer keeps ids) reads none of them.
-    await this.hourly?.bumpDays(`logs.${source.table_name}`, days);
+    await this.hourly?.bumpDays(logTableName(source.table_name), days);
     await this.reload();
   }
 

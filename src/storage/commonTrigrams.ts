@@ -43,15 +43,6 @@ export const MIN_SAMPLE = 200;
 /** At most this many, the most frequent: the translator holds them per column of every source. */
 export const MAX_COMMON_TRIGRAMS = 300;
 
-export interface CommonTrigrams {
-  readonly table: string;
-  readonly column: string;
-  /** The partition (day) sampled. */
-  readonly partition: string;
-  readonly sampled: number;
-  readonly trigrams: readonly string[];
-}
-
 type Db = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 
 /** Whether this database has the table (migrated); the embedded database's tests run the upkeep without migrations. */

@@ -286,13 +286,27 @@ async function reconcileSearch(
   } finally {
     await client.query('RESET maintenance_work_mem');
   }
-  // The common trigrams of each column, from the newest day whose index is valid (commonTrigrams.ts).
-  const nowValid = new Set((await partitionSearchIndexes(client, table)).filter((e) => e.valid).map((e) => e.name));
-  const indexedDays = new Map(
-    columns.map((c) => [c, finished.filter((p) => searchIndexes(p.name, [c]).every((i) => nowValid.has(i.name)))] as const),
-  );
-  done.push(...(await upkeepCommonTrigrams(client, table, indexedDays, opclass.slice(0, -'.gin_trgm_ops'.length))));
+  done.push(...(await upkeepIndexedCommonTrigrams(client, table, columns, finished, opclass)));
   return done;
+}
+
+/**
+ * The common trigrams of each of `columns`, measured on the newest of the `finished` days whose
+ * search index of that column is valid, once per such day (commonTrigrams.ts): the upkeep's last
+ * step, also run by bench/search.ts on indexes built earlier. `opclass`: trigramOpclass's answer.
+ */
+export async function upkeepIndexedCommonTrigrams(
+  db: Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>,
+  table: string,
+  columns: readonly string[],
+  finished: readonly PartitionInfo[],
+  opclass: string,
+): Promise<string[]> {
+  const valid = new Set((await partitionSearchIndexes(db, table)).filter((e) => e.valid).map((e) => e.name));
+  const indexedDays = new Map(
+    columns.map((c) => [c, finished.filter((p) => searchIndexes(p.name, [c]).every((i) => valid.has(i.name)))] as const),
+  );
+  return upkeepCommonTrigrams(db, table, indexedDays, opclass.slice(0, -'.gin_trgm_ops'.length));
 }
 
 /**
@@ -329,7 +343,10 @@ async function busyPartitions(client: pg.PoolClient, table: string): Promise<Set
 }
 
 /** The search indexes (named by searchIndexes.ts) on the partitions of `table`, with whether each is valid. */
-async function partitionSearchIndexes(client: pg.PoolClient, table: string): Promise<{ name: string; valid: boolean }[]> {
+async function partitionSearchIndexes(
+  client: Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>,
+  table: string,
+): Promise<{ name: string; valid: boolean }[]> {
   const { rows } = await client.query<{ partition: string; name: string; valid: boolean }>(
     `SELECT t.relname AS partition, c.relname AS name, i.indisvalid AS valid
        FROM pg_inherits h JOIN pg_class t ON t.oid = h.inhrelid

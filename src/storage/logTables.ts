@@ -196,3 +196,7 @@ export async function partitionCounts(db: Queryable, table: string, retentionDay
       drops_at: new Date(p.dayMs + DAY_MS + retentionDays * DAY_MS).toISOString(),
     }));
 }
+/** `logs.<table>`, unquoted: how the translator's plans name a log table (src/sql/postgres/decompose.ts), and so the key of its hours in the hourly split (src/query/hourlyStore.ts). */
+export function logTableName(table: string): string {
+  return `${LOG_SCHEMA}.${table}`;
+}

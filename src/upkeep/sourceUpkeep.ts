@@ -13,7 +13,7 @@ import type { SourceRecord } from '../sources/repository.js';
 import { backfillPartition, setUnknownLeafDefaults, uncheckedLeaves, type HotLeaf } from '../storage/hotLeaves.js';
 import { checkPartition, forgetPartitionFacts, saveBackfilledFacts, unverifyFacts } from '../storage/hotLeafFacts.js';
 import { upkeepIndexes } from '../storage/indexUpkeep.js';
-import { dropExpiredPartitions, ensurePartitions, partitionDay } from '../storage/logTables.js';
+import { dropExpiredPartitions, ensurePartitions, logTableName, partitionDay } from '../storage/logTables.js';
 import type { HourlyStore } from '../query/hourlyStore.js';
 
 const DAY_MS = 86_400_000;
@@ -156,7 +156,7 @@ export class SourceUpkeep {
       created += (await ensurePartitions(this.pool, source.table_name, nowMs, nowMs + PARTITION_DAYS_AHEAD * DAY_MS)).length;
       const expired = await dropExpiredPartitions(this.pool, source.table_name, source.retention_days, nowMs);
       await this.hourly?.bumpDays(
-        `logs.${source.table_name}`,
+        logTableName(source.table_name),
         expired.map((name) => partitionDay(name)!),
       );
       await forgetPartitionFacts(this.pool, source.table_name, expired);
