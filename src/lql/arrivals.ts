@@ -124,6 +124,10 @@ export class RedisArrivalRelay implements ArrivalRelay {
   private readonly local = new Map<string, number>();
   /** Sources other processes have viewers of → until when they said so (ms). */
   private readonly remote = new Map<string, number>();
+  /** Sources whose channel `sub` is subscribed to (sync). */
+  private readonly subscribed = new Set<string>();
+  /** The last subscription change of each source's channel under way (sync). */
+  private readonly syncing = new Map<string, Promise<void>>();
   private readonly helloTimer: NodeJS.Timeout;
   private lastErrorLog = 0;
 
@@ -133,13 +137,23 @@ export class RedisArrivalRelay implements ArrivalRelay {
     private readonly ns: string,
     private readonly arrivals: Pick<Arrivals, 'deliver'>,
     private readonly logger: Logger,
+    helloEveryMs: number,
   ) {
-    this.helloTimer = setInterval(() => void this.hello([...this.local.keys()]), HELLO_EVERY_MS);
+    this.helloTimer = setInterval(() => void this.hello([...this.local.keys()]), helloEveryMs);
     this.helloTimer.unref();
   }
 
-  /** Two Redis connections (a subscriber cannot publish); start-up waits at most a second for them. */
-  static async open(options: { url: string; namespace?: string; arrivals: Arrivals; logger: Logger }): Promise<RedisArrivalRelay> {
+  /**
+   * Two Redis connections (a subscriber cannot publish); start-up waits at most a second for them.
+   * `helloEveryMs`: HELLO_EVERY_MS but in tests.
+   */
+  static async open(options: {
+    url: string;
+    namespace?: string;
+    arrivals: Arrivals;
+    logger: Logger;
+    helloEveryMs?: number;
+  }): Promise<RedisArrivalRelay> {
     const pub = createClient({
       url: options.url,
       disableOfflineQueue: true,
@@ -147,17 +161,25 @@ export class RedisArrivalRelay implements ArrivalRelay {
     });
     // The subscriber queues while disconnected, so subscriptions made during an outage apply when Redis is back.
     const sub = pub.duplicate({ disableOfflineQueue: false });
-    const relay = new RedisArrivalRelay(pub, sub, options.namespace ?? 'lq:', options.arrivals, options.logger);
+    const relay = new RedisArrivalRelay(
+      pub,
+      sub,
+      options.namespace ?? 'lq:',
+      options.arrivals,
+      options.logger,
+      options.helloEveryMs ?? HELLO_EVERY_MS,
+    );
     pub.on('error', (err: Error) => relay.logError(err));
     sub.on('error', (err: Error) => relay.logError(err));
     // Whatever connected by then is used; the rest keeps reconnecting in the background.
-    const connected = Promise.all([pub.connect(), sub.connect()]).then(
-      () => sub.subscribe(relay.ns + 'tail:hello', (message) => relay.onHello(message)),
-      () => undefined,
-    );
-    await within(connected, WATCH_WAIT_MS);
+    // The others are asked for their viewers once this process hears the answers: asked before its
+    // subscription, they would answer unheard, and it would learn of their viewers only at their
+    // next hello (up to HELLO_EVERY_MS), sending their viewers nothing meanwhile.
+    const asked = Promise.all([pub.connect(), sub.connect()])
+      .then(() => sub.subscribe(relay.ns + 'tail:hello', (message) => relay.onHello(message)))
+      .then(() => relay.send('tail:hello', { o: relay.origin, ask: true }));
+    await within(asked, WATCH_WAIT_MS);
     options.arrivals.relayThrough(relay);
-    void relay.send('tail:hello', { o: relay.origin, ask: true });
     return relay;
   }
 
@@ -173,14 +195,8 @@ export class RedisArrivalRelay implements ArrivalRelay {
   }
 
   async watch(source: string): Promise<() => void> {
-    const n = this.local.get(source) ?? 0;
-    this.local.set(source, n + 1);
-    if (n === 0) {
-      const subscribed = this.sub
-        .subscribe(this.channel(source), (message) => this.onEvents(source, message))
-        .then(() => this.hello([source]));
-      await within(subscribed, WATCH_WAIT_MS);
-    }
+    this.local.set(source, (this.local.get(source) ?? 0) + 1);
+    await within(this.sync(source), WATCH_WAIT_MS);
     let stopped = false;
     return () => {
       if (stopped) return;
@@ -189,8 +205,38 @@ export class RedisArrivalRelay implements ArrivalRelay {
       if (left > 0) return void this.local.set(source, left);
       this.local.delete(source);
       // The others keep publishing until this process' last hello runs out: harmless, and no goodbye to lose.
-      this.sub.unsubscribe(this.channel(source)).catch((err: Error) => this.logError(err));
+      void this.sync(source);
     };
+  }
+
+  /**
+   * Subscribes `sub` to `source`'s channel, or unsubscribes it, as this process now has viewers of
+   * it or not; one change at a time per channel, each after the one before has completed. Why:
+   * node-redis sends no SUBSCRIBE for a channel whose UNSUBSCRIBE is still under way, and that
+   * UNSUBSCRIBE then completes, so a viewer arriving as the last one leaves (the console reopening
+   * its tail with a new filter) was deaf to every other process (test/lql/arrivals.test.ts).
+   * A new subscription says hello at once, so the others start publishing to it.
+   */
+  private sync(source: string): Promise<void> {
+    const next = (this.syncing.get(source) ?? Promise.resolve())
+      .then(async () => {
+        const wanted = this.local.has(source);
+        if (wanted === this.subscribed.has(source)) return;
+        if (wanted) {
+          await this.sub.subscribe(this.channel(source), (message) => this.onEvents(source, message));
+          this.subscribed.add(source);
+          await this.hello([source]);
+        } else {
+          this.subscribed.delete(source);
+          await this.sub.unsubscribe(this.channel(source));
+        }
+      })
+      .catch((err: Error) => this.logError(err));
+    this.syncing.set(source, next);
+    void next.then(() => {
+      if (this.syncing.get(source) === next) this.syncing.delete(source);
+    });
+    return next;
   }
 
   async close(): Promise<void> {
