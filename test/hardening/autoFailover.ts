@@ -12,7 +12,7 @@
  * `synchronous_standby_names` are what make an acknowledged COMMIT survive.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -190,6 +190,10 @@ export class AutoFailoverFormation {
     }
     // Backends notice their postmaster's death within a moment; then the files can go.
     await sleep(500);
+    // Not all of them: the monitor's health check worker (pg_auto_failover's background worker) was
+    // seen alive 12 minutes after its postmaster's SIGKILL, with the logger it writes to. Any
+    // process still working in one of the formation's directories goes with it.
+    killProcessesIn(this.dir);
     rmSync(this.dir, { recursive: true, force: true });
   }
 
@@ -284,6 +288,24 @@ export class AutoFailoverFormation {
       detached: true,
       stdio: 'ignore',
     });
+  }
+}
+
+/** SIGKILL to every process whose working directory is `dir` or below it (a Postgres process works in its data directory). */
+function killProcessesIn(dir: string): void {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`).replace(/ \(deleted\)$/, '');
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    if (cwd !== dir && !cwd.startsWith(dir + '/')) continue;
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
   }
 }
 
