@@ -20,11 +20,15 @@ import { loadSources, testDatabase } from './db.js';
 import { rangeEncoder } from '../../src/query/encode.js';
 
 /**
- * An ISO timestamp `ms` after the start of the previous clock hour: inside every endpoint's
- * default window, and the rows a test writes this way all fall in one hour.
+ * The start of the clock hour before the one this process started in. One base for the whole run:
+ * read at each call, a test that wrote its rows at 06:59 and computed the rows it expects at 07:00
+ * compared 05:00:02 with 06:00:02 (a CI run failed so).
  */
+const LAST_HOUR_START_MS = Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000;
+
+/** An ISO timestamp `ms` after LAST_HOUR_START_MS: the rows a test writes this way all fall in one hour, a recent one. */
 export function inLastHour(ms: number): string {
-  return new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000 + ms).toISOString();
+  return new Date(LAST_HOUR_START_MS + ms).toISOString();
 }
 
 export interface TranslationOptions {
