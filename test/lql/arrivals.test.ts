@@ -30,9 +30,22 @@ describe('live tail relay between processes (RedisArrivalRelay)', function () {
     opened.push(relay);
     return { arrivals, relay };
   };
-  /** What `process` writes of `source`, told to the relay as its writer tells it. */
-  const write = (process: { relay: RedisArrivalRelay }, source: string, id: string) =>
-    process.relay.publish(source, [{ id, micros: BigInt(Date.now()) * 1000n }], 0);
+  /**
+   * `writer` writes `id` of `source` (told to its relay as its ingest tells it) again and again
+   * until `heard` holds it, for up to 20 s; asserts that it did. A write is sent only to the
+   * processes `writer` knows to have viewers then, so the first ones may go nowhere.
+   */
+  const assertReaches = async (writer: { relay: RedisArrivalRelay }, source: string, id: string, heard: string[]) => {
+    const reached = await eventually(
+      () => {
+        writer.relay.publish(source, [{ id, micros: BigInt(Date.now()) * 1000n }], 0);
+        return heard.includes(id);
+      },
+      20_000,
+      100,
+    );
+    assert.ok(reached, `the viewer heard ${JSON.stringify(heard)}`);
+  };
 
   after(async () => {
     await Promise.all(opened.map((r) => r.close()));
@@ -49,15 +62,7 @@ describe('live tail relay between processes (RedisArrivalRelay)', function () {
     const stop = await viewer.arrivals.listen(source, (rows) => heard.push(...rows.map((r) => r.id)));
     try {
       // The viewer's hello is heard by the writer at once (no periodic hello here).
-      const reached = await eventually(
-        () => {
-          write(writer, source, 'again');
-          return heard.includes('again');
-        },
-        20_000,
-        100,
-      );
-      assert.ok(reached, `the viewer heard ${JSON.stringify(heard)}`);
+      await assertReaches(writer, source, 'again', heard);
     } finally {
       stop();
     }
@@ -69,16 +74,7 @@ describe('live tail relay between processes (RedisArrivalRelay)', function () {
     const heard: string[] = [];
     const stop = await viewer.arrivals.listen(source, (rows) => heard.push(...rows.map((r) => r.id)));
     try {
-      const late = await processOf();
-      const reached = await eventually(
-        () => {
-          write(late, source, 'late');
-          return heard.includes('late');
-        },
-        20_000,
-        100,
-      );
-      assert.ok(reached, `the viewer heard ${JSON.stringify(heard)}`);
+      await assertReaches(await processOf(), source, 'late', heard);
     } finally {
       stop();
     }
