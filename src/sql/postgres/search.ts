@@ -38,24 +38,11 @@
  * to the heap rows. ILIKE too when the needle is ASCII (lower() is then per character, so the
  * lowered rare part is a substring of the lowered needle).
  *
- * A needle whose trigrams are all common (a word in most messages) has no rare part: no index
- * scan can filter it, and a bitmap of its posting lists reads them whole before the first row,
- * where the query's own order (the explorer's newest first, LIMIT 100) finds the rows at once.
- * It is printed for no index, and so also without the hour split (searchHours.ts splits only
- * for tests a trigram index can take, on a column):
- *
- *   m LIKE '%<common word>%'  →  (m || '') LIKE '%<common word>%'
- *
- * Measured at 10M: 4.1 ms through the index and the split against 2.2 ms for the scan
- * (BENCHMARKS.md, "Search"). A needle of common trigrams whose combination is rare is then a
- * scan of the window; through the index it would read every one of those whole posting lists
- * (80–150 ms a day each at 10M), so neither is fast, and the scan is the plain one.
- *
  * Measured with and without the index: BENCHMARKS.md, "Search".
  */
 import { mapNodes, forEachNode } from '../walk.js';
 import { pg, type PgDerived, type PgExpr, type PgOp, type PgQuery, type PgTable } from './ast.js';
-import { MAX_RARE_NEEDLE, needleTrigrams, rarePart } from './trigrams.js';
+import { rarePart } from './trigrams.js';
 
 /** `x LIKE '%n%'` for a literal needle `n`: true where `x` holds `n`, as `strpos(x, n) > 0`. */
 export function containsLiteral(text: PgExpr, needle: string): PgExpr {
@@ -145,24 +132,11 @@ export function searchRareParts(query: PgQuery, common: CommonTrigramsByAlias): 
     if (op.right.kind !== 'literal' || typeof op.right.value !== 'string') return n;
     const set = commonOf(op.left.table, op.left.name);
     const needle = set && containedNeedle(op.right.value);
-    if (needle === undefined) return n;
-    const hidden = pg.op('||', op.left, pg.literal(''));
-    if (allCommon(needle, set!)) return pg.op(op.op, hidden, op.right);
-    const part = rarePart(needle, set!);
+    const part = needle === undefined ? undefined : rarePart(needle, set!);
     if (part === undefined) return n;
+    const hidden = pg.op('||', op.left, pg.literal(''));
     return pg.and(pg.op(op.op, op.left, pg.literal(`%${escapeLike(part)}%`)), pg.op(op.op, hidden, op.right));
   });
-}
-
-/**
- * Whether every trigram pg_trgm would search the index for is common (none at all, as in `'%ab%'`,
- * counts): the index would then read posting lists as long as the day and filter little, where a
- * scan in the query's order stops at its LIMIT. ASCII only, as trigrams.ts models it.
- */
-function allCommon(needle: string, common: ReadonlySet<string>): boolean {
-  if (needle.length > MAX_RARE_NEEDLE || !/^[\x20-\x7e]*$/.test(needle)) return false;
-  for (const t of needleTrigrams(needle)) if (!common.has(t)) return false;
-  return true;
 }
 
 /** The text `pattern` tests containment of when it is `%…%` with no wildcard inside (escapes undone); else undefined. */

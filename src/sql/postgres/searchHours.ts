@@ -53,11 +53,10 @@ export function splitSearchByHour(query: PgQuery, hours: SearchHours | undefined
   });
 }
 
-/** Whether `query` holds a search test a trigram index can take: one of SEARCH_OPERATORS on a column (search.ts hides the others as `x || ''`). */
 function searches(query: PgQuery): boolean {
   let found = false;
   forEachNode(query, (n) => {
-    if (n.kind === 'op' && SEARCH_OPERATORS.has((n as unknown as PgOp).op) && (n as unknown as PgOp).left.kind === 'column') found = true;
+    if (n.kind === 'op' && SEARCH_OPERATORS.has((n as unknown as PgOp).op)) found = true;
   });
   return found;
 }
