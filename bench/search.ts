@@ -134,10 +134,9 @@ const needle = (
   )
 ).token;
 const todayStart = Math.floor(now / DAY_MS) * DAY_MS;
-const COMMON_WORD = 'Mozilla';
 const searches = [
   { id: 'needle: a token of one message, 7 days', word: needle, startMs: now - 7 * DAY_MS },
-  { id: 'common word: in every edge message, 7 days', word: COMMON_WORD, startMs: now - 7 * DAY_MS },
+  { id: 'common word: in every edge message, 7 days', word: 'Mozilla', startMs: now - 7 * DAY_MS },
   { id: 'needle over the open day alone (today so far)', word: needle, startMs: todayStart },
 ];
 

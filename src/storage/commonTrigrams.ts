@@ -20,8 +20,7 @@
  * ships pg_trgm, so a migrated one measures them too (test/db/embedded.test.ts runs its upkeep
  * without the migrations: there nothing is measured).
  */
-import type pg from 'pg';
-import { qualifiedTable, quoteIdent } from './logTables.js';
+import { qualifiedTable, quoteIdent, type Queryable } from './logTables.js';
 
 /**
  * A trigram in more than this share of the sampled messages is common. 5%: a trigram's posting
@@ -43,10 +42,8 @@ export const MIN_SAMPLE = 200;
 /** At most this many, the most frequent: the translator holds them per column of every source. */
 export const MAX_COMMON_TRIGRAMS = 300;
 
-type Db = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
-
 /** Whether this database has the table (migrated); the embedded database's tests run the upkeep without migrations. */
-async function hasTable(db: Db): Promise<boolean> {
+async function hasTable(db: Queryable): Promise<boolean> {
   const { rows } = await db.query<{ present: boolean }>(`SELECT to_regclass('search_common_trigrams') IS NOT NULL AS present`);
   return rows[0].present;
 }
@@ -58,7 +55,7 @@ async function hasTable(db: Db): Promise<boolean> {
  * `trgm` is pg_trgm's schema, quoted.
  */
 export async function measureCommonTrigrams(
-  db: Db,
+  db: Queryable,
   partition: string,
   column: string,
   trgm: string,
@@ -90,7 +87,7 @@ export async function measureCommonTrigrams(
  * kept for that day; rows of columns no longer searched removed. Returns what it did.
  */
 export async function upkeepCommonTrigrams(
-  db: Db,
+  db: Queryable,
   table: string,
   indexedDays: ReadonlyMap<string, readonly { name: string; dayMs: number }[]>,
   trgm: string,

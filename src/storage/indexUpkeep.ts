@@ -49,7 +49,7 @@
 import type pg from 'pg';
 import { childIndexName, coveringIndexes, includedLeaves, ownIndexKind, type CoveringIndex } from './coveringIndexes.js';
 import { hotColumnName, withLockRetries, type HotLeafState } from './hotLeaves.js';
-import { indexColumnsSql, listPartitions, qualifiedTable, quoteIdent, type PartitionInfo } from './logTables.js';
+import { indexColumnsSql, listPartitions, qualifiedTable, quoteIdent, type PartitionInfo, type Queryable } from './logTables.js';
 import { SEARCH_HOUR_MS } from '../sql/catalog.js';
 import { upkeepCommonTrigrams } from './commonTrigrams.js';
 import {
@@ -296,7 +296,7 @@ async function reconcileSearch(
  * step, also run by bench/search.ts on indexes built earlier. `opclass`: trigramOpclass's answer.
  */
 export async function upkeepIndexedCommonTrigrams(
-  db: Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>,
+  db: Queryable,
   table: string,
   columns: readonly string[],
   finished: readonly PartitionInfo[],
@@ -343,10 +343,7 @@ async function busyPartitions(client: pg.PoolClient, table: string): Promise<Set
 }
 
 /** The search indexes (named by searchIndexes.ts) on the partitions of `table`, with whether each is valid. */
-async function partitionSearchIndexes(
-  client: Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>,
-  table: string,
-): Promise<{ name: string; valid: boolean }[]> {
+async function partitionSearchIndexes(client: Queryable, table: string): Promise<{ name: string; valid: boolean }[]> {
   const { rows } = await client.query<{ partition: string; name: string; valid: boolean }>(
     `SELECT t.relname AS partition, c.relname AS name, i.indisvalid AS valid
        FROM pg_inherits h JOIN pg_class t ON t.oid = h.inhrelid

@@ -12,7 +12,8 @@ import { READER_ROLE } from '../db/readOnlySession.js';
 export const LOG_SCHEMA = 'logs';
 const DAY_MS = 86_400_000;
 
-type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+/** A pool or one of its clients: what the storage functions query through. */
+export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 
 export function quoteIdent(name: string): string {
   return '"' + name.replace(/"/g, '""') + '"';
