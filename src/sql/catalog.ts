@@ -37,6 +37,14 @@ export const FIXED_COLUMNS = {
 
 export type FixedColumn = keyof typeof FIXED_COLUMNS;
 
+/** The Postgres schema of the log tables and of the service's SQL functions (`logs.bq_*`, `logs.hot_leaf_*`). */
+export const LOG_SCHEMA = 'logs';
+
+/** `logs.<table>`, unquoted: how the translator's plans name a log table (src/sql/postgres/decompose.ts), and so the key of its hours in the hourly split (src/query/hourlyStore.ts). */
+export function logTableName(table: string): string {
+  return `${LOG_SCHEMA}.${table}`;
+}
+
 /** Columns holding jsonb in the stored BigQuery shape: `metadata` is its own column, other top-level fields live in `body`. */
 export const METADATA_COLUMN = 'metadata';
 export const BODY_COLUMN = 'body';
@@ -115,8 +123,8 @@ export function hotColumnName(path: string): string {
  * `logs.hot_leaf_exact(table, path)`, and `logs.hot_leaf_dense(table, path, depth)`, which is
  * exact and dense from `depth` down. IMMUTABLE, so the planner answers them while planning.
  */
-export const HOT_LEAF_EXACT = 'logs.hot_leaf_exact';
-export const HOT_LEAF_DENSE = 'logs.hot_leaf_dense';
+export const HOT_LEAF_EXACT = `${LOG_SCHEMA}.hot_leaf_exact`;
+export const HOT_LEAF_DENSE = `${LOG_SCHEMA}.hot_leaf_dense`;
 
 /**
  * The search hours: the open UTC day's partition (and the day before's, until its whole-day search

@@ -7,10 +7,9 @@
  *   validatePostgres('SELECT pg_sleep(10)')  →  throws SqlSandboxError
  */
 import { loadModule, parseSync } from 'libpg-query';
+import { LOG_SCHEMA } from './catalog.js';
 import { SqlSandboxError } from './errors.js';
 import { isSetReturning, isWindowOnly, pgFunction } from './postgres/functions.js';
-
-const LOG_SCHEMA = 'logs';
 
 /** FRAMEOPTION_EXCLUDE_CURRENT_ROW | _GROUP | _TIES (nodes/parsenodes.h): the printer never writes EXCLUDE. */
 const FRAME_EXCLUSIONS = 0x8000 | 0x10000 | 0x20000;

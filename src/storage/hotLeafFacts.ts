@@ -24,13 +24,10 @@
  * The translator asks `logs.hot_leaf_exact` / `logs.hot_leaf_dense` in the SQL it prints, and
  * the planner answers while planning (src/sql/resolve/hot.ts).
  */
-import type pg from 'pg';
-import { partitionName, qualifiedTable, quoteIdent } from './logTables.js';
+import { partitionName, qualifiedTable, quoteIdent, type Queryable } from './logTables.js';
 import { hotColumnName, jsonLeaf, jsonLeafSql, readValue, type HotLeaf } from './hotLeaves.js';
 
 export { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../sql/catalog.js';
-
-type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 
 /** What rows of one partition showed about one leaf: a row with a value of another type; the depth guards need from. */
 export interface LeafFacts {

@@ -17,12 +17,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { LOG_SCHEMA, qualifiedTable, quoteIdent } from './logTables.js';
+import { LOG_SCHEMA, qualifiedTable, quoteIdent, type Queryable } from './logTables.js';
 import { hotColumnName, type HotLeaf, type HotLeafType } from '../sql/catalog.js';
 
 export { HOT_LEAF_TYPES, hotColumnName, type HotLeaf, type HotLeafType } from '../sql/catalog.js';
 
-type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 type Connectable = Pick<pg.Pool, 'connect'>;
 
 /** A hot leaf as the source row keeps it: with the partitions whose older rows still wait for the backfill. */

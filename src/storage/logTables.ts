@@ -9,7 +9,9 @@ import type { DatabaseCapabilities } from '../db/capabilities.js';
 import type pg from 'pg';
 import { READER_ROLE } from '../db/readOnlySession.js';
 
-export const LOG_SCHEMA = 'logs';
+import { LOG_SCHEMA } from '../sql/catalog.js';
+
+export { LOG_SCHEMA, logTableName } from '../sql/catalog.js';
 const DAY_MS = 86_400_000;
 
 /** A pool or one of its clients: what the storage functions query through. */
@@ -196,8 +198,4 @@ export async function partitionCounts(db: Queryable, table: string, retentionDay
       events: counts.get(p.name) ?? 0,
       drops_at: new Date(p.dayMs + DAY_MS + retentionDays * DAY_MS).toISOString(),
     }));
-}
-/** `logs.<table>`, unquoted: how the translator's plans name a log table (src/sql/postgres/decompose.ts), and so the key of its hours in the hourly split (src/query/hourlyStore.ts). */
-export function logTableName(table: string): string {
-  return `${LOG_SCHEMA}.${table}`;
 }

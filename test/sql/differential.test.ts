@@ -1,8 +1,10 @@
 /**
  * The rewrites for speed (narrowed aggregates, path reads of single records and their guards,
- * constant CTEs inlined, CTE orders and unread CTEs dropped: src/sql/README.md, "Performance")
- * must never change rows. Each query here is translated twice, with and without them
- * (`optimise: false`), and both run on the same data: generated queries built to meet every
+ * constant CTEs inlined, CTE orders and unread CTEs dropped: src/sql/README.md, "Performance";
+ * and the search forms for the trigram indexes: a needle's rare part, the split by the search
+ * hours, src/sql/postgres/search.ts and searchHours.ts) must never change rows. Each query here is
+ * translated twice, with them (the search hours of now, every source's messages given common
+ * trigrams) and without them (`optimise: false`), and both run on the same data: generated queries built to meet every
  * rewrite, the seeded endpoints, the benchmark scenarios and the dashboard's corpus.
  * Rows are compared as multisets: the rewrites may change the order of rows a query leaves unordered.
  */
@@ -12,7 +14,9 @@ import { LOGS_ALL_SQL, USAGE_API_COUNTS_SQL } from '../../seeds/queries.js';
 import { DEFAULT_SOURCES } from '../../src/sources/defaults.js';
 import { demoEvents } from '../../seeds/demo-events.js';
 import { SCENARIOS } from '../../bench/queries.js';
-import { insertEvents } from '../support/db.js';
+import { searchHoursAt, type SourceLookup } from '../../src/sql/catalog.js';
+import { trigramsOf } from '../../src/sql/postgres/trigrams.js';
+import { insertEvents, loadSources } from '../support/db.js';
 import { AIMED, FINAL_LIMIT, dashboardLogsAllQueries, generated, outcomeOf, withProject } from '../support/differentialQueries.js';
 import type { TranslationOptions } from '../support/translation.js';
 
@@ -26,9 +30,8 @@ async function assertSameRows(
   bq: string,
   options: TranslationOptions = {},
 ): Promise<{ rows: string[]; length: number; rewritten: boolean }> {
-  const outcome = (optimise: boolean) => outcomeOf(bq, { ...options, optimise });
-  const fast = await outcome(true);
-  const plain = await outcome(false);
+  const fast = await outcomeOf(bq, { ...options, optimise: true, searchHours: searchHoursAt(Date.now()), sources: await searched() });
+  const plain = await outcomeOf(bq, { ...options, optimise: false });
   const caller = options.sandboxSql ?? bq;
   const unlimited = caller.replace(FINAL_LIMIT, '');
   if (unlimited !== caller && fast.rows.length === plain.rows.length && JSON.stringify(fast.rows) !== JSON.stringify(plain.rows)) {
@@ -46,7 +49,26 @@ async function assertSameRows(
   return { rows: fast.rows, length: fast.rows.length, rewritten: fast.sql !== plain.sql };
 }
 
-/** A LIMIT that ends the query text (the dashboard's top-N lists). */
+/**
+ * Common trigrams for every source's `event_message`: the words of the demo messages that most
+ * of them hold, so the needles searched here meet each case of search.ts (all rare, a rare part
+ * beside common words, all common and so not split by hours).
+ */
+const COMMON = [
+  ...['https', 'supabase', 'statement', 'error', 'relation', 'exist', 'GET', 'Mozilla', 'AppleWebKit'].flatMap((w) => [
+    ...trigramsOf(w, { padStart: true, padEnd: true }),
+  ]),
+];
+
+let searchedSources: SourceLookup | undefined;
+async function searched(): Promise<SourceLookup> {
+  const lookup = await loadSources();
+  searchedSources ??= (name) => {
+    const source = lookup(name);
+    return source && { ...source, commonTrigrams: { event_message: COMMON } };
+  };
+  return searchedSources;
+}
 
 describe('differential: every rewrite for speed keeps the rows', function () {
   this.timeout(120_000);
@@ -123,6 +145,41 @@ describe('differential: every rewrite for speed keeps the rows', function () {
       const params = { ...s.params(NOW), project: P };
       const query = s.endpoint === 'logs.all' ? LOGS_ALL_SQL : USAGE_API_COUNTS_SQL;
       await assertSameRows(query, { params, ...(s.sql && { sandboxSql: s.sql }) });
+    }
+  });
+
+  it('when the logs explorer searches a needle with a rare part, an all-rare one and a common word, then the rows are the same', async () => {
+    const window = {
+      project: P,
+      iso_timestamp_start: new Date(NOW - 7 * 86_400_000).toISOString(),
+      iso_timestamp_end: new Date(NOW + 60_000).toISOString(),
+    };
+    const explorer = (cte: string, needle: string) =>
+      `select id, timestamp, event_message from ${cte} where regexp_contains(event_message, '${needle}') order by timestamp desc limit 100`;
+    const cases: [string, string, RegExp][] = [
+      // A rare part beside common words: the index gets the part, the needle is rechecked.
+      [
+        'edge_logs',
+        'AppleWebKit/2373',
+        /^(?=.*<@)(?=.*LIKE '%[^']*2373%'\) AND \(\("t\d+"."event_message" \|\| ''\) LIKE '%AppleWebKit\/2373%')/s,
+      ],
+      // All rare: as written, split by hours.
+      ['edge_logs', 'Macintosh', /^(?=.*<@)(?!.*\|\| '')/s],
+      // All common: as written, not split.
+      ['postgres_logs', 'error', /^(?!.*<@)/s],
+      ['edge_logs', 'https://', /^(?!.*<@)/s],
+    ];
+    for (const [cte, needle, shape] of cases) {
+      const sandboxSql = explorer(cte, needle);
+      const { length } = await assertSameRows(LOGS_ALL_SQL, { params: window, sandboxSql });
+      assert.ok(length > 0, `no rows: ${sandboxSql}`);
+      const { sql } = await outcomeOf(LOGS_ALL_SQL, {
+        params: window,
+        sandboxSql,
+        searchHours: searchHoursAt(Date.now()),
+        sources: await searched(),
+      });
+      assert.match(sql, shape, sql);
     }
   });
 

@@ -11,7 +11,7 @@ import { COMMON_SHARE } from '../../src/storage/commonTrigrams.js';
 import { coveringIndexes } from '../../src/storage/coveringIndexes.js';
 import { upkeepIndexes } from '../../src/storage/indexUpkeep.js';
 import { createLogTable, ensurePartitions } from '../../src/storage/logTables.js';
-import type { SourceLookup, SourceTable } from '../../src/sql/catalog.js';
+import { searchHoursAt, type SourceLookup, type SourceTable } from '../../src/sql/catalog.js';
 import { containedNeedle, escapeLike } from '../../src/sql/postgres/search.js';
 import { needleTrigrams, rarePart, trigramsOf } from '../../src/sql/postgres/trigrams.js';
 import { testDatabase } from '../support/db.js';
@@ -171,6 +171,38 @@ describe('rare trigrams: a needle searched through its rare part', function () {
     const plain = await runTranslation(query, { sources: withoutStats, params: { p: `${hex} ua=Mozilla` } });
     assert.equal(rewritten.translation.sql, plain.translation.sql);
     assert.deepEqual(rewritten.rows, [{ id: 'e43' }]);
+  });
+
+  it('when every trigram of the needle is common, or it has none, then the scan is not split by the search hours; a needle with a rare trigram, a parameter or a regex is split', async () => {
+    const hours = searchHoursAt(Date.now());
+    const cases: [string, string, Record<string, string>, boolean][] = [
+      ['a word in every message', `regexp_contains(t.event_message, 'Mozilla')`, {}, false],
+      ['common words with punctuation', `lower(t.event_message) like '%ua=mozilla/5%'`, {}, false],
+      ['shorter than a trigram', `regexp_contains(t.event_message, 'x1')`, {}, false],
+      ['a token of one message', `regexp_contains(t.event_message, '${hex.slice(0, 12)}')`, {}, true],
+      ['a token with common text around it', `regexp_contains(t.event_message, '${hex.slice(-10)} ua=Mozilla')`, {}, true],
+      [
+        'a common word and a rare token',
+        `regexp_contains(t.event_message, 'Mozilla') and regexp_contains(t.event_message, '${hex.slice(0, 12)}')`,
+        {},
+        true,
+      ],
+      ['a parameter holding a common word', `regexp_contains(t.event_message, @p)`, { p: 'Mozilla' }, true],
+      ['a regular expression', `regexp_contains(t.event_message, 'Mozil+a')`, {}, true],
+    ];
+    for (const [what, test, params, split] of cases) {
+      const query = `select t.id from \`rare.trigrams\` t where ${test} order by t.id`;
+      const withHours = await runTranslation(query, { sources: withStats, searchHours: hours, params });
+      const without = await runTranslation(query, { sources: withStats, params });
+      assert.equal(/<@/.test(withHours.translation.sql), split, `${what}: ${withHours.translation.sql}`);
+      assert.deepEqual(withHours.rows, without.rows, what);
+    }
+    // Without measured common trigrams only a needle without trigrams is left unsplit.
+    const common = await runTranslation("select t.id from `rare.trigrams` t where regexp_contains(t.event_message, 'Mozilla')", {
+      sources: withoutStats,
+      searchHours: hours,
+    });
+    assert.match(common.translation.sql, /<@/);
   });
 
   it("when the needle has a common part, then the index condition holds only the rare pattern and the needle is the heap's recheck", async () => {

@@ -26,6 +26,7 @@
  *
  * Anything else gives `undefined`: the query runs whole, as before.
  */
+import { LOG_SCHEMA, logTableName } from '../catalog.js';
 import type * as P from './ast.js';
 import { pg } from './ast.js';
 import { isScalarFunction } from './functions.js';
@@ -217,12 +218,12 @@ interface Reach {
 function reachTable(from: P.PgFrom, ctes: Map<string, P.PgQuery>): Reach {
   switch (from.kind) {
     case 'table': {
-      if (from.schema === 'logs') {
+      if (from.schema === LOG_SCHEMA) {
         return {
           from,
           ctes: [],
           ts: pg.column(from.alias, 'timestamp'),
-          table: `logs.${from.name}`,
+          table: logTableName(from.name),
           logSelect: undefined,
           logAlias: from.alias,
         };
@@ -230,7 +231,7 @@ function reachTable(from: P.PgFrom, ctes: Map<string, P.PgQuery>): Reach {
       const cte = from.schema === undefined ? ctes.get(from.name) : undefined;
       if (!cte) refuse('unknown table');
       const inner = plainSelect(cte);
-      if (inner.from?.kind !== 'table' || inner.from.schema !== 'logs') refuse('CTE not over a log table');
+      if (inner.from?.kind !== 'table' || inner.from.schema !== LOG_SCHEMA) refuse('CTE not over a log table');
       const alias = inner.from.alias;
       const ts = inner.targets.find((t) => t.name === 'timestamp');
       if (!ts || !sameExpr(ts.expr, pg.column(alias, 'timestamp'))) refuse('CTE without the timestamp');
@@ -238,7 +239,7 @@ function reachTable(from: P.PgFrom, ctes: Map<string, P.PgQuery>): Reach {
         from,
         ctes: [{ name: from.name, query: cte }],
         ts: pg.column(from.alias, 'timestamp'),
-        table: `logs.${inner.from.name}`,
+        table: logTableName(inner.from.name),
         logSelect: inner,
         logAlias: alias,
       };

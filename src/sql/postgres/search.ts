@@ -41,8 +41,8 @@
  * Measured with and without the index: BENCHMARKS.md, "Search".
  */
 import { mapNodes, forEachNode } from '../walk.js';
-import { pg, type PgDerived, type PgExpr, type PgOp, type PgQuery, type PgTable } from './ast.js';
-import { rarePart } from './trigrams.js';
+import { pg, type PgColumn, type PgDerived, type PgExpr, type PgOp, type PgQuery, type PgTable } from './ast.js';
+import { needleTrigrams, rarePart } from './trigrams.js';
 
 /** `x LIKE '%n%'` for a literal needle `n`: true where `x` holds `n`, as `strpos(x, n) > 0`. */
 export function containsLiteral(text: PgExpr, needle: string): PgExpr {
@@ -94,9 +94,55 @@ export type CommonTrigramsByAlias = ReadonlyMap<string, Readonly<Record<string, 
  */
 export function searchRareParts(query: PgQuery, common: CommonTrigramsByAlias): PgQuery {
   if (!common.size) return query;
-  // What each alias reads: a log table, or a CTE or subquery whose columns may pass a log table's
-  // column through (the logs explorer's queries search `edge_logs`, a CTE over the edge table).
-  // Reaching the wrong set could only cost speed: the rewrite is exact whatever the text.
+  const commonOf = commonTrigramsOfColumns(query, common);
+  return mapNodes(query, (n) => {
+    if (n.kind !== 'op') return n;
+    const op = n as unknown as PgOp;
+    const needle = literalNeedle(op);
+    const set = needle === undefined ? undefined : commonOf(op.left as PgColumn);
+    const part = set && rarePart(needle!, set);
+    if (part === undefined) return n;
+    const hidden = pg.op('||', op.left, pg.literal(''));
+    return pg.and(pg.op(op.op, op.left, pg.literal(`%${escapeLike(part)}%`)), pg.op(op.op, hidden, op.right));
+  });
+}
+
+/**
+ * Whether a trigram index serves a search test of `query` better than the scan the explorer's
+ * newest-first LIMIT makes: false for `column [I]LIKE '%needle%'` whose needle has no trigram
+ * (shorter than three alphanumerics: the index would be read whole) or only common ones (a word
+ * in most messages: the bitmap reads whole posting lists, from the oldest day, where the scan
+ * stops at its LIMIT after a few pages); true for any other test (a parameter, a pattern, a regex,
+ * a needle outside ASCII).
+ * Only the choice of the hour split hangs on it (searchHours.ts): the test is printed as it is,
+ * with the column the planner keeps statistics of, so the planner still sees the word is common.
+ */
+export function indexServes(query: PgQuery, common: CommonTrigramsByAlias): (op: PgOp) => boolean {
+  const commonOf = commonTrigramsOfColumns(query, common);
+  return (op) => {
+    const needle = literalNeedle(op);
+    // Outside ASCII, which characters pg_trgm takes for letters depends on the locale (trigrams.ts).
+    if (needle === undefined || !/^[\x20-\x7e]*$/.test(needle)) return true;
+    const trigrams = needleTrigrams(needle);
+    const set = commonOf(op.left as PgColumn);
+    return [...trigrams].some((t) => !set?.has(t));
+  };
+}
+
+/** The needle of `column [I]LIKE '%needle%'` (a literal pattern, no wildcard inside); undefined for any other test. */
+function literalNeedle(op: PgOp): string | undefined {
+  if ((op.op !== 'LIKE' && op.op !== 'ILIKE') || op.left.kind !== 'column' || op.left.table === undefined) return undefined;
+  if (op.right.kind !== 'literal' || typeof op.right.value !== 'string') return undefined;
+  return containedNeedle(op.right.value);
+}
+
+/**
+ * The common trigrams of a column as `query` reads it: a log table's, or a CTE's or subquery's
+ * column passing a log table's column through (the logs explorer's queries search `edge_logs`, a
+ * CTE over the edge table). Reaching the wrong set could only cost speed: both uses are exact
+ * whatever the set.
+ */
+function commonTrigramsOfColumns(query: PgQuery, common: CommonTrigramsByAlias): (column: PgColumn) => ReadonlySet<string> | undefined {
   const tables = new Set<string>();
   const ctes = new Map<string, PgQuery>();
   const reads = new Map<string, PgQuery>();
@@ -118,25 +164,13 @@ export function searchRareParts(query: PgQuery, common: CommonTrigramsByAlias): 
     return target?.kind === 'column' && target.table !== undefined ? listOf(target.table, target.name, depth + 1) : undefined;
   };
   const sets = new Map<readonly string[], Set<string>>();
-  const commonOf = (alias: string, column: string): ReadonlySet<string> | undefined => {
-    const list = listOf(alias, column);
+  return (column) => {
+    const list = column.table === undefined ? undefined : listOf(column.table, column.name);
     if (!list?.length) return undefined;
     let set = sets.get(list);
     if (!set) sets.set(list, (set = new Set(list)));
     return set;
   };
-  return mapNodes(query, (n) => {
-    if (n.kind !== 'op') return n;
-    const op = n as unknown as PgOp;
-    if ((op.op !== 'LIKE' && op.op !== 'ILIKE') || op.left.kind !== 'column' || op.left.table === undefined) return n;
-    if (op.right.kind !== 'literal' || typeof op.right.value !== 'string') return n;
-    const set = commonOf(op.left.table, op.left.name);
-    const needle = set && containedNeedle(op.right.value);
-    const part = needle === undefined ? undefined : rarePart(needle, set!);
-    if (part === undefined) return n;
-    const hidden = pg.op('||', op.left, pg.literal(''));
-    return pg.and(pg.op(op.op, op.left, pg.literal(`%${escapeLike(part)}%`)), pg.op(op.op, hidden, op.right));
-  });
 }
 
 /** The text `pattern` tests containment of when it is `%…%` with no wildcard inside (escapes undone); else undefined. */

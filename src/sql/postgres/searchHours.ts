@@ -39,9 +39,16 @@ import { pg, type PgExpr, type PgFrom, type PgOp, type PgQuery, type PgTable } f
 /** The operators of a search test (search.ts): what a trigram index serves. */
 const SEARCH_OPERATORS: ReadonlySet<string> = new Set(['LIKE', 'ILIKE', '~', '~*']);
 
-/** `query` with the hour split on every log table read where it searches; as it is without search hours or a search. */
-export function splitSearchByHour(query: PgQuery, hours: SearchHours | undefined): PgQuery {
-  if (!hours?.days.length || !searches(query)) return query;
+/**
+ * `query` with the hour split on every log table read where it searches; as it is without search
+ * hours or a search an index serves (`indexServes`: search.ts, a word in most messages is scanned).
+ */
+export function splitSearchByHour(
+  query: PgQuery,
+  hours: SearchHours | undefined,
+  indexServes: (op: PgOp) => boolean = () => true,
+): PgQuery {
+  if (!hours?.days.length || !searches(query, indexServes)) return query;
   return mapNodes(query, (n) => {
     if (n.kind !== 'query') return n;
     const q = n as unknown as PgQuery;
@@ -53,10 +60,10 @@ export function splitSearchByHour(query: PgQuery, hours: SearchHours | undefined
   });
 }
 
-function searches(query: PgQuery): boolean {
+function searches(query: PgQuery, indexServes: (op: PgOp) => boolean): boolean {
   let found = false;
   forEachNode(query, (n) => {
-    if (n.kind === 'op' && SEARCH_OPERATORS.has((n as unknown as PgOp).op)) found = true;
+    if (n.kind === 'op' && SEARCH_OPERATORS.has((n as unknown as PgOp).op) && indexServes(n as unknown as PgOp)) found = true;
   });
   return found;
 }
