@@ -34,7 +34,7 @@
  *    is over (HOURLY_AFTER_MS past its end), `WHERE "timestamp" <@ '[h,h+1h)'::tstzrange`, so
  *    ingest writes no trigram entry for the hour being written, only tests the predicates. The day
  *    before keeps its hourly ones until its whole-day index is valid (built just after midnight,
- *    minutes at 1.4M events a day), then they are dropped. Hourly ones are built first, oldest
+ *    minutes at 1.4M events a day), then they are dropped by the same run. Hourly ones are built first, oldest
  *    first (the translator's split is used from a day's first hour on: src/sql/postgres/searchHours.ts),
  *    then the days, newest first. A search reads the finished days through their indexes and the
  *    open day's hours through theirs, the hour not over by the `(project, timestamp)` index
@@ -244,21 +244,24 @@ async function reconcileSearch(
   const columns = search.filter((c) => searchable.has(c));
   const days = await listPartitions(client, table);
   const finished = days.filter((p) => p.dayMs + DAY_MS <= nowMs).reverse();
-  const existing = await partitionSearchIndexes(client, table);
-  const valid = new Set(existing.filter((e) => e.valid).map((e) => e.name));
-  const busy = await busyPartitions(client, table);
-  const hourly = hourlyIndexes(
-    days.filter((p) => busy.has(p.name)),
-    columns,
-    valid,
-    nowMs,
-  );
-  const desired = [...hourly, ...finished.flatMap((p) => searchIndexes(p.name, columns))];
-  for (const index of existing) {
-    if (desired.some((d) => d.name === index.name)) continue;
-    await dropConcurrently(client, index.name);
-    done.push(`dropped ${index.name}`);
-  }
+  const busyNames = await busyPartitionNames(client, table);
+  const busy = days.filter((p) => busyNames.has(p.name));
+  const wanted = (valid: ReadonlySet<string>) => [
+    ...hourlyIndexes(busy, columns, valid, nowMs),
+    ...finished.flatMap((p) => searchIndexes(p.name, columns)),
+  ];
+  /** Drops the indexes not wanted; returns those left and what is wanted. */
+  const dropUnwanted = async () => {
+    const existing = await partitionSearchIndexes(client, table);
+    const desired = wanted(new Set(existing.filter((e) => e.valid).map((e) => e.name)));
+    for (const index of existing) {
+      if (desired.some((d) => d.name === index.name)) continue;
+      await dropConcurrently(client, index.name);
+      done.push(`dropped ${index.name}`);
+    }
+    return { existing, desired };
+  };
+  const { existing, desired } = await dropUnwanted();
   // perf: a GIN build collects its entries in maintenance_work_mem and writes them out each time it
   // is full; the default 64 MB makes a busy day's build several times longer. Only this session.
   await client.query(`SET maintenance_work_mem = '${GIN_BUILD_MEMORY}'`);
@@ -286,6 +289,9 @@ async function reconcileSearch(
   } finally {
     await client.query('RESET maintenance_work_mem');
   }
+  // The day before's hourly indexes go as soon as its whole-day one built above is valid, not at
+  // the next run an hour later (they cost 1.2 times the whole-day one: BENCHMARKS.md, "Search").
+  await dropUnwanted();
   done.push(...(await upkeepIndexedCommonTrigrams(client, table, columns, finished, opclass)));
   return done;
 }
@@ -333,7 +339,7 @@ function hourlyIndexes(
 }
 
 /** The partitions of `table` with HOURLY_MIN_ROWS rows or more, as the planner last counted them. */
-async function busyPartitions(client: pg.PoolClient, table: string): Promise<Set<string>> {
+async function busyPartitionNames(client: pg.PoolClient, table: string): Promise<Set<string>> {
   const { rows } = await client.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid
       WHERE h.inhparent = to_regclass($1) AND c.reltuples >= $2`,
