@@ -22,7 +22,9 @@
  *   with its values, `replace` and `||` are immutable, so the index sees one constant pattern.
  *
  * A query holding one of these forms also gets its log tables' scans split by the search hours
- * (searchHours.ts), so the open day's hourly partial indexes serve it too.
+ * (searchHours.ts), so the open day's hourly partial indexes serve it too; not when the needle
+ * is a word in most messages or has no trigram (`indexServes`): no index serves that better than
+ * the scan.
  *
  * A needle with a common part (a trigram in most messages: the table's common trigrams, measured
  * by src/storage/commonTrigrams.ts, catalog.ts `SourceTable.commonTrigrams`) makes the GIN scan
