@@ -165,9 +165,9 @@ describe('differential: every rewrite for speed keeps the rows', function () {
       ],
       // All rare: as written, split by hours.
       ['edge_logs', 'Macintosh', /^(?=.*<@)(?!.*\|\| '')/s],
-      // All common: as written, not split.
-      ['postgres_logs', 'error', /^(?!.*<@)/s],
-      ['edge_logs', 'https://', /^(?!.*<@)/s],
+      // All common: the scan's form (strpos), not split.
+      ['postgres_logs', 'error', /^(?!.*<@)(?=.*strpos\("t\d+"."event_message", 'error'\) > 0)/s],
+      ['edge_logs', 'https://', /^(?!.*<@)(?=.*strpos\("t\d+"."event_message", 'https:\/\/'\) > 0)/s],
     ];
     for (const [cte, needle, shape] of cases) {
       const sandboxSql = explorer(cte, needle);
