@@ -250,7 +250,7 @@ async function reconcileSearch(
     ...hourlyIndexes(busy, columns, valid, nowMs),
     ...finished.flatMap((p) => searchIndexes(p.name, columns)),
   ];
-  /** Drops the indexes not wanted; returns those left and what is wanted. */
+  /** Drops the indexes not wanted; returns the indexes found before the drops and what is wanted. */
   const dropUnwanted = async () => {
     const existing = await partitionSearchIndexes(client, table);
     const desired = wanted(new Set(existing.filter((e) => e.valid).map((e) => e.name)));

@@ -8,7 +8,6 @@
 import type { DatabaseCapabilities } from '../db/capabilities.js';
 import type pg from 'pg';
 import { READER_ROLE } from '../db/readOnlySession.js';
-
 import { LOG_SCHEMA } from '../sql/catalog.js';
 
 export { LOG_SCHEMA, logTableName } from '../sql/catalog.js';

@@ -116,6 +116,7 @@ describe('rare trigrams: a needle searched through its rare part', function () {
     'a word boundary inside a token': `${hex.slice(20)} ua`,
     'a LIKE wildcard taken as text': `req=${hex.slice(0, 4)}_ ua=Mozilla`,
     'all common': 'ua=Mozilla',
+    'all common with a LIKE wildcard taken as text': 'ua=Mozilla_',
     'all rare': hex.slice(3, 15),
   };
   for (const [what, needle] of Object.entries(needles))
@@ -132,7 +133,7 @@ describe('rare trigrams: a needle searched through its rare part', function () {
       const part = rarePart(needle, new Set(common));
       assert.equal(part === undefined, what.startsWith('all '), `rare part of ${needle}: ${part}`);
       // All common: no index serves it, so the scan's own form, strpos; all rare: as written.
-      if (what === 'all common')
+      if (what.startsWith('all common'))
         assert.ok(rewritten.translation.sql.includes(`(strpos("t0"."event_message", '${needle}') > 0)`), rewritten.translation.sql);
       else if (part === undefined) assert.equal(rewritten.translation.sql, plain.translation.sql);
       else
@@ -206,6 +207,11 @@ describe('rare trigrams: a needle searched through its rare part', function () {
       searchHours: hours,
     });
     assert.match(common.translation.sql, /<@/);
+    const short = await runTranslation("select t.id from `rare.trigrams` t where regexp_contains(t.event_message, 'x1')", {
+      sources: withoutStats,
+      searchHours: hours,
+    });
+    assert.doesNotMatch(short.translation.sql, /<@/);
   });
 
   it("when the needle has a common part, then the index condition holds only the rare pattern and the needle is the heap's recheck", async () => {
