@@ -67,7 +67,7 @@ export interface SourceTable {
    * The common trigrams of its searched columns, by column (`event_message`, a hot leaf's column):
    * the `pg_trgm` trigrams in more than a few percent of a recent day's messages, measured by
    * src/storage/commonTrigrams.ts. A search for a needle holding one gives the index only the
-   * needle's rare part (src/sql/postgres/search.ts, searchRareParts). Absent: needles as written.
+   * needle's rare part (src/sql/postgres/search.ts, searchForIndexes). Absent: needles as written.
    */
   readonly commonTrigrams?: Readonly<Record<string, readonly string[]>>;
 }

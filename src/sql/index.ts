@@ -17,7 +17,7 @@ import { parseQuery } from './parser.js';
 import { pg, type PgExpr, type PgQuery } from './postgres/ast.js';
 import { checkInlinedSize } from './postgres/inlinedSize.js';
 import { printQuery } from './postgres/print.js';
-import { indexServes, searchRareParts, type CommonTrigramsByAlias } from './postgres/search.js';
+import { searchForIndexes } from './postgres/search.js';
 import { splitSearchByHour } from './postgres/searchHours.js';
 import { runPasses } from './passes.js';
 import { resolveCtes, resolveQuery, rootContext, TranslationState, type Resolved } from './resolve/index.js';
@@ -137,7 +137,8 @@ function translateBounded(input: TranslateInput): Translation {
   // After the passes: the first gives a needle's search its rare part (sources' common trigrams),
   // the second only adds a tautology to the WHERE of each SELECT reading a log table, where the
   // search is one an index serves (not a word in most messages).
-  const used = input.optimise === false ? optimised : searchForIndexes(optimised, state.commonTrigrams, input.searchHours);
+  const searched = input.optimise === false ? undefined : searchForIndexes(optimised, state.commonTrigrams);
+  const used = searched ? splitSearchByHour(searched.query, input.searchHours, searched.indexServes) : optimised;
   const query = input.maxRows === undefined ? used : capRows(used, input.maxRows);
   checkInlinedSize(query, input.sandboxSql ?? input.query);
   const sql = printQuery(query);
@@ -293,9 +294,4 @@ export function queryParameters(query: string): string[] {
 /** Names of the top-level WITH CTEs of a query. */
 export function queryCtes(query: string): string[] {
   return parseQuery(query).ctes.map((c) => c.name);
-}
-
-function searchForIndexes(query: PgQuery, common: CommonTrigramsByAlias, hours: TranslateInput['searchHours']): PgQuery {
-  const searched = searchRareParts(query, common);
-  return splitSearchByHour(searched, hours, indexServes(searched, common));
 }

@@ -9,7 +9,7 @@
  * list as long as the day, read for no filtering at all: on 1.4M edge events a day,
  * `LIKE '%3867a4c16d4558de%'` read 2,366 buffers in 80–150 ms where its rare part `3867a4c1`
  * took 2.7 ms (`6d4558de` is in every message). The translator gives the index only the
- * needle's part whose trigrams are all rare (src/sql/postgres/search.ts searchRareParts).
+ * needle's part whose trigrams are all rare (src/sql/postgres/search.ts searchForIndexes).
  *
  * Measured, not guessed: the trigrams are pg_trgm's own (`show_trgm`, the extraction the index
  * uses), counted once per message, over a sample of SAMPLE_SIZE messages of the newest day whose

@@ -31,7 +31,7 @@ async function assertSameRows(
   bq: string,
   options: TranslationOptions = {},
 ): Promise<{ rows: string[]; length: number; rewritten: boolean }> {
-  const fast = await outcomeOf(bq, { ...options, optimise: true, searchHours: searchHoursAt(Date.now()), sources: await searched() });
+  const fast = await outcomeOf(bq, { ...options, optimise: true, searchHours: searchHoursAt(Date.now()), sources: searched });
   const plain = await outcomeOf(bq, { ...options, optimise: false });
   const caller = options.sandboxSql ?? bq;
   const unlimited = caller.replace(FINAL_LIMIT, '');
@@ -44,15 +44,14 @@ async function assertSameRows(
     });
     const rows = new Set(all.rows);
     for (const row of [...fast.rows, ...plain.rows]) assert.ok(rows.has(row), `${row} is not a row of:\n${unlimited}`);
-    return { rows: fast.rows, length: fast.rows.length, rewritten: await passesRewrite(bq, options) };
+    return { rows: fast.rows, length: fast.rows.length, rewritten: passesRewrite(bq, options) };
   }
   assert.deepStrictEqual(fast.rows, plain.rows, `rows differ for:\n${caller}\n-- optimised:\n${fast.sql}\n-- plain:\n${plain.sql}`);
-  return { rows: fast.rows, length: fast.rows.length, rewritten: await passesRewrite(bq, options) };
+  return { rows: fast.rows, length: fast.rows.length, rewritten: passesRewrite(bq, options) };
 }
 
 /** Whether the passes alone (no search hours, no common trigrams) print `bq` otherwise than without them. */
-async function passesRewrite(bq: string, options: TranslationOptions): Promise<boolean> {
-  const sources = await loadSources();
+function passesRewrite(bq: string, options: TranslationOptions): boolean {
   const print = (optimise: boolean) =>
     translateQuery({ query: bq, sources, sandboxSql: options.sandboxSql, maxRows: options.maxRows, optimise }).sql;
   return print(true) !== print(false);
@@ -69,15 +68,9 @@ const COMMON = [
   ]),
 ];
 
-let searchedSources: SourceLookup | undefined;
-async function searched(): Promise<SourceLookup> {
-  const lookup = await loadSources();
-  searchedSources ??= (name) => {
-    const source = lookup(name);
-    return source && { ...source, commonTrigrams: { event_message: COMMON } };
-  };
-  return searchedSources;
-}
+/** The catalog's sources once the fixtures are in (before()); `searched`: the same with COMMON on every source's messages. */
+let sources: SourceLookup;
+let searched: SourceLookup;
 
 describe('differential: every rewrite for speed keeps the rows', function () {
   this.timeout(120_000);
@@ -106,6 +99,11 @@ describe('differential: every rewrite for speed keeps the rows', function () {
       },
       { project: P, timestamp: new Date(NOW - 180_000).toISOString(), event_message: 'no metadata' },
     ]);
+    sources = await loadSources();
+    searched = (name) => {
+      const source = sources(name);
+      return source && { ...source, commonTrigrams: { event_message: COMMON } };
+    };
   });
 
   it('when queries aimed at each rewrite run, then the rows are the same', async () => {
@@ -186,7 +184,7 @@ describe('differential: every rewrite for speed keeps the rows', function () {
         params: window,
         sandboxSql,
         searchHours: searchHoursAt(Date.now()),
-        sources: await searched(),
+        sources: searched,
       });
       assert.match(sql, shape, sql);
     }

@@ -1,6 +1,6 @@
 /**
  * A needle with common parts searched through its rare part (src/sql/postgres/search.ts
- * searchRareParts; the common trigrams measured from the data by src/storage/commonTrigrams.ts):
+ * searchForIndexes; the common trigrams measured from the data by src/storage/commonTrigrams.ts):
  * the same rows as the needle as written, the index given only the rare pattern, and the
  * trigrams counted as pg_trgm counts them.
  */

@@ -28,7 +28,7 @@
  *
  * A needle with a common part (a trigram in most messages: the table's common trigrams, measured
  * by src/storage/commonTrigrams.ts, catalog.ts `SourceTable.commonTrigrams`) makes the GIN scan
- * read that trigram's whole posting list. `searchRareParts` gives the index only the needle's
+ * read that trigram's whole posting list. `searchForIndexes` gives the index only the needle's
  * longest part whose trigrams are all rare (trigrams.ts) and keeps the exact test where no index
  * can take it, as a recheck of the rows found:
  *
@@ -51,7 +51,7 @@
  */
 import { mapNodes, forEachNode } from '../walk.js';
 import { pg, type PgColumn, type PgDerived, type PgExpr, type PgOp, type PgQuery, type PgTable } from './ast.js';
-import { needleTrigrams, rarePart } from './trigrams.js';
+import { allCommon, rarePart } from './trigrams.js';
 
 /** `x LIKE '%n%'` for a literal needle `n`: true where `x` holds `n`, as `strpos(x, n) > 0`. */
 export function containsLiteral(text: PgExpr, needle: string): PgExpr {
@@ -97,13 +97,18 @@ function isFoldedLiteral(pattern: PgExpr): boolean {
 export type CommonTrigramsByAlias = ReadonlyMap<string, Readonly<Record<string, readonly string[]>>>;
 
 /**
- * `query` with each `column [I]LIKE '%needle%'` of a column with common trigrams printed as above;
- * as it is without them. Only literal needles: a parameter's value is not known here, and a
- * pattern with a wildcard inside is not one needle.
+ * `query` with each `column [I]LIKE '%needle%'` of a column with common trigrams printed as above
+ * (as it is without them), and which of its search tests an index serves (`indexServes`, for the
+ * hour split: searchHours.ts). Only literal needles: a parameter's value is not known here, and a
+ * pattern with a wildcard inside is not one needle. The rewrite keeps every alias, so one reading
+ * of the columns' common trigrams serves both.
  */
-export function searchRareParts(query: PgQuery, common: CommonTrigramsByAlias): PgQuery {
-  if (!common.size) return query;
-  const commonOf = commonTrigramsOfColumns(query, common);
+export function searchForIndexes(query: PgQuery, common: CommonTrigramsByAlias): { query: PgQuery; indexServes: (op: PgOp) => boolean } {
+  const commonOf: CommonOf = common.size ? commonTrigramsOfColumns(query, common) : () => undefined;
+  return { query: common.size ? rareParts(query, commonOf) : query, indexServes: indexServes(commonOf) };
+}
+
+function rareParts(query: PgQuery, commonOf: CommonOf): PgQuery {
   return mapNodes(query, (n) => {
     if (n.kind !== 'op') return n;
     const op = n as unknown as PgOp;
@@ -119,27 +124,23 @@ export function searchRareParts(query: PgQuery, common: CommonTrigramsByAlias): 
 }
 
 /**
- * Whether a trigram index serves a search test of `query` better than the scan the explorer's
- * newest-first LIMIT makes: false for `column [I]LIKE '%needle%'` whose needle has no trigram
- * (shorter than three alphanumerics: the index would be read whole) or only common ones (a word
- * in most messages: the bitmap reads whole posting lists, from the oldest day, where the scan
- * stops at its LIMIT after a few pages); true for any other test (a parameter, a pattern, a regex,
- * a needle outside ASCII). Only the choice of the hour split hangs on it (searchHours.ts): such a
- * LIKE is printed as strpos by searchRareParts (above), an ILIKE as it is, on the column the
- * planner keeps statistics of.
+ * Whether a trigram index serves a search test better than the scan the explorer's newest-first
+ * LIMIT makes: false for `column [I]LIKE '%needle%'` whose needle has no trigram (shorter than
+ * three alphanumerics: the index would be read whole) or only common ones (a word in most
+ * messages: the bitmap reads whole posting lists, from the oldest day, where the scan stops at its
+ * LIMIT after a few pages); true for any other test (a parameter, a pattern, a regex, a needle
+ * outside ASCII). Only the choice of the hour split hangs on it: such a LIKE is printed as strpos
+ * (above), an ILIKE as it is, on the column the planner keeps statistics of.
  */
-export function indexServes(query: PgQuery, common: CommonTrigramsByAlias): (op: PgOp) => boolean {
-  const commonOf = commonTrigramsOfColumns(query, common);
+function indexServes(commonOf: CommonOf): (op: PgOp) => boolean {
   return (op) => {
     const needle = literalNeedle(op);
     return needle === undefined || !allCommon(needle, commonOf(op.left as PgColumn) ?? new Set());
   };
 }
 
-/** Whether every trigram pg_trgm looks up for `%needle%` is in `common` (true for a needle with none); false outside ASCII (trigrams.ts). */
-function allCommon(needle: string, common: ReadonlySet<string>): boolean {
-  return /^[\x20-\x7e]*$/.test(needle) && [...needleTrigrams(needle)].every((t) => common.has(t));
-}
+/** The common trigrams of a column as the query reads it; undefined when none are known. */
+type CommonOf = (column: PgColumn) => ReadonlySet<string> | undefined;
 
 /** The needle of `column [I]LIKE '%needle%'` (a literal pattern, no wildcard inside); undefined for any other test. */
 function literalNeedle(op: PgOp): string | undefined {
@@ -154,7 +155,7 @@ function literalNeedle(op: PgOp): string | undefined {
  * CTE over the edge table). Reaching the wrong set could only cost speed: both uses are exact
  * whatever the set.
  */
-function commonTrigramsOfColumns(query: PgQuery, common: CommonTrigramsByAlias): (column: PgColumn) => ReadonlySet<string> | undefined {
+function commonTrigramsOfColumns(query: PgQuery, common: CommonTrigramsByAlias): CommonOf {
   const tables = new Set<string>();
   const ctes = new Map<string, PgQuery>();
   const reads = new Map<string, PgQuery>();

@@ -43,11 +43,7 @@ const SEARCH_OPERATORS: ReadonlySet<string> = new Set(['LIKE', 'ILIKE', '~', '~*
  * `query` with the hour split on every log table read where it searches; as it is without search
  * hours or a search an index serves (`indexServes`: search.ts, a word in most messages is scanned).
  */
-export function splitSearchByHour(
-  query: PgQuery,
-  hours: SearchHours | undefined,
-  indexServes: (op: PgOp) => boolean = () => true,
-): PgQuery {
+export function splitSearchByHour(query: PgQuery, hours: SearchHours | undefined, indexServes: (op: PgOp) => boolean): PgQuery {
   if (!hours?.days.length || !searches(query, indexServes)) return query;
   return mapNodes(query, (n) => {
     if (n.kind !== 'query') return n;

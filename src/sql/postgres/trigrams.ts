@@ -29,6 +29,9 @@ export function needleTrigrams(needle: string): Set<string> {
   return trigramsOf(needle, { padStart: false, padEnd: false });
 }
 
+/** The needles modelled here: which other characters pg_trgm takes for letters depends on the locale. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** Needles longer than this are left as they are: the search below is quadratic in the length. */
 export const MAX_RARE_NEEDLE = 1000;
 
@@ -43,7 +46,7 @@ export const MAX_RARE_NEEDLE = 1000;
  * each start the longest such window ends no earlier than the previous start's (two pointers).
  */
 export function rarePart(needle: string, common: ReadonlySet<string>): string | undefined {
-  if (!common.size || needle.length > MAX_RARE_NEEDLE || !/^[\x20-\x7e]*$/.test(needle)) return undefined;
+  if (!common.size || needle.length > MAX_RARE_NEEDLE || !PRINTABLE_ASCII.test(needle)) return undefined;
   const rare = (s: string) => [...needleTrigrams(s)].every((t) => !common.has(t));
   if (rare(needle)) return undefined;
   let best: string | undefined;
@@ -55,4 +58,9 @@ export function rarePart(needle: string, common: ReadonlySet<string>): string | 
     if (part.length > (best?.length ?? 0) && /[A-Za-z0-9]{3}/.test(part)) best = part;
   }
   return best;
+}
+
+/** Whether every trigram pg_trgm looks up for `%needle%` is in `common` (true for a needle with none); false outside ASCII. */
+export function allCommon(needle: string, common: ReadonlySet<string>): boolean {
+  return PRINTABLE_ASCII.test(needle) && [...needleTrigrams(needle)].every((t) => common.has(t));
 }

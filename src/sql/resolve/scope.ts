@@ -64,7 +64,7 @@ export class TranslationState {
    */
   scalarSubqueries = 0;
   groupedSelects = 0;
-  /** The common trigrams of the log tables read, by alias (catalog.ts `SourceTable.commonTrigrams`; postgres/search.ts searchRareParts). */
+  /** The common trigrams of the log tables read, by alias (catalog.ts `SourceTable.commonTrigrams`; postgres/search.ts searchForIndexes). */
   readonly commonTrigrams = new Map<string, Readonly<Record<string, readonly string[]>>>();
   private aliases = 0;
   private columns = 0;
