@@ -22,6 +22,7 @@ import { accessTokenRoutes } from './auth/accessTokens.js';
 import { openApiRoutes } from './api/routes.js';
 import { consoleRoutes } from './console/routes.js';
 import { alertRoutes } from './alerts/routes.js';
+import { ReportWarmup } from './query/reportWarmup.js';
 import { EndpointQueryService } from './endpoints/queryService.js';
 import { fastQueryRoute, queryRoutes } from './endpoints/queryRoutes.js';
 import { endpointAccess } from './endpoints/access.js';
@@ -51,6 +52,11 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     hourly: ctx.hourlyBackground,
   });
   await queries.init();
+  // Studio's reports kept warm: the warm-up translates as this app's endpoint service does (src/query/reportWarmup.ts).
+  if (ctx.hourlyBackground && ctx.config.hourlyWarmReports)
+    ctx.hourlyBackground.warmWith(
+      new ReportWarmup({ splitShape: (e, input) => queries.splitShape(e, input), sources: ctx.sources, db: ctx.db.pool }),
+    );
 
   const app = express();
   app.disable('x-powered-by');

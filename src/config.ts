@@ -40,6 +40,11 @@ export interface Config {
    */
   readonly hourlySplit: boolean;
   /**
+   * HOURLY_WARM_REPORTS (default true; with the hourly split): the hours of Studio's report queries
+   * are computed for the busiest projects before anyone opens a report (src/query/reportWarmup.ts).
+   */
+  readonly hourlyWarmReports: boolean;
+  /**
    * Time budget of one call to the result cache's Redis: past it the cache is skipped for a second
    * (src/cache/guard.ts). Raise it where Redis is far away or the machine is saturated.
    */
@@ -157,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
     replicaCheckIntervalMs: integer(env, 'REPLICA_CHECK_INTERVAL_MS', 1000, 50, 600_000),
     redisUrl,
     hourlySplit: boolean(env, 'HOURLY_SPLIT', true),
+    hourlyWarmReports: boolean(env, 'HOURLY_WARM_REPORTS', true),
     cacheRedisTimeoutMs: integer(env, 'CACHE_REDIS_TIMEOUT_MS', 50, 1, 60_000),
     queryTimeoutMs: integer(env, 'QUERY_TIMEOUT_MS', 15000, 100, 3_600_000),
     dbPoolSize,

@@ -13,7 +13,7 @@ import { NotFoundError, parameterError, UnprocessableError } from '../errors.js'
 import type { CacheOutcome, CacheRequest, ResultCache, WarmSpec } from '../cache/types.js';
 import { executeReadOnly } from '../query/execute.js';
 import type { HourlyBackground } from '../query/hourlyBackground.js';
-import { runSplit, type SplitStats } from '../query/hourlySplit.js';
+import { runSplit, shapeOf, type Shape, type SplitStats } from '../query/hourlySplit.js';
 import type { KeyLimiter, LimitedKey } from '../rateLimit/index.js';
 import type { Grant } from '../rateLimit/scheduler.js';
 import type { ReplicaRouter } from '../db/replicas.js';
@@ -265,6 +265,25 @@ export class EndpointQueryService {
       }
     }
     return this.execute(translation.sql, values, grant);
+  }
+
+  /**
+   * The hourly split's shape of a load of endpoint `idOrName` with `input` (query-string values,
+   * `sql` among them), as that load would register it: what src/query/reportWarmup.ts computes
+   * hours for. Undefined without the split, for an unknown endpoint, refused input, or a query
+   * that does not decompose.
+   */
+  async splitShape(idOrName: string, input: Record<string, string>): Promise<Shape | undefined> {
+    const hourly = this.deps.hourly;
+    const endpoint = hourly && (await this.endpoints.get(idOrName));
+    if (!hourly || !endpoint) return undefined;
+    try {
+      const spec = this.specOf(endpoint, { input: collectInput(input, undefined), redact: false });
+      const { translation, values } = await this.prepare(endpoint, spec);
+      return shapeOf(translation, values, hourly.sourceOf);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Warming: the same spec again, unless the endpoint changed or is gone (then the key is dropped). */

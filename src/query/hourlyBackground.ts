@@ -12,6 +12,10 @@
  *   computes, for the MAX_SHAPES shapes asked for most recently within SHAPE_RECENT_MS, those of
  *   the last LOOKBACK_HOURS closed hours not kept: a report's next load finds all its closed hours.
  *
+ * - Studio's reports kept warm: with a warm-up (src/query/reportWarmup.ts), each tick also registers
+ *   the shapes of Studio's report queries for the busiest projects, ranked behind the shapes loads
+ *   asked for, and fills their last days when due: a report's first load finds its hours kept.
+ *
  * Bounded: a piece is at most PIECE_HOURS hours (one query; between two pieces a user query that
  * waits goes first), at most MAX_QUEUED shapes wait, at most MAX_SHAPES are looked at a tick; what
  * is left out is counted in logquery_hourly_events_total (fills_dropped, shapes_skipped).
@@ -23,6 +27,7 @@ import { validatePostgres } from '../sql/validate.js';
 import { logTableName } from '../storage/logTables.js';
 import { SHAPE_RECENT_MS, type HourlyStore } from './hourlyStore.js';
 import { fillHours, lastClosedHours, shapeHash, type Runner, type Shape, type SourceOf } from './hourlySplit.js';
+import { WARM_AGE_MS, WARM_DAYS, type ReportWarmup } from './reportWarmup.js';
 
 /** Hours of one background query at most: on lq_bench_10m the API report's largest query reads ~60k events an hour. */
 const PIECE_HOURS = 6;
@@ -69,6 +74,7 @@ export class HourlyBackground {
   /** Hashes of shapes read from Redis whose SQL passed wall 2 (validatePostgres). */
   private readonly validated = new Set<string>();
   private closed = false;
+  private warmup: Pick<ReportWarmup, 'due'> | undefined;
 
   constructor(
     readonly store: HourlyStore,
@@ -88,6 +94,11 @@ export class HourlyBackground {
     this.registered.set(hash, now);
     if (this.registered.size > REGISTERED_MAX) this.registered.delete(this.registered.keys().next().value!);
     this.store.registerShape(hash, JSON.stringify(shape), now).catch(() => this.registered.delete(hash));
+  }
+
+  /** Keeps Studio's reports warm from the next tick on (src/query/reportWarmup.ts; wired where the endpoint service is, src/app.ts). */
+  warmWith(warmup: Pick<ReportWarmup, 'due'>): void {
+    this.warmup = warmup;
   }
 
   /** Queues the computation of `hours` of `shape` (those kept by then are skipped). */
@@ -122,6 +133,7 @@ export class HourlyBackground {
     const held = await this.store.lock('lock', LOCK_MS).catch(() => undefined);
     if (!held) return;
     try {
+      await this.warm(now);
       // Parsed (and validated, a parse each) only as many as a tick computes.
       const bodies = await this.store.recentShapes(now - SHAPE_RECENT_MS);
       if (bodies.length > MAX_SHAPES) this.count('shapes_skipped', bodies.length - MAX_SHAPES);
@@ -136,6 +148,23 @@ export class HourlyBackground {
       this.options.logger?.warn({ err: (err as Error).message }, 'hourly partials: the hours that just closed were not computed');
     } finally {
       await this.store.unlock('lock', held).catch(() => undefined);
+    }
+  }
+
+  /**
+   * The warm shapes registered as if asked for WARM_AGE_MS ago (never lowering the rank a load gave
+   * one), and the last WARM_DAYS days of those due queued. A failure is counted; the tick goes on.
+   */
+  private async warm(now: number): Promise<void> {
+    if (!this.warmup) return;
+    try {
+      const { shapes, full } = await this.warmup.due(now);
+      for (const shape of shapes)
+        await this.store.registerShape(shapeHash(shape), JSON.stringify(shape), now - WARM_AGE_MS, { raiseOnly: true });
+      for (const shape of full) this.fill(shape, lastClosedHours(now, WARM_DAYS * 24));
+    } catch (err) {
+      this.count('background_failed', 1);
+      this.options.logger?.warn({ err: (err as Error).message }, "hourly partials: Studio's reports were not kept warm this tick");
     }
   }
 

@@ -208,6 +208,28 @@ export interface SplitOptions {
   background?: Pick<HourlyBackground, 'register' | 'fill'>;
 }
 
+/**
+ * The shape a load of `translation` with `values` registers and keys its hours with; undefined
+ * when the query does not decompose or its table is not in the catalog. What src/query/reportWarmup.ts
+ * computes hours for, so that they are the ones a load of the same query reads.
+ */
+export function shapeOf(translation: Translation, values: ReadonlyArray<string | null>, sourceOf: SourceOf): Shape | undefined {
+  const plan = planOf(translation);
+  const source = plan && sourceOf(plan.table);
+  return plan && source && shapeOfPlan(plan, values, source);
+}
+
+function shapeOfPlan(plan: Decomposition, values: ReadonlyArray<string | null>, source: SplitSource | undefined): Shape {
+  return {
+    table: plan.table,
+    sourceId: source?.id ?? '',
+    partialSql: plan.partialSql,
+    startParam: plan.startParam,
+    endParam: plan.endParam,
+    values: values.map((v, i) => (i === plan.startParam || i === plan.endParam ? null : v)),
+  };
+}
+
 export async function runSplit(
   translation: Translation,
   values: Array<string | null>,
@@ -226,15 +248,7 @@ export async function runSplit(
   if (!hours.length) return undefined;
   const source = options.sourceOf?.(plan.table);
   if (options.sourceOf && !source) return undefined;
-
-  const shape: Shape = {
-    table: plan.table,
-    sourceId: source?.id ?? '',
-    partialSql: plan.partialSql,
-    startParam: plan.startParam,
-    endParam: plan.endParam,
-    values: values.map((v, i) => (i === plan.startParam || i === plan.endParam ? null : v)),
-  };
+  const shape = shapeOfPlan(plan, values, source);
   options.background?.register(shape);
   let cached: Array<string | null>;
   let keys: string[];

@@ -119,11 +119,15 @@ export class HourlyStore {
     await Promise.all(entries.map(([k, body, seconds]) => this.call(['SET', this.ns + k, body, 'EX', String(seconds)], READ_TIMEOUT_MS)));
   }
 
-  /** Notes that a load asked for a shape (`body`: its description) at `now`. */
-  async registerShape(hash: string, body: string, now: number): Promise<void> {
+  /**
+   * Notes that a load asked for a shape (`body`: its description) at `now`. `raiseOnly`: a shape
+   * already ranked later keeps its rank (ZADD GT: a warm shape's registration, reportWarmup.ts,
+   * never pushes back one a user asked for since).
+   */
+  async registerShape(hash: string, body: string, now: number, options: { raiseOnly?: boolean } = {}): Promise<void> {
     const ttl = String(Math.ceil(SHAPE_RECENT_MS / 1000) + 3600);
     await this.call(['SET', `${this.ns}hs:shape:${hash}`, body, 'EX', ttl]);
-    await this.call(['ZADD', `${this.ns}hs:shapes`, String(now), hash]);
+    await this.call(['ZADD', `${this.ns}hs:shapes`, ...(options.raiseOnly ? ['GT'] : []), String(now), hash]);
     await this.call(['ZREMRANGEBYRANK', `${this.ns}hs:shapes`, '0', String(-SHAPE_REGISTRY_MAX - 1)]);
   }
 

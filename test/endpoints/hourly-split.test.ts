@@ -28,6 +28,7 @@ import { createLogger } from '../../src/logger.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import { executeReadOnly, type QueryRun } from '../../src/query/execute.js';
 import { HourlyStore } from '../../src/query/hourlyStore.js';
+import { WARM_AGE_MS } from '../../src/query/reportWarmup.js';
 import { catalogSourceOf, HourlyBackground } from '../../src/query/hourlyBackground.js';
 import { CLOSED_AFTER_MS, HOUR_MS, planOf, runSplit, type Runner, type SplitStats } from '../../src/query/hourlySplit.js';
 import { SourceService } from '../../src/sources/service.js';
@@ -35,7 +36,7 @@ import { SourceUpkeep } from '../../src/upkeep/sourceUpkeep.js';
 import { partitionName } from '../../src/storage/logTables.js';
 import { initTranslator, translateQuery, type Translation } from '../../src/sql/index.js';
 import { LOGS_ALL_SQL } from '../../seeds/queries.js';
-import { testConfig, testContext } from '../support/db.js';
+import { createEmptyDatabase, testConfig, testContext } from '../support/db.js';
 import { reproject } from '../support/projects.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -113,6 +114,12 @@ function assertSameRows(split: QueryRun, whole: QueryRun, what: string): void {
 }
 
 /** Count of one `logquery_hourly_events_total` event. */
+/** JSON rows in a canonical order, floats to 9 significant digits (a split sum may differ from a one-pass one in the last bits). */
+function sameFloats(rows: Array<Record<string, unknown>>): string[] {
+  const round = (v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(9)) : v);
+  return rows.map((r) => JSON.stringify(Object.entries(r).map(([k, v]) => [k, round(v)]))).sort();
+}
+
 async function hourlyEvents(metrics: Metrics, event: string): Promise<number> {
   return (await metrics.hourlyEvents.get()).values.find((v) => v.labels.event === event)?.value ?? 0;
 }
@@ -392,9 +399,11 @@ describe('hourly split: cached hourly partials merged equal the query run whole'
     background.close();
   });
 
-  it('is on by default with REDIS_URL, off with HOURLY_SPLIT=false, and off without Redis', () => {
+  it("is on by default with REDIS_URL, off with HOURLY_SPLIT=false, and off without Redis; Studio's reports kept warm unless HOURLY_WARM_REPORTS=false", () => {
     assert.equal(testConfig(ctx.db.url, { REDIS_URL }).hourlySplit, true);
     assert.equal(testConfig(ctx.db.url, { REDIS_URL, HOURLY_SPLIT: 'false' }).hourlySplit, false);
+    assert.equal(testConfig(ctx.db.url, { REDIS_URL }).hourlyWarmReports, true, "Studio's reports are kept warm by default");
+    assert.equal(testConfig(ctx.db.url, { REDIS_URL, HOURLY_WARM_REPORTS: 'false' }).hourlyWarmReports, false);
     assert.equal(ctx.config.redisUrl, undefined);
     assert.equal(ctx.hourly, undefined, 'without Redis nothing is split');
   });
@@ -440,6 +449,65 @@ describe('hourly split: cached hourly partials merged equal the query run whole'
       });
     } finally {
       await own.close();
+    }
+  });
+
+  it("with Studio's reports kept warm, the first load of the 7-day API report reads every closed hour kept, answers as the whole query, and a load ranks its shapes ahead of the warm ones", async () => {
+    // A database of its own: the warm-up keeps the busiest projects of the last hour, here this one alone.
+    const { url } = await createEmptyDatabase('lq_test_warm');
+    const [warm, whole] = [
+      await createContext(testConfig(url, { REDIS_URL }), createLogger('silent')),
+      await createContext(testConfig(url, { HOURLY_SPLIT: 'false' }), createLogger('silent')),
+    ];
+    const redis = createClient({ url: REDIS_URL });
+    await redis.connect();
+    try {
+      const key = generateKey();
+      await warm.keys.create(`hourly-warm-${project}`, key, ['query']);
+      const { edge, auth } = events(project, now);
+      const ownWriter = new LogWriter(warm.db.pool, warm.sources, undefined, warm.db.capabilities, warm.hourly);
+      for (const [name, list] of [
+        ['cloudflare.logs.prod', edge],
+        ['gotrue.logs.prod', auth],
+      ] as const) {
+        const source = await warm.sources.get(name);
+        const batch = normaliseEvents(list, { nowMs: Date.now(), retentionDays: source.retention_days });
+        await ownWriter.write(source, batch.rows, batch.fields);
+      }
+      await warm.sources.reload();
+      await whole.sources.reload();
+      const [warmApp, wholeApp] = [await createApp(warm), await createApp(whole)];
+      await warm.hourlyBackground!.tick(); // registers Studio's report shapes for the project and fills their last 7 days
+      assert.ok((await hourlyEvents(warm.metrics, 'hours_computed')) >= 8 * 7 * 24, "the 8 API queries' 7 days were computed");
+      const api = corpus.filter((q) => /^reports\/api\/[A-Za-z]+$/.test(q.id));
+      assert.equal(api.length, 8);
+      const end = Date.now();
+      const ask = async (app: typeof warmApp, sql: string) => {
+        const res = await request(app)
+          .get('/api/endpoints/query/logs.all')
+          .query({
+            project,
+            sql,
+            iso_timestamp_start: new Date(end - 7 * 24 * HOUR_MS).toISOString(),
+            iso_timestamp_end: new Date(end).toISOString(),
+          })
+          .set('X-API-KEY', key);
+        assert.equal(res.status, 200, res.text);
+        return res.body.result as Array<Record<string, unknown>>;
+      };
+      for (const q of api) assert.deepEqual(sameFloats(await ask(warmApp, q.sql)), sameFloats(await ask(wholeApp, q.sql)), q.id);
+      assert.equal(await hourlyEvents(warm.metrics, 'cold'), 0, 'no load found its hours missing');
+      assert.equal(await hourlyEvents(warm.metrics, 'split'), 8, 'all 8 read kept hours');
+      // The registry: the loads asked for the API shapes now; the warm-up's next tick does not push them back.
+      const ranks = async () => redis.zRangeWithScores('lq:hs:shapes', 0, -1);
+      await warm.hourlyBackground!.tick();
+      const scores = (await ranks()).map((r) => r.score);
+      assert.ok(scores.filter((s) => s > end - 60_000).length >= 8, 'the 8 shapes loads asked for keep their rank');
+      assert.ok(scores.filter((s) => s <= Date.now() - WARM_AGE_MS).length > 0, 'the other warm shapes rank as asked for 6 days ago');
+    } finally {
+      await redis.quit();
+      await warm.close();
+      await whole.close();
     }
   });
 

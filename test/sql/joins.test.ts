@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { insertEvents } from '../support/db.js';
-import { expectTranslation, inLastHour } from '../support/translation.js';
+import { insertEvents, testDatabase } from '../support/db.js';
+import { expectTranslation, inLastHour, runTranslation } from '../support/translation.js';
 
 const P = 'sqltest-joins';
 const src = '`deno-relay-logs`';
@@ -116,7 +116,36 @@ describe('joins and UNNEST', () => {
       where t.project = '${P}' group by m.project_ref`).toReturn([{ project_ref: P, pop: 150, samp: 212.13, n: 2 }]);
     // The outer query aggregates the inner query's columns; the inner one only reads them.
     assert.match(t.sql, /^SELECT [^\n]*stddev_pop\(\(\("t\d+"\."c\d+"/, t.sql);
-    assert.match(t.sql, /\nOFFSET 0\) AS "t\d+"\n/, t.sql);
+    assert.match(t.sql, /\nOFFSET NULL\) AS "t\d+"\n/, t.sql);
+  });
+
+  it('when an aggregate is narrowed (its inner query fenced), then Postgres may still run it in parallel workers, with the same rows', async () => {
+    const bq = `select r.method, count(*) as n from ${src} t cross join unnest(t.metadata) as m cross join unnest(m.request) as r
+      where t.project = '${P}' group by r.method`;
+    const { translation, rows } = await runTranslation(bq);
+    assert.deepEqual(rows, [{ method: 'GET', n: 1 }]);
+    assert.match(translation.sql, /\nOFFSET NULL\) AS "t\d+"\n/, translation.sql);
+    const client = await (await testDatabase()).pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Puts a Gather on top of any plan that may run in a worker: one whose every level may. With
+      // the fence `OFFSET 0` the subquery's level may not (src/sql/postgres/narrow.ts), and a 7-day
+      // report's aggregate ran on one core. (Named force_parallel_mode before Postgres 16.)
+      const setting = (await client.query(`SELECT name FROM pg_settings WHERE name IN ('debug_parallel_query', 'force_parallel_mode')`))
+        .rows[0].name;
+      await client.query(`SET LOCAL ${setting} = on`);
+      await client.query('SET LOCAL jit = off');
+      const plan = (await client.query(`EXPLAIN ${translation.sql}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+      assert.match(plan, /^Gather/, plan);
+      const parallel = (await client.query(translation.sql)).rows;
+      assert.deepEqual(
+        parallel.map((r) => ({ method: r.method, n: Number(r.n) })),
+        rows,
+      );
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
   });
 
   it('when several aggregates test one leaf, then metadata is read once per row and the counts are right', async () => {

@@ -46,12 +46,12 @@ FROM "logs"."gotrue_logs_prod" AS "t0"
 WHERE ((("t0"."metadata" -> 0) IS NOT NULL) AND ("t0"."project" = $1::text))`,
   ],
   [
-    'an aggregate over JSON leaves computes them in an inner query fenced by OFFSET 0',
+    'an aggregate over JSON leaves computes them in an inner query fenced by OFFSET NULL',
     'select r.method, count(*) as n from `deno-relay-logs` t cross join unnest(t.metadata) m cross join unnest(m.request) r group by r.method',
     `SELECT ("t3"."c0" ->> 'method') AS "method", count(*) AS "n"
 FROM (SELECT ((("t0"."metadata" -> 0) -> 'request') -> 0) AS "c0"
 FROM "logs"."deno_relay_logs" AS "t0"
-OFFSET 0) AS "t3"
+OFFSET NULL) AS "t3"
 WHERE ("t3"."c0" IS NOT NULL)
 GROUP BY ("t3"."c0" ->> 'method')`,
   ],
@@ -62,7 +62,7 @@ GROUP BY ("t3"."c0" ->> 'method')`,
 FROM (SELECT (((("t0"."metadata" -> 0) -> 'request') -> 0) ->> 'method') AS "c0", logs.bq_int64("t0"."event_message") AS "c1"
 FROM "logs"."deno_relay_logs" AS "t0"
 WHERE (((("t0"."metadata" -> 0) -> 'request') -> 0) IS NOT NULL)
-OFFSET 0) AS "t3"
+OFFSET NULL) AS "t3"
 GROUP BY "t3"."c0"`,
   ],
   ['division is floating point', 'select 7 / 2 as x', 'SELECT ((7)::float8 / 2) AS "x"'],

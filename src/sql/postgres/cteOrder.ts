@@ -20,6 +20,7 @@
 import type { PgExpr, PgFrom, PgQuery, PgSelect } from './ast.js';
 import { some } from './transform.js';
 import { isAggregate, isOrderSensitive } from './functions.js';
+import { offsetsNothing } from './narrow.js';
 
 /** `query` with the ORDER BY of its top-level CTEs dropped where no reader can observe it. */
 export function dropUnobservableCteOrder(query: PgQuery): PgQuery {
@@ -68,8 +69,8 @@ function readerIgnoresOrder(q: PgQuery, s: PgSelect, insensitive: boolean): bool
   if (exprs.some((e) => some(e, (n) => n.kind === 'func' && n.over !== undefined))) return false;
   if (exprs.some((e) => some(e, (n) => n.kind === 'func' && isOrderSensitive(n.name) && !n.orderBy?.length))) return false;
   if (q.orderBy.length) return true;
-  // OFFSET 0 is the fence of narrow.ts; any other LIMIT or OFFSET picks rows by their order.
-  if (q.limit || (q.offset && !(q.offset.kind === 'literal' && q.offset.value === 0))) return false;
+  // OFFSET NULL is the fence of narrow.ts (OFFSET 0 skips nothing either); any other LIMIT or OFFSET picks rows by their order.
+  if (q.limit || !offsetsNothing(q.offset)) return false;
   if (insensitive) return true;
   return !s.distinct && (s.groupBy.length > 0 || exprs.some((e) => some(e, (n) => n.kind === 'func' && isAggregate(n.name))));
 }

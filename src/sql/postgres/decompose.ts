@@ -30,6 +30,7 @@ import { LOG_SCHEMA, logTableName } from '../catalog.js';
 import type * as P from './ast.js';
 import { pg } from './ast.js';
 import { isScalarFunction } from './functions.js';
+import { offsetsNothing } from './narrow.js';
 import { printExpr, printQuery, ident } from './print.js';
 import { mapChildren, sameExpr, some } from './transform.js';
 
@@ -273,11 +274,11 @@ function reachTable(from: P.PgFrom, ctes: Map<string, P.PgQuery>): Reach {
   }
 }
 
-/** A SELECT that passes rows through one for one: no grouping, aggregates, DISTINCT, LIMIT or OFFSET (but OFFSET 0). */
+/** A SELECT that passes rows through one for one: no grouping, aggregates, DISTINCT, LIMIT or OFFSET (but narrow.ts's fence, or OFFSET 0). */
 function plainSelect(q: P.PgQuery): P.PgSelect {
   const s = q.body;
   if (s.kind !== 'select' || s.distinct || s.groupBy.length || s.having) refuse('not a plain SELECT');
-  if (q.limit || (q.offset && !(q.offset.kind === 'literal' && q.offset.value === 0))) refuse('LIMIT below');
+  if (q.limit || !offsetsNothing(q.offset)) refuse('LIMIT below');
   for (const e of [...s.targets.map((t) => t.expr), ...(s.where ? [s.where] : [])]) {
     noSubquery(e);
     if (some(e, (n) => n.kind === 'func' && !isScalarFunction(n.name))) refuse('aggregate or window below');

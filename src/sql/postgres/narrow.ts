@@ -1,16 +1,25 @@
 /**
  * A rewrite for speed: an aggregating SELECT that reads JSON leaves gets its row-level
- * expressions computed in an inner query fenced by `OFFSET 0`, so the rows Postgres sorts or
+ * expressions computed in an inner query fenced by `OFFSET NULL`, so the rows Postgres sorts or
  * hashes for GROUP BY carry a few small values instead of whole `metadata` documents.
  *
  * Why: Postgres expects almost no rows to match `url ~ @project` and may sort whole rows before
  * grouping; with 1.5 KB of metadata per row that spilled about 1.2 GB (docs/ARCHITECTURE.md,
- * "Measured facts behind the design"). `OFFSET 0`
+ * "Measured facts behind the design"). An OFFSET
  * stops the planner from pulling the inner query up again. WHERE stays inside, so partition
  * pruning and the timestamp index are untouched.
  *
+ * Why NULL and not 0 (both mean no offset): Postgres decides whether the query above may read a
+ * subquery in FROM in parallel workers before it folds the subquery's constants (allpaths.c
+ * set_rel_consider_parallel, limit_needed). There `OFFSET 0` is still the cast `int8(0)`, "a
+ * non-constant offset", so no narrowed aggregate ever ran in parallel; `OFFSET NULL` is parsed as a
+ * NULL constant, which limit_needed takes for no offset, and it still keeps the subquery from
+ * being pulled up (prepjointree.c is_simple_subquery looks for any OFFSET). Measured on
+ * lq_bench_10m, the API report's top routes over 7 days alone: 3.9 s on one core, 2.0 s with a
+ * worker (BENCHMARKS.md, "Studio's pages").
+ *
  *   SELECT date_trunc(…t0.timestamp…) AS ts, count(*) FILTER (WHERE strpos(t0.metadata->…, '/rest') > 0) … GROUP BY 1
- *   → SELECT s.c0 AS ts, count(*) FILTER (WHERE s.c1) … FROM (SELECT date_trunc(…) AS c0, (strpos(…) > 0) AS c1 FROM … WHERE … OFFSET 0) AS s GROUP BY 1
+ *   → SELECT s.c0 AS ts, count(*) FILTER (WHERE s.c1) … FROM (SELECT date_trunc(…) AS c0, (strpos(…) > 0) AS c1 FROM … WHERE … OFFSET NULL) AS s GROUP BY 1
  */
 import { pg, type PgExpr, type PgFrom, type PgOrder, type PgQuery, type PgSelect } from './ast.js';
 import { mapChildren, sameExpr, some } from './transform.js';
@@ -18,6 +27,14 @@ import { mapNodes } from '../walk.js';
 import { evaluatesAllArguments, isAggregate as isAggregateFunction, mayFail as callMayFail, pgFunction } from './functions.js';
 
 const JSON_OPERATORS = new Set(['->', '->>', '#>', '#>>']);
+
+/** The fence's offset (module comment: NULL, not 0, so the narrowed query may run in parallel). */
+const FENCE = pg.literal(null);
+
+/** Whether a query's OFFSET skips no row: the fence, or a user's own `OFFSET 0` (either keeps the rows' order unobservable). */
+export function offsetsNothing(offset: PgExpr | undefined): boolean {
+  return offset === undefined || (offset.kind === 'literal' && (offset.value === null || offset.value === 0));
+}
 
 const isAggregate = (e: PgExpr): boolean => e.kind === 'func' && isAggregateFunction(e.name);
 /** A call the catalogue does not know: it might aggregate, so the query is left alone. */
@@ -144,7 +161,7 @@ function narrow(
     kind: 'query',
     ctes: [],
     orderBy: [],
-    offset: pg.number('0'),
+    offset: FENCE,
     body: {
       kind: 'select',
       distinct: false,

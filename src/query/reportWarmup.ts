@@ -1,0 +1,125 @@
+/**
+ * Studio's report pages kept warm (docs/ARCHITECTURE.md, "Hourly partials"): the hours of each of
+ * Studio's report queries (src/query/studioReports.ts) for the busiest projects of its table,
+ * computed before anyone opens the page.
+ *
+ * Why: the background keeps the hours of a query only once a load asked for it
+ * (src/query/hourlyBackground.ts), so the first load of a report nobody opened within the last
+ * 7 days ran whole: the 7-day API report's 8 queries took 2–3 times as long as from kept hours on
+ * lq_bench_10m (BENCHMARKS.md, "The hourly split at 10M"). Studio's report queries are a fixed set
+ * that its code sends to `logs.all`, so the service computes their hours as they close, at the
+ * background's lowest priority, as it does for a report a user opened. If Studio changes a query,
+ * it is simply no longer matched: its first load runs whole, as before.
+ *
+ * Each tick of the background (one process at a time, under its lock) asks `due`:
+ * - the WARM_PROJECTS busiest projects of each table a report reads, by their share of its
+ *   NEWEST_EVENTS newest events (one query per table, at most once a PROJECTS_EVERY_MS);
+ * - each report query's shape for each of them, as a load of `logs.all` would register it (the
+ *   endpoint service's own translation, src/endpoints/queryService.ts `splitShape`): registered as
+ *   if last asked for WARM_AGE_MS ago, so the shapes users asked for lately come first in the
+ *   background's budget (hourlyBackground.ts MAX_SHAPES), and the ticks keep each hour as it closes;
+ * - once a FULL_EVERY_MS per shape, all of it: the hours of the last WARM_DAYS days not kept yet
+ *   are computed (the first tick after a start, or after Redis lost them).
+ *
+ * Only tables that `logs.all` filters by the top-level `project` column (src/sources/defaults.ts)
+ * are warmed: the busiest projects are read from that column.
+ */
+import { DEFAULT_SOURCES } from '../sources/defaults.js';
+import type { SourceService } from '../sources/service.js';
+import { logTableName, qualifiedTable, type Queryable } from '../storage/logTables.js';
+import { shapeHash, type Shape } from './hourlySplit.js';
+import { STUDIO_REPORTS } from './studioReports.js';
+
+/** Projects kept warm per table: a self-hosted install has one; the busiest few of a shared one. */
+export const WARM_PROJECTS = 3;
+/** The longest window of Studio's report pages: the hours kept for a shape. */
+export const WARM_DAYS = 7;
+/** A warm shape ranks in the registry as if last asked for this long ago (under hourlyStore.ts SHAPE_RECENT_MS, 7 days). */
+export const WARM_AGE_MS = 6 * 86_400_000;
+const PROJECTS_EVERY_MS = 10 * 60_000;
+/** The newest events of a table the busiest projects are counted in. */
+const NEWEST_EVENTS = 10_000;
+const FULL_EVERY_MS = 60 * 60_000;
+const HOUR_MS = 3_600_000;
+/** The endpoint Studio sends its report queries to (seeds/queries.ts LOGS_ALL_SQL). */
+const LOGS_ALL = 'logs.all';
+
+export interface WarmupDeps {
+  /** The shape of a load of `logs.all` with these query-string values (queryService.ts `splitShape`). */
+  splitShape(endpoint: string, input: Record<string, string>): Promise<Shape | undefined>;
+  sources: Pick<SourceService, 'list'>;
+  /** Where the busiest projects are read (the primary). */
+  db: Queryable;
+}
+
+export interface WarmShapes {
+  /** Every warm shape: registered at WARM_AGE_MS old. */
+  readonly shapes: readonly Shape[];
+  /** Those whose last WARM_DAYS days are due to be filled. */
+  readonly full: readonly Shape[];
+}
+
+export class ReportWarmup {
+  private readonly projects = new Map<string, { at: number; names: string[] }>();
+  private readonly filledAt = new Map<string, number>();
+
+  constructor(private readonly deps: WarmupDeps) {}
+
+  async due(now: number): Promise<WarmShapes> {
+    const shapes: Shape[] = [];
+    const full: Shape[] = [];
+    const seen = new Set<string>();
+    for (const report of STUDIO_REPORTS) {
+      // The table a report reads, from its shape for any project (`project` is required).
+      const probe = await this.shapeFor(report.sql, 'any', now);
+      const table = probe && this.projectTable(probe.table);
+      if (!table) continue;
+      for (const project of await this.busiest(table, probe.table, now)) {
+        const shape = await this.shapeFor(report.sql, project, now);
+        if (!shape) continue;
+        const hash = shapeHash(shape);
+        if (seen.has(hash)) continue;
+        seen.add(hash);
+        shapes.push(shape);
+        if (now - (this.filledAt.get(hash) ?? -Infinity) >= FULL_EVERY_MS) {
+          this.filledAt.set(hash, now);
+          full.push(shape);
+        }
+      }
+    }
+    // Shapes no longer warm (a project gone quiet) are forgotten, so the map stays bounded.
+    for (const hash of this.filledAt.keys()) if (!seen.has(hash)) this.filledAt.delete(hash);
+    return { shapes, full };
+  }
+
+  private shapeFor(sql: string, project: string, now: number): Promise<Shape | undefined> {
+    // Any window: the shape's window values are left out (hourlySplit.ts Shape).
+    return this.deps.splitShape(LOGS_ALL, {
+      sql,
+      project,
+      iso_timestamp_start: new Date(now - HOUR_MS).toISOString(),
+      iso_timestamp_end: new Date(now).toISOString(),
+    });
+  }
+
+  /** The source table of `planTable` (`logs.<table>`) when `logs.all` filters it by the top-level project. */
+  private projectTable(planTable: string): string | undefined {
+    const source = this.deps.sources.list().find((s) => logTableName(s.table_name) === planTable);
+    const field = source && DEFAULT_SOURCES.find((d) => d.name === source.name)?.project;
+    return field === 'project' ? source!.table_name : undefined;
+  }
+
+  private async busiest(table: string, key: string, now: number): Promise<string[]> {
+    const known = this.projects.get(key);
+    if (known && now - known.at < PROJECTS_EVERY_MS) return known.names;
+    // By their share of the newest events: a quiet install still warms the projects it last heard
+    // from, and the read is the timestamp index's newest NEWEST_EVENTS entries (18 ms at 10M).
+    const { rows } = await this.deps.db.query<{ project: string }>(
+      `SELECT project FROM (SELECT project FROM ${qualifiedTable(table)} ORDER BY "timestamp" DESC LIMIT ${NEWEST_EVENTS}) AS newest
+        GROUP BY project ORDER BY count(*) DESC, project LIMIT ${WARM_PROJECTS}`,
+    );
+    const names = rows.map((r) => r.project);
+    this.projects.set(key, { at: now, names });
+    return names;
+  }
+}
