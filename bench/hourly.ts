@@ -163,14 +163,19 @@ table.push([
   '–',
 ]);
 loads.push(loadavg()[0]);
-const warm: number[] = [];
-let warmOk = true;
-for (let r = 0; r < ROUNDS; r++) {
-  const w = await load(true, dataEnd, now);
-  warm.push(w.ms);
-  warmOk &&= w.runs.every((x, i) => same(x, reference[i]));
-  if (r === 0) console.log('  after background warm, stats', w.stats);
+/** ROUNDS split loads of the window ending at dataEnd: their times, and whether every answer equals the whole query's. */
+async function splitLoads(atNow: number, label: string): Promise<{ times: number[]; ok: boolean }> {
+  const times: number[] = [];
+  let ok = true;
+  for (let r = 0; r < ROUNDS; r++) {
+    const w = await load(true, dataEnd, atNow);
+    times.push(w.ms);
+    ok &&= w.runs.every((x, i) => same(x, reference[i]));
+    if (r === 0) console.log(`  ${label}, stats`, w.stats);
+  }
+  return { times, ok };
 }
+const { times: warm, ok: warmOk } = await splitLoads(now, 'after background warm');
 console.log(
   `after background warm: median ${median(warm).toFixed(0)} ms (${warm.map((x) => x.toFixed(0)).join(', ')})`,
   warmOk ? 'rows equal' : 'ROWS DIFFER',
@@ -235,14 +240,7 @@ table.push([
   `${warmSeconds.toFixed(0)} s (${warmHours} hours)`,
   '–',
 ]);
-const warmFirst: number[] = [];
-let warmFirstOk = true;
-for (let r = 0; r < ROUNDS; r++) {
-  const w = await load(true, dataEnd, clock);
-  warmFirst.push(w.ms);
-  warmFirstOk &&= w.runs.every((x, i) => same(x, reference[i]));
-  if (r === 0) console.log('  first load with the reports kept warm, stats', w.stats);
-}
+const { times: warmFirst, ok: warmFirstOk } = await splitLoads(clock, 'first load with the reports kept warm');
 console.log(
   `first load, reports kept warm: ${warmFirst.map((x) => x.toFixed(0)).join(', ')} ms`,
   warmFirstOk ? 'rows equal' : 'ROWS DIFFER',
