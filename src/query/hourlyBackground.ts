@@ -27,14 +27,18 @@ import { validatePostgres } from '../sql/validate.js';
 import { logTableName } from '../storage/logTables.js';
 import { SHAPE_RECENT_MS, type HourlyStore } from './hourlyStore.js';
 import { fillHours, lastClosedHours, shapeHash, type Runner, type Shape, type SourceOf } from './hourlySplit.js';
-import { WARM_AGE_MS, WARM_DAYS, type ReportWarmup } from './reportWarmup.js';
+import type { ReportWarmup } from './reportWarmup.js';
 
 /** Hours of one background query at most: on lq_bench_10m the API report's largest query reads ~60k events an hour. */
 const PIECE_HOURS = 6;
 /** Shapes whose fills may wait at once; more are dropped (and counted): their next load finds the hours missing again. */
 const MAX_QUEUED = 256;
-/** Shapes whose new hours a tick computes, the most recently asked for first. */
-export const MAX_SHAPES = 100;
+/**
+ * Shapes whose new hours a tick computes, the most recently asked for first: room for the warm
+ * shapes of Studio's reports (reportWarmup.ts: ~38 queries × 3 projects, ranked last) beside 100
+ * that users asked for. Each costs a few EXISTS a tick and one piece an hour.
+ */
+export const MAX_SHAPES = 250;
 /** The closed hours a tick looks at: the one that just closed, and two more in case ticks were missed or a late event changed one. */
 const LOOKBACK_HOURS = 3;
 /** A shape is registered again after this long (its last request moves forward). */
@@ -74,7 +78,7 @@ export class HourlyBackground {
   /** Hashes of shapes read from Redis whose SQL passed wall 2 (validatePostgres). */
   private readonly validated = new Set<string>();
   private closed = false;
-  private warmup: Pick<ReportWarmup, 'due'> | undefined;
+  private warmup: Pick<ReportWarmup, 'due' | 'filled'> | undefined;
 
   constructor(
     readonly store: HourlyStore,
@@ -97,25 +101,26 @@ export class HourlyBackground {
   }
 
   /** Keeps Studio's reports warm from the next tick on (src/query/reportWarmup.ts; wired where the endpoint service is, src/app.ts). */
-  warmWith(warmup: Pick<ReportWarmup, 'due'>): void {
+  warmWith(warmup: Pick<ReportWarmup, 'due' | 'filled'>): void {
     this.warmup = warmup;
   }
 
-  /** Queues the computation of `hours` of `shape` (those kept by then are skipped). */
-  fill(shape: Shape, hours: readonly number[]): void {
-    if (this.closed || !hours.length) return;
+  /** Queues the computation of `hours` of `shape` (those kept by then are skipped); false when it was dropped. */
+  fill(shape: Shape, hours: readonly number[]): boolean {
+    if (this.closed || !hours.length) return false;
     const hash = shapeHash(shape);
     let job = this.queue.get(hash);
     if (!job) {
       if (this.queue.size >= MAX_QUEUED) {
         this.count('fills_dropped', hours.length);
-        return;
+        return false;
       }
       job = { shape, hours: new Set() };
       this.queue.set(hash, job);
     }
     for (const h of hours) job.hours.add(h);
     this.pump();
+    return true;
   }
 
   /** Resolves once nothing is queued or computing (tests wait on it instead of sleeping). */
@@ -133,7 +138,6 @@ export class HourlyBackground {
     const held = await this.store.lock('lock', LOCK_MS).catch(() => undefined);
     if (!held) return;
     try {
-      await this.warm(now);
       // Parsed (and validated, a parse each) only as many as a tick computes.
       const bodies = await this.store.recentShapes(now - SHAPE_RECENT_MS);
       if (bodies.length > MAX_SHAPES) this.count('shapes_skipped', bodies.length - MAX_SHAPES);
@@ -142,6 +146,8 @@ export class HourlyBackground {
         const shape = this.parse(body);
         if (shape) this.fill(shape, hours);
       }
+      // After the hours users' shapes need, so their pieces run first.
+      await this.warm(now);
       await this.idle();
     } catch (err) {
       this.count('background_failed', 1);
@@ -152,16 +158,16 @@ export class HourlyBackground {
   }
 
   /**
-   * The warm shapes registered as if asked for WARM_AGE_MS ago (never lowering the rank a load gave
-   * one), and the last WARM_DAYS days of those due queued. A failure is counted; the tick goes on.
+   * Studio's reports kept warm: the warm-up's shapes registered at the rank it gives (never lowering
+   * one a load gave: ZADD GT), and the days it says are due queued. A failure is counted; the tick goes on.
    */
   private async warm(now: number): Promise<void> {
     if (!this.warmup) return;
     try {
-      const { shapes, full } = await this.warmup.due(now);
-      for (const shape of shapes)
-        await this.store.registerShape(shapeHash(shape), JSON.stringify(shape), now - WARM_AGE_MS, { raiseOnly: true });
-      for (const shape of full) this.fill(shape, lastClosedHours(now, WARM_DAYS * 24));
+      const { register, fill } = await this.warmup.due(now);
+      for (const { shape, at } of register)
+        await this.store.registerShape(shapeHash(shape), JSON.stringify(shape), at, { raiseOnly: true });
+      for (const { shape, hours } of fill) if (this.fill(shape, hours)) this.warmup.filled(shape, now);
     } catch (err) {
       this.count('background_failed', 1);
       this.options.logger?.warn({ err: (err as Error).message }, "hourly partials: Studio's reports were not kept warm this tick");

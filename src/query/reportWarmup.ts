@@ -7,19 +7,21 @@
  * (src/query/hourlyBackground.ts), so the first load of a report nobody opened within the last
  * 7 days ran whole: the 7-day API report's 8 queries took 2–3 times as long as from kept hours on
  * lq_bench_10m (BENCHMARKS.md, "The hourly split at 10M"). Studio's report queries are a fixed set
- * that its code sends to `logs.all`, so the service computes their hours as they close, at the
- * background's lowest priority, as it does for a report a user opened. If Studio changes a query,
- * it is simply no longer matched: its first load runs whole, as before.
+ * that its code sends to `logs.all`, so the service computes their hours as it does for a report a
+ * user opened: each piece at the scheduler's background priority, after the work for the shapes
+ * users asked for. If Studio changes a query, it is simply no longer matched: its first load runs
+ * whole, as before.
  *
  * Each tick of the background (one process at a time, under its lock) asks `due`:
  * - the WARM_PROJECTS busiest projects of each table a report reads, by their share of its
  *   NEWEST_EVENTS newest events (one query per table, at most once a PROJECTS_EVERY_MS);
  * - each report query's shape for each of them, as a load of `logs.all` would register it (the
- *   endpoint service's own translation, src/endpoints/queryService.ts `splitShape`): registered as
- *   if last asked for WARM_AGE_MS ago, so the shapes users asked for lately come first in the
- *   background's budget (hourlyBackground.ts MAX_SHAPES), and the ticks keep each hour as it closes;
+ *   endpoint service's own translation, src/endpoints/queryService.ts `splitShape`): registered
+ *   once a FULL_EVERY_MS as if last asked for WARM_AGE_MS ago, so the shapes users asked for
+ *   lately come first in the background's budget (hourlyBackground.ts MAX_SHAPES, which holds the
+ *   warm ones too), and the ticks keep each hour as it closes;
  * - once a FULL_EVERY_MS per shape, all of it: the hours of the last WARM_DAYS days not kept yet
- *   are computed (the first tick after a start, or after Redis lost them).
+ *   (all of them after a start, or after Redis lost them), FILLS_PER_TICK shapes a tick.
  *
  * Only tables that `logs.all` filters by the top-level `project` column (src/sources/defaults.ts)
  * are warmed: the busiest projects are read from that column.
@@ -27,7 +29,7 @@
 import { DEFAULT_SOURCES } from '../sources/defaults.js';
 import type { SourceService } from '../sources/service.js';
 import { logTableName, qualifiedTable, type Queryable } from '../storage/logTables.js';
-import { shapeHash, type Shape } from './hourlySplit.js';
+import { lastClosedHours, shapeHash, type Shape } from './hourlySplit.js';
 import { STUDIO_REPORTS } from './studioReports.js';
 
 /** Projects kept warm per table: a self-hosted install has one; the busiest few of a shared one. */
@@ -37,6 +39,13 @@ export const WARM_DAYS = 7;
 /** A warm shape ranks in the registry as if last asked for this long ago (under hourlyStore.ts SHAPE_RECENT_MS, 7 days). */
 export const WARM_AGE_MS = 6 * 86_400_000;
 const PROJECTS_EVERY_MS = 10 * 60_000;
+/**
+ * Shapes whose last WARM_DAYS days one tick queues, at most: the tick holds its lock until its
+ * work is done (hourlyBackground.ts LOCK_MS), and user work queued meanwhile waits behind it. On
+ * lq_bench_10m a shape's 7 days for the largest project take ~3 s, so a tick stays well under a
+ * minute and the warm-up from nothing (114 shapes) spreads over ~15 ticks.
+ */
+export const FILLS_PER_TICK = 8;
 /** The newest events of a table the busiest projects are counted in. */
 const NEWEST_EVENTS = 10_000;
 const FULL_EVERY_MS = 60 * 60_000;
@@ -52,44 +61,61 @@ export interface WarmupDeps {
   db: Queryable;
 }
 
-export interface WarmShapes {
-  /** Every warm shape: registered at WARM_AGE_MS old. */
-  readonly shapes: readonly Shape[];
-  /** Those whose last WARM_DAYS days are due to be filled. */
-  readonly full: readonly Shape[];
+export interface WarmWork {
+  /** Shapes to register now (each once a FULL_EVERY_MS), at the rank `at` (WARM_AGE_MS ago). */
+  readonly register: ReadonlyArray<{ readonly shape: Shape; readonly at: number }>;
+  /** At most FILLS_PER_TICK shapes whose last WARM_DAYS days are due, with those hours; `filled` once one is queued. */
+  readonly fill: ReadonlyArray<{ readonly shape: Shape; readonly hours: readonly number[] }>;
 }
 
 export class ReportWarmup {
   private readonly projects = new Map<string, { at: number; names: string[] }>();
+  /** Report id → the table it reads (`logs.<table>`), looked up once a FULL_EVERY_MS. */
+  private readonly tables = new Map<string, { at: number; table: string | undefined }>();
+  private readonly registeredAt = new Map<string, number>();
   private readonly filledAt = new Map<string, number>();
 
   constructor(private readonly deps: WarmupDeps) {}
 
-  async due(now: number): Promise<WarmShapes> {
-    const shapes: Shape[] = [];
-    const full: Shape[] = [];
+  async due(now: number): Promise<WarmWork> {
+    const register: Array<{ shape: Shape; at: number }> = [];
+    const fill: Array<{ shape: Shape; hours: number[] }> = [];
     const seen = new Set<string>();
     for (const report of STUDIO_REPORTS) {
-      // The table a report reads, from its shape for any project (`project` is required).
-      const probe = await this.shapeFor(report.sql, 'any', now);
-      const table = probe && this.projectTable(probe.table);
+      const planTable = await this.tableOf(report, now);
+      const table = planTable && this.projectTable(planTable);
       if (!table) continue;
-      for (const project of await this.busiest(table, probe.table, now)) {
+      for (const project of await this.busiest(table, planTable, now)) {
         const shape = await this.shapeFor(report.sql, project, now);
         if (!shape) continue;
         const hash = shapeHash(shape);
         if (seen.has(hash)) continue;
         seen.add(hash);
-        shapes.push(shape);
-        if (now - (this.filledAt.get(hash) ?? -Infinity) >= FULL_EVERY_MS) {
-          this.filledAt.set(hash, now);
-          full.push(shape);
+        if (now - (this.registeredAt.get(hash) ?? -Infinity) >= FULL_EVERY_MS) {
+          this.registeredAt.set(hash, now);
+          register.push({ shape, at: now - WARM_AGE_MS });
         }
+        if (fill.length < FILLS_PER_TICK && now - (this.filledAt.get(hash) ?? -Infinity) >= FULL_EVERY_MS)
+          fill.push({ shape, hours: lastClosedHours(now, WARM_DAYS * 24) });
       }
     }
-    // Shapes no longer warm (a project gone quiet) are forgotten, so the map stays bounded.
-    for (const hash of this.filledAt.keys()) if (!seen.has(hash)) this.filledAt.delete(hash);
-    return { shapes, full };
+    // Shapes no longer warm (a project gone quiet) are forgotten, so the maps stay bounded.
+    for (const map of [this.registeredAt, this.filledAt]) for (const hash of map.keys()) if (!seen.has(hash)) map.delete(hash);
+    return { register, fill };
+  }
+
+  /** The background queued the fill of `shape` (a fill it dropped is offered again next tick). */
+  filled(shape: Shape, now: number): void {
+    this.filledAt.set(shapeHash(shape), now);
+  }
+
+  /** The table a report reads, from its shape for any project (`project` is required). */
+  private async tableOf(report: { id: string; sql: string }, now: number): Promise<string | undefined> {
+    const known = this.tables.get(report.id);
+    if (known && now - known.at < FULL_EVERY_MS) return known.table;
+    const table = (await this.shapeFor(report.sql, 'any', now))?.table;
+    this.tables.set(report.id, { at: now, table });
+    return table;
   }
 
   private shapeFor(sql: string, project: string, now: number): Promise<Shape | undefined> {

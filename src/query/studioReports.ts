@@ -1,12 +1,13 @@
 /**
  * Studio's report queries, as the dashboard sends them to `logs.all` (`sql=`, with `project`,
- * `iso_timestamp_start` and `iso_timestamp_end`): the default query of each chart and table of its
- * API, Auth, Realtime, PostgREST, Storage and auth-usage report pages, copied from the dashboard
- * corpus (test/compat/studio/queries.json, where test/endpoints/studio-reports.test.ts checks they
- * are still the same text). src/query/reportWarmup.ts keeps their hours computed for the busiest
- * projects, so a report page's first load reads kept hours (docs/ARCHITECTURE.md, "Hourly
- * partials"). The edge-functions report is not here: its source names its project in `metadata`,
- * not in the column the warm-up lists projects from.
+ * `iso_timestamp_start` and `iso_timestamp_end`): the default query of each chart and table of
+ * its API report page, its shared-API pages (Auth, Realtime, PostgREST), and its Storage and Auth
+ * report pages, copied from the dashboard corpus (test/compat/studio/queries.json, where
+ * test/endpoints/studio-reports.test.ts checks they are still the same text).
+ * src/query/reportWarmup.ts keeps their hours computed for the busiest projects, so a report
+ * page's first load reads kept hours (docs/ARCHITECTURE.md, "Hourly partials"). The
+ * edge-functions report is not here: its source names its project in `metadata`, not in the
+ * column the warm-up lists projects from.
  */
 export const STUDIO_REPORTS: ReadonlyArray<{ readonly id: string; readonly sql: string }> = [
   {

@@ -137,6 +137,7 @@ describe('joins and UNNEST', () => {
       await client.query('SET LOCAL jit = off');
       const plan = (await client.query(`EXPLAIN ${translation.sql}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
       assert.match(plan, /^Gather/, plan);
+      assert.match(plan, /Subquery Scan/, 'the fence still keeps the inner query a subquery (not pulled up)');
       const parallel = (await client.query(translation.sql)).rows;
       assert.deepEqual(
         parallel.map((r) => ({ method: r.method, n: Number(r.n) })),
