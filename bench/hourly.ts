@@ -206,7 +206,7 @@ sideBySide('an hour later, after the tick computed the hour that closed', later,
 loads.push(loadavg()[0]);
 
 // Studio's reports kept warm (src/query/reportWarmup.ts): from nothing kept (a start, or Redis
-// emptied), one tick registers the report shapes of the busiest projects and computes their last
+// emptied), the ticks register the report shapes of the busiest projects and compute their last
 // 7 days; then the report's first load, which no one asked for before. The clock is where the data
 // ends, as for a live install whose report window ends now.
 const cleaner = createClient({ url: REDIS_URL });
@@ -229,15 +229,25 @@ background.warmWith(
     db: ctx.db.pool,
   }),
 );
+// Ticks one after another (the service's are a minute apart) until one computes nothing more:
+// each queues at most FILLS_PER_TICK shapes' days, the busiest project's API report first.
 const warmBefore = await hoursComputed();
 const warmStarted = performance.now();
-await background.tick();
+let ticks = 0;
+let firstTickSeconds = 0;
+for (let last = -1; (await hoursComputed()) !== last; ticks++) {
+  last = await hoursComputed();
+  await background.tick();
+  if (!ticks) firstTickSeconds = (performance.now() - warmStarted) / 1000;
+}
 const warmSeconds = (performance.now() - warmStarted) / 1000;
 const warmHours = (await hoursComputed()) - warmBefore;
-console.log(`warm-up from nothing kept: ${warmSeconds.toFixed(0)} s, ${warmHours} hours computed`);
+console.log(
+  `warm-up from nothing kept: ${warmSeconds.toFixed(0)} s over ${ticks} ticks (the first ${firstTickSeconds.toFixed(0)} s), ${warmHours} hours computed`,
+);
 table.push([
-  "Studio's reports kept warm: the warm-up from nothing kept (one tick)",
-  `${warmSeconds.toFixed(0)} s (${warmHours} hours)`,
+  "Studio's reports kept warm: the warm-up from nothing kept (ticks back to back)",
+  `${warmSeconds.toFixed(0)} s, ${ticks} ticks, the first (the API report of the busiest project) ${firstTickSeconds.toFixed(0)} s (${warmHours} hours)`,
   '–',
 ]);
 const { times: warmFirst, ok: warmFirstOk } = await splitLoads(clock, 'first load with the reports kept warm');

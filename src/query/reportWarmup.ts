@@ -81,12 +81,17 @@ export class ReportWarmup {
     const register: Array<{ shape: Shape; at: number }> = [];
     const fill: Array<{ shape: Shape; hours: number[] }> = [];
     const seen = new Set<string>();
+    const reports: Array<{ sql: string; planTable: string; table: string }> = [];
     for (const report of STUDIO_REPORTS) {
       const planTable = await this.tableOf(report, now);
       const table = planTable && this.projectTable(planTable);
-      if (!table) continue;
-      for (const project of await this.busiest(table, planTable, now)) {
-        const shape = await this.shapeFor(report.sql, project, now);
+      if (planTable && table) reports.push({ sql: report.sql, planTable, table });
+    }
+    // The busiest project's reports first (the API report's queries lead the list), then the next project's.
+    for (let rank = 0; rank < WARM_PROJECTS; rank++) {
+      for (const { sql, planTable, table } of reports) {
+        const project = (await this.busiest(table, planTable, now))[rank];
+        const shape = project === undefined ? undefined : await this.shapeFor(sql, project, now);
         if (!shape) continue;
         const hash = shapeHash(shape);
         if (seen.has(hash)) continue;
