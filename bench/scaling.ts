@@ -10,7 +10,7 @@
  * Sizes: `1m` 1M rows over 8 days (125k events/day), `5m` 5M over 40 days (the same rate, 5× the
  * history), `25m` 25M over 40 days (5× the rate of `5m`, the same history).
  */
-import { writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createContext } from '../src/context.js';
@@ -34,6 +34,7 @@ function readResults(): Record<string, unknown> {
 function record(key: string, value: unknown): void {
   const all = readResults();
   all[key] = value;
+  mkdirSync(new URL('./', RESULTS), { recursive: true }); // git-ignored: a fresh clone has no such folder
   writeFileSync(RESULTS, JSON.stringify(all, null, 2));
 }
 

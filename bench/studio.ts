@@ -19,7 +19,7 @@
  * ends. Rewrites the
  * `studio-bench-<size>` block of BENCHMARKS.md unless `--no-write`.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
@@ -153,6 +153,8 @@ const result = {
   loadAverage: load,
 };
 console.log(JSON.stringify(result, null, 1));
+// bench/results/ is git-ignored: a fresh clone has no such folder.
+mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL(`./results/studio-${DATABASE}.json`, import.meta.url), JSON.stringify(result, null, 1) + '\n');
 
 if (!opts['no-write'] && !opts.database) {
