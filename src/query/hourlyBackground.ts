@@ -167,7 +167,7 @@ export class HourlyBackground {
       const { register, fill } = await this.warmup.due(now);
       for (const { shape, at } of register)
         await this.store.registerShape(shapeHash(shape), JSON.stringify(shape), at, { raiseOnly: true });
-      for (const { shape, hours } of fill) if (this.fill(shape, hours)) this.warmup.filled(shape, now);
+      for (const { key, shape, hours } of fill) if (this.fill(shape, hours)) this.warmup.filled(key, now);
     } catch (err) {
       this.count('background_failed', 1);
       this.options.logger?.warn({ err: (err as Error).message }, "hourly partials: Studio's reports were not kept warm this tick");

@@ -29,7 +29,7 @@
 import { DEFAULT_SOURCES } from '../sources/defaults.js';
 import type { SourceService } from '../sources/service.js';
 import { logTableName, qualifiedTable, type Queryable } from '../storage/logTables.js';
-import { lastClosedHours, shapeHash, type Shape } from './hourlySplit.js';
+import { lastClosedHours, type Shape } from './hourlySplit.js';
 import { STUDIO_REPORTS } from './studioReports.js';
 
 /** Projects kept warm per table: a self-hosted install has one; the busiest few of a shared one. */
@@ -64,63 +64,68 @@ export interface WarmupDeps {
 export interface WarmWork {
   /** Shapes to register now (each once a FULL_EVERY_MS), at the rank `at` (WARM_AGE_MS ago). */
   readonly register: ReadonlyArray<{ readonly shape: Shape; readonly at: number }>;
-  /** At most FILLS_PER_TICK shapes whose last WARM_DAYS days are due, with those hours; `filled` once one is queued. */
-  readonly fill: ReadonlyArray<{ readonly shape: Shape; readonly hours: readonly number[] }>;
+  /** At most FILLS_PER_TICK shapes whose last WARM_DAYS days are due, with those hours; `filled(key)` once one is queued. */
+  readonly fill: ReadonlyArray<{ readonly key: string; readonly shape: Shape; readonly hours: readonly number[] }>;
 }
 
 export class ReportWarmup {
-  private readonly projects = new Map<string, { at: number; names: string[] }>();
-  /** Report id → the table it reads (`logs.<table>`), looked up once a FULL_EVERY_MS. */
-  private readonly tables = new Map<string, { at: number; table: string | undefined }>();
+  /** Looked up at most once a PROJECTS_EVERY_MS: table → its busiest projects. */
+  private readonly projects = new Map<string, { at: number; value: string[] }>();
+  /** Looked up at most once a FULL_EVERY_MS: report id → the source table it reads, when `logs.all` filters it by project. */
+  private readonly tables = new Map<string, { at: number; value: string | undefined }>();
+  /** By `<report id> <project>`: when its shape was last registered, and when its days were last queued. */
   private readonly registeredAt = new Map<string, number>();
   private readonly filledAt = new Map<string, number>();
 
   constructor(private readonly deps: WarmupDeps) {}
 
+  /**
+   * What this tick should do. A shape is translated only when it is due (once an hour at most), so
+   * the ticks in between cost a few map lookups.
+   */
   async due(now: number): Promise<WarmWork> {
     const register: Array<{ shape: Shape; at: number }> = [];
-    const fill: Array<{ shape: Shape; hours: number[] }> = [];
-    const seen = new Set<string>();
-    const reports: Array<{ sql: string; planTable: string; table: string }> = [];
+    const fill: Array<{ key: string; shape: Shape; hours: number[] }> = [];
+    const warm = new Set<string>();
+    const reports: Array<{ id: string; sql: string; table: string }> = [];
     for (const report of STUDIO_REPORTS) {
-      const planTable = await this.tableOf(report, now);
-      const table = planTable && this.projectTable(planTable);
-      if (planTable && table) reports.push({ sql: report.sql, planTable, table });
+      const table = await timed(this.tables, report.id, FULL_EVERY_MS, now, () => this.tableOf(report.sql, now));
+      if (table) reports.push({ ...report, table });
     }
     // The busiest project's reports first (the API report's queries lead the list), then the next project's.
     for (let rank = 0; rank < WARM_PROJECTS; rank++) {
-      for (const { sql, planTable, table } of reports) {
-        const project = (await this.busiest(table, planTable, now))[rank];
-        const shape = project === undefined ? undefined : await this.shapeFor(sql, project, now);
+      for (const { id, sql, table } of reports) {
+        const project = (await timed(this.projects, table, PROJECTS_EVERY_MS, now, () => this.busiest(table)))[rank];
+        if (project === undefined) continue;
+        const key = `${id} ${project}`;
+        warm.add(key);
+        const registering = now - (this.registeredAt.get(key) ?? -Infinity) >= FULL_EVERY_MS;
+        const filling = fill.length < FILLS_PER_TICK && now - (this.filledAt.get(key) ?? -Infinity) >= FULL_EVERY_MS;
+        const shape = registering || filling ? await this.shapeFor(sql, project, now) : undefined;
         if (!shape) continue;
-        const hash = shapeHash(shape);
-        if (seen.has(hash)) continue;
-        seen.add(hash);
-        if (now - (this.registeredAt.get(hash) ?? -Infinity) >= FULL_EVERY_MS) {
-          this.registeredAt.set(hash, now);
+        if (registering) {
+          this.registeredAt.set(key, now);
           register.push({ shape, at: now - WARM_AGE_MS });
         }
-        if (fill.length < FILLS_PER_TICK && now - (this.filledAt.get(hash) ?? -Infinity) >= FULL_EVERY_MS)
-          fill.push({ shape, hours: lastClosedHours(now, WARM_DAYS * 24) });
+        if (filling) fill.push({ key, shape, hours: lastClosedHours(now, WARM_DAYS * 24) });
       }
     }
-    // Shapes no longer warm (a project gone quiet) are forgotten, so the maps stay bounded.
-    for (const map of [this.registeredAt, this.filledAt]) for (const hash of map.keys()) if (!seen.has(hash)) map.delete(hash);
+    // Projects gone quiet are forgotten, so the maps stay bounded.
+    for (const map of [this.registeredAt, this.filledAt]) for (const key of map.keys()) if (!warm.has(key)) map.delete(key);
     return { register, fill };
   }
 
-  /** The background queued the fill of `shape` (a fill it dropped is offered again next tick). */
-  filled(shape: Shape, now: number): void {
-    this.filledAt.set(shapeHash(shape), now);
+  /** The background queued the fill `key` of `due` (a fill it dropped is offered again next tick). */
+  filled(key: string, now: number): void {
+    this.filledAt.set(key, now);
   }
 
-  /** The table a report reads, from its shape for any project (`project` is required). */
-  private async tableOf(report: { id: string; sql: string }, now: number): Promise<string | undefined> {
-    const known = this.tables.get(report.id);
-    if (known && now - known.at < FULL_EVERY_MS) return known.table;
-    const table = (await this.shapeFor(report.sql, 'any', now))?.table;
-    this.tables.set(report.id, { at: now, table });
-    return table;
+  /** The source table a report reads, from its shape for any project (`project` is required), when `logs.all` filters it by the top-level project. */
+  private async tableOf(sql: string, now: number): Promise<string | undefined> {
+    const planTable = (await this.shapeFor(sql, 'any', now))?.table;
+    const source = planTable ? this.deps.sources.list().find((s) => logTableName(s.table_name) === planTable) : undefined;
+    const field = source && DEFAULT_SOURCES.find((d) => d.name === source.name)?.project;
+    return field === 'project' ? source!.table_name : undefined;
   }
 
   private shapeFor(sql: string, project: string, now: number): Promise<Shape | undefined> {
@@ -133,24 +138,31 @@ export class ReportWarmup {
     });
   }
 
-  /** The source table of `planTable` (`logs.<table>`) when `logs.all` filters it by the top-level project. */
-  private projectTable(planTable: string): string | undefined {
-    const source = this.deps.sources.list().find((s) => logTableName(s.table_name) === planTable);
-    const field = source && DEFAULT_SOURCES.find((d) => d.name === source.name)?.project;
-    return field === 'project' ? source!.table_name : undefined;
-  }
-
-  private async busiest(table: string, key: string, now: number): Promise<string[]> {
-    const known = this.projects.get(key);
-    if (known && now - known.at < PROJECTS_EVERY_MS) return known.names;
-    // By their share of the newest events: a quiet install still warms the projects it last heard
-    // from, and the read is the timestamp index's newest NEWEST_EVENTS entries (18 ms at 10M).
+  /**
+   * The WARM_PROJECTS busiest projects of `table`, by their share of its newest events: a quiet
+   * install still warms the projects it last heard from, and the read is the timestamp index's
+   * newest NEWEST_EVENTS entries (18 ms at 10M).
+   */
+  private async busiest(table: string): Promise<string[]> {
     const { rows } = await this.deps.db.query<{ project: string }>(
       `SELECT project FROM (SELECT project FROM ${qualifiedTable(table)} ORDER BY "timestamp" DESC LIMIT ${NEWEST_EVENTS}) AS newest
         GROUP BY project ORDER BY count(*) DESC, project LIMIT ${WARM_PROJECTS}`,
     );
-    const names = rows.map((r) => r.project);
-    this.projects.set(key, { at: now, names });
-    return names;
+    return rows.map((r) => r.project);
   }
+}
+
+/** `map`'s value for `key` when looked up less than `everyMs` before `now`; else looked up again by `load` and kept. */
+async function timed<V>(
+  map: Map<string, { at: number; value: V }>,
+  key: string,
+  everyMs: number,
+  now: number,
+  load: () => Promise<V>,
+): Promise<V> {
+  const known = map.get(key);
+  if (known && now - known.at < everyMs) return known.value;
+  const value = await load();
+  map.set(key, { at: now, value });
+  return value;
 }
