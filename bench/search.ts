@@ -38,7 +38,7 @@ import { createContext } from '../src/context.js';
 import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
 import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
-import { upkeepIndexedCommonTrigrams } from '../src/storage/indexUpkeep.js';
+import { upkeepSearchTrigrams } from '../src/storage/indexUpkeep.js';
 import { listPartitions } from '../src/storage/logTables.js';
 import { trigramOpclass } from '../src/storage/searchIndexes.js';
 import { BENCH_PROJECT, benchEnv, ensureBenchData, ensureData, SIZES, type Size } from './data.js';
@@ -91,11 +91,11 @@ try {
     );
   } else {
     // The common trigrams (src/storage/commonTrigrams.ts) of each searched column, measured on the
-    // newest day whose search index is valid if not kept yet: what the upkeep does after its builds.
+    // newest finished day and frozen if not yet: what the upkeep does before its builds.
     const opclass = await trigramOpclass(ctx.db.pool);
     for (const record of opclass ? ctx.sources.list() : []) {
       const finished = (await listPartitions(ctx.db.pool, record.table_name)).filter((p) => p.dayMs + DAY_MS <= Date.now());
-      const steps = await upkeepIndexedCommonTrigrams(ctx.db.pool, record.table_name, record.search_index, finished, opclass!);
+      const { done: steps } = await upkeepSearchTrigrams(ctx.db.pool, record.table_name, record.search_index, finished, opclass!);
       for (const s of steps) console.error(`${record.name}: ${s}`);
     }
   }
@@ -145,7 +145,7 @@ const searches = [
 await initTranslator();
 const withoutCommonTrigrams = (name: string) => {
   const source = lookup(name);
-  return source && { ...source, commonTrigrams: undefined };
+  return source && { ...source, commonTrigrams: undefined, rareTrigramIndexes: undefined };
 };
 
 function translated(word: string, startMs: number, split: boolean): { now: string; unsplit: string; before: string; values: unknown[] } {

@@ -12,8 +12,8 @@ import type { SourceLookup, SourceTable } from './schema.js';
 export class SourceCatalog {
   private byName = new Map<string, SourceRecord>();
   private byId = new Map<string, SourceRecord>();
-  /** Each log table's common trigrams by column (src/storage/commonTrigrams.ts), for the translator. */
-  private trigrams = new Map<string, Readonly<Record<string, readonly string[]>>>();
+  /** Each log table's search facts by column (src/storage/commonTrigrams.ts), for the translator. */
+  private trigrams = new Map<string, SearchFacts>();
   /** Changes whenever any source or schema changes; part of the translation cache key. */
   version = 0;
   private signature = '';
@@ -24,7 +24,7 @@ export class SourceCatalog {
 
   readonly lookup: SourceLookup = (name) => {
     const record = this.byName.get(name);
-    return record ? toSourceTable(record, this.trigrams.get(record.table_name)) : undefined;
+    return record ? toSourceTable(record, this.trigrams.get(record.table_name) ?? {}) : undefined;
   };
 
   /**
@@ -40,7 +40,7 @@ export class SourceCatalog {
     // A day's new common trigrams change translations too: they key the translation cache through `version`.
     const signature = JSON.stringify([
       rows.map((r) => [r.id, r.name, r.updated_at]),
-      trigrams.map((t) => [t.table_name, t.column_name, t.partition]),
+      trigrams.map((t) => [t.table_name, t.column_name, t.partition, t.index_function]),
     ]);
     if (signature === this.signature) return;
     this.signature = signature;
@@ -73,26 +73,34 @@ export class SourceCatalog {
   }
 }
 
+/** A log table's search facts: its columns' common trigrams and rare-trigram index functions (catalog.ts `SourceTable`). */
+export interface SearchFacts {
+  readonly commonTrigrams?: Readonly<Record<string, readonly string[]>>;
+  readonly rareTrigramIndexes?: Readonly<Record<string, string>>;
+}
+
 /** A source as the translator sees it. */
-export function toSourceTable(record: SourceRecord, commonTrigrams?: Readonly<Record<string, readonly string[]>>): SourceTable {
+export function toSourceTable(record: SourceRecord, search: SearchFacts = {}): SourceTable {
   const table: SourceTable = {
     name: record.name,
     pgSchema: LOG_SCHEMA,
     table: record.table_name,
     fields: record.schema,
-    ...(commonTrigrams && { commonTrigrams }),
+    ...(search.commonTrigrams && { commonTrigrams: search.commonTrigrams }),
+    ...(search.rareTrigramIndexes && { rareTrigramIndexes: search.rareTrigramIndexes }),
   };
   return record.hot_leaves?.length ? { ...table, hot: record.hot_leaves } : table;
 }
 
-/** The kept common trigrams by table, then column; a column whose list is empty is left out. */
-function byTable(rows: readonly CommonTrigramsRecord[]): Map<string, Readonly<Record<string, readonly string[]>>> {
-  const out = new Map<string, Record<string, readonly string[]>>();
+/** The kept search facts by table, then column; a column whose list is empty is left out. */
+function byTable(rows: readonly CommonTrigramsRecord[]): Map<string, SearchFacts> {
+  const out = new Map<string, { commonTrigrams?: Record<string, readonly string[]>; rareTrigramIndexes?: Record<string, string> }>();
   for (const r of rows) {
     if (!r.trigrams.length) continue;
-    const columns = out.get(r.table_name) ?? {};
-    columns[r.column_name] = r.trigrams;
-    out.set(r.table_name, columns);
+    const facts = out.get(r.table_name) ?? {};
+    (facts.commonTrigrams ??= {})[r.column_name] = r.trigrams;
+    if (r.index_function) (facts.rareTrigramIndexes ??= {})[r.column_name] = r.index_function;
+    out.set(r.table_name, facts);
   }
   return out;
 }

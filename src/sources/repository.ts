@@ -23,6 +23,8 @@ export interface CommonTrigramsRecord {
   column_name: string;
   partition: string;
   trigrams: string[];
+  /** The rare-trigram index function of the frozen set (src/sql/catalog.ts rareTrigramsFunction), qualified; null while not frozen. */
+  index_function: string | null;
 }
 
 export class SourceRepository {
@@ -35,7 +37,7 @@ export class SourceRepository {
   /** The common trigrams of every log table's searched columns (src/storage/commonTrigrams.ts). */
   listCommonTrigrams(): Promise<CommonTrigramsRecord[]> {
     return this.knex<CommonTrigramsRecord>('search_common_trigrams')
-      .select('table_name', 'column_name', 'partition', 'trigrams')
+      .select('table_name', 'column_name', 'partition', 'trigrams', 'index_function')
       .orderBy(['table_name', 'column_name']);
   }
 

@@ -70,6 +70,15 @@ export interface SourceTable {
    * needle's rare part (src/sql/postgres/search.ts, searchForIndexes). Absent: needles as written.
    */
   readonly commonTrigrams?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * The function of each column's rare-trigram search index, by column: `logs.search_rare_trigrams_<hash>`
+   * (`rareTrigramsFunction`), the column's `pg_trgm` trigrams less its common ones, frozen with
+   * them (src/storage/commonTrigrams.ts). The search indexes of that column are GIN indexes on
+   * `fn(column)`, and a search for a needle is printed with `fn(column) @> ARRAY[<its rare
+   * trigrams>]` (src/sql/postgres/search.ts). Absent: the column's indexes, if any, are plain
+   * `gin_trgm_ops` ones and the search is printed without it.
+   */
+  readonly rareTrigramIndexes?: Readonly<Record<string, string>>;
 }
 
 export type SourceLookup = (name: string) => SourceTable | undefined;
@@ -125,6 +134,28 @@ export function hotColumnName(path: string): string {
  */
 export const HOT_LEAF_EXACT = `${LOG_SCHEMA}.hot_leaf_exact`;
 export const HOT_LEAF_DENSE = `${LOG_SCHEMA}.hot_leaf_dense`;
+
+/**
+ * The rare-trigram search index's functions (src/storage/searchIndexes.ts): per frozen set of
+ * common trigrams, `logs.search_rare_trigrams_<12 hex>(text) → text[]`, the text's `show_trgm`
+ * less that set; and `logs.search_inner_trigrams(text[]) → text[]`
+ * (migrations/1765000000000_search-rare-trigrams.js), the trigrams of a list without a space,
+ * which the translator applies to a pattern known only when the query runs (postgres/search.ts).
+ * Both IMMUTABLE: the planner folds them on a constant.
+ */
+const RARE_TRIGRAMS_PREFIX = 'search_rare_trigrams_';
+export const SEARCH_INNER_TRIGRAMS = `${LOG_SCHEMA}.search_inner_trigrams`;
+
+/** The rare-trigram function of a frozen set, named by `hash` (12 hex digits), qualified. */
+export function rareTrigramsFunction(hash: string): string {
+  if (!/^[0-9a-f]{12}$/.test(hash)) throw new Error(`not a 12-digit hex hash: ${hash}`);
+  return `${LOG_SCHEMA}.${RARE_TRIGRAMS_PREFIX}${hash}`;
+}
+
+/** Whether `name` (qualified) is a function `rareTrigramsFunction` names. */
+export function isRareTrigramsFunction(name: string): boolean {
+  return new RegExp(`^${LOG_SCHEMA}\\.${RARE_TRIGRAMS_PREFIX}[0-9a-f]{12}$`).test(name);
+}
 
 /**
  * The search hours: the open UTC day's partition (and the day before's, until its whole-day search

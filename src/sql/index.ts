@@ -137,7 +137,7 @@ function translateBounded(input: TranslateInput): Translation {
   // After the passes: the first gives a needle's search its rare part (sources' common trigrams),
   // the second only adds a tautology to the WHERE of each SELECT reading a log table, where the
   // search is one an index serves (not a word in most messages).
-  const searched = input.optimise === false ? undefined : searchForIndexes(optimised, state.commonTrigrams);
+  const searched = input.optimise === false ? undefined : searchForIndexes(optimised, state.commonTrigrams, state.rareTrigramIndexes);
   const used = searched ? splitSearchByHour(searched.query, input.searchHours, searched.indexServes) : optimised;
   const query = input.maxRows === undefined ? used : capRows(used, input.maxRows);
   checkInlinedSize(query, input.sandboxSql ?? input.query);
@@ -243,7 +243,8 @@ function sameSource(a: SourceTable | undefined, b: SourceTable | undefined): boo
     a.table === b.table &&
     a.fields === b.fields &&
     a.hot === b.hot &&
-    a.commonTrigrams === b.commonTrigrams
+    a.commonTrigrams === b.commonTrigrams &&
+    a.rareTrigramIndexes === b.rareTrigramIndexes
   );
 }
 

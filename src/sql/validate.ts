@@ -34,6 +34,8 @@ const OPERATORS = new Set([
   '#>>',
   // `"timestamp" <@ tstzrange(…)`: the search hours (postgres/searchHours.ts).
   '<@',
+  // `fn(x) @> ARRAY[…]`: a needle's rare trigrams (postgres/search.ts).
+  '@>',
   '~~',
   '!~~',
   '~~*',

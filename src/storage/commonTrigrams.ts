@@ -12,15 +12,17 @@
  * needle's part whose trigrams are all rare (src/sql/postgres/search.ts searchForIndexes).
  *
  * Measured, not guessed: the trigrams are pg_trgm's own (`show_trgm`, the extraction the index
- * uses), counted once per message, over a sample of SAMPLE_SIZE messages of the newest day whose
- * whole-day search index is valid; refreshed when a newer day's index is valid (the upkeep runs
- * this after its builds, src/storage/indexUpkeep.ts step 5), so a change of the message format
- * is seen the day after. A database without the table (one not migrated) or without pg_trgm
- * measures nothing, and needles are then searched as written. The embedded database (PGlite)
+ * uses), counted once per message, over a sample of SAMPLE_SIZE messages of the newest finished
+ * day, before the upkeep builds anything (src/storage/indexUpkeep.ts step 5). Once measured on
+ * MIN_SAMPLE values or more the set is frozen with its rare-trigram function: the column's search
+ * indexes hold only the trigrams outside it (searchIndexes.ts), so the index and the translator
+ * must use one set for good (`upkeepCommonTrigrams`). A database without the table (one not
+ * migrated) or without pg_trgm measures nothing, and needles are then searched as written. The embedded database (PGlite)
  * ships pg_trgm, so a migrated one measures them too (test/db/embedded.test.ts runs its upkeep
  * without the migrations: there nothing is measured).
  */
 import { qualifiedTable, quoteIdent, type Queryable } from './logTables.js';
+import { rareTrigramsFunctionOf, rareTrigramsFunctionSql, type RareFunctions } from './searchIndexes.js';
 
 /**
  * A trigram in more than this share of the sampled messages is common. 5%: a trigram's posting
@@ -82,44 +84,77 @@ export async function measureCommonTrigrams(
 }
 
 /**
- * For each of `columns`, the common trigrams of the newest of `indexedDays` (partitions whose
- * whole-day search index of that column is valid, by column) measured and kept, unless already
- * kept for that day; rows of columns no longer searched removed. Returns what it did.
+ * For each of `columns` (searched columns, with the finished days of the table): its common
+ * trigrams, frozen once measured on enough values, and the rare-trigram function of the frozen
+ * set (searchIndexes.ts), created with it; returned by column, with what was done.
+ *
+ * A column not frozen yet is measured on the newest finished day (once per such day) and frozen
+ * when that day had MIN_SAMPLE values; a quieter one is measured again the next day. Frozen, the
+ * set is never measured again: every search index of the column is built on the set's function,
+ * and a new set would mean building all of them again (to take a new one: delete the column's
+ * row; docs/ARCHITECTURE.md, "Message search"). Rows of columns no longer searched are removed.
  */
 export async function upkeepCommonTrigrams(
   db: Queryable,
   table: string,
-  indexedDays: ReadonlyMap<string, readonly { name: string; dayMs: number }[]>,
+  columns: ReadonlyMap<string, readonly { name: string; dayMs: number }[]>,
   trgm: string,
-): Promise<string[]> {
-  if (!(await hasTable(db))) return [];
+): Promise<{ done: string[]; rareFunctions: RareFunctions }> {
+  const rareFunctions: Record<string, string> = {};
+  if (!(await hasTable(db))) return { done: [], rareFunctions };
   const done: string[] = [];
-  const kept = await db.query<{ column_name: string; partition: string }>(
-    `SELECT column_name, partition FROM search_common_trigrams WHERE table_name = $1`,
-    [table],
-  );
+  const kept = await db.query<{
+    column_name: string;
+    partition: string;
+    sampled: number;
+    trigrams: string[];
+    index_function: string | null;
+  }>(`SELECT column_name, partition, sampled, trigrams, index_function FROM search_common_trigrams WHERE table_name = $1`, [table]);
   for (const row of kept.rows) {
-    if (indexedDays.has(row.column_name)) continue;
+    if (columns.has(row.column_name)) continue;
     await db.query(`DELETE FROM search_common_trigrams WHERE table_name = $1 AND column_name = $2`, [table, row.column_name]);
   }
-  for (const [column, days] of indexedDays) {
+  for (const [column, days] of columns) {
+    let row = kept.rows.find((r) => r.column_name === column);
     const newest = [...days].sort((a, b) => b.dayMs - a.dayMs)[0];
-    if (!newest || kept.rows.some((r) => r.column_name === column && r.partition === newest.name)) continue;
-    let measured: { sampled: number; trigrams: string[] };
-    try {
-      measured = await measureCommonTrigrams(db, newest.name, column, trgm);
-    } catch (err) {
-      if ((err as { code?: string }).code === '42P01') continue; // undefined_table: dropped meanwhile (retention)
-      throw err;
+    if (!row?.index_function && newest && row?.partition !== newest.name) {
+      let measured: { sampled: number; trigrams: string[] };
+      try {
+        measured = await measureCommonTrigrams(db, newest.name, column, trgm);
+      } catch (err) {
+        if ((err as { code?: string }).code === '42P01') continue; // undefined_table: dropped meanwhile (retention)
+        throw err;
+      }
+      row = {
+        column_name: column,
+        partition: newest.name,
+        sampled: measured.sampled,
+        trigrams: measured.sampled < MIN_SAMPLE ? [] : measured.trigrams,
+        index_function: null,
+      };
+      await db.query(
+        `INSERT INTO search_common_trigrams (table_name, column_name, partition, sampled, trigrams, measured_at)
+         VALUES ($1, $2, $3, $4, $5, now())
+         ON CONFLICT (table_name, column_name) DO UPDATE
+           SET partition = excluded.partition, sampled = excluded.sampled, trigrams = excluded.trigrams, measured_at = excluded.measured_at`,
+        [table, column, row.partition, row.sampled, row.trigrams],
+      );
+      done.push(`measured ${row.trigrams.length} common trigrams of ${column} on ${newest.name} (${row.sampled} sampled)`);
     }
-    await db.query(
-      `INSERT INTO search_common_trigrams (table_name, column_name, partition, sampled, trigrams, measured_at)
-       VALUES ($1, $2, $3, $4, $5, now())
-       ON CONFLICT (table_name, column_name) DO UPDATE
-         SET partition = excluded.partition, sampled = excluded.sampled, trigrams = excluded.trigrams, measured_at = excluded.measured_at`,
-      [table, column, newest.name, measured.sampled, measured.sampled < MIN_SAMPLE ? [] : measured.trigrams],
-    );
-    done.push(`measured ${measured.trigrams.length} common trigrams of ${column} on ${newest.name} (${measured.sampled} sampled)`);
+    if (!row?.trigrams.length) continue;
+    const fn = row.index_function ?? rareTrigramsFunctionOf(row.trigrams);
+    // Created with the freeze, and again if it went missing (the indexes on it would have gone with it).
+    const { rows: present } = await db.query<{ present: boolean }>(`SELECT to_regprocedure($1) IS NOT NULL AS present`, [`${fn}(text)`]);
+    if (!present[0].present) await db.query(rareTrigramsFunctionSql(fn, trgm, row.trigrams));
+    if (!row.index_function) {
+      await db.query(`UPDATE search_common_trigrams SET index_function = $3 WHERE table_name = $1 AND column_name = $2`, [
+        table,
+        column,
+        fn,
+      ]);
+      done.push(`froze the ${row.trigrams.length} common trigrams of ${column}: its search indexes are on ${fn}`);
+    }
+    rareFunctions[column] = fn;
   }
-  return done;
+  return { done, rareFunctions };
 }

@@ -40,8 +40,11 @@
  *    open day's hours through theirs, the hour not over by the `(project, timestamp)` index
  *    (docs/ARCHITECTURE.md, "Message search"). An index whose column left the setting is dropped,
  *    and so are the partitioned search indexes of the first design (on every partition, open day
- *    included). Without pg_trgm none is built. Then the common trigrams of each column are
- *    measured on the newest day whose index is valid, once per such day (commonTrigrams.ts).
+ *    included). Without pg_trgm none is built. Before the builds, the common trigrams of each
+ *    column are measured on the newest finished day and frozen (commonTrigrams.ts): from then on
+ *    the column's indexes are rare-trigram ones (searchIndexes.ts), and an index of another form
+ *    (a plain one from before the freeze) stays until the one replacing it on its partition is
+ *    valid.
  *
  * An interrupted CONCURRENTLY build leaves an INVALID index behind; it is dropped and built again.
  * Several replicas may run this: a session advisory lock per table lets one at a time work on it.
@@ -59,6 +62,7 @@ import {
   searchIndexes,
   searchIndexSql,
   trigramOpclass,
+  type RareFunctions,
   type SearchIndex,
 } from './searchIndexes.js';
 
@@ -246,16 +250,27 @@ async function reconcileSearch(
   const finished = days.filter((p) => p.dayMs + DAY_MS <= nowMs).reverse();
   const busyNames = await busyPartitionNames(client, table);
   const busy = days.filter((p) => busyNames.has(p.name));
+  // First the common trigrams, frozen with their rare-trigram function: the builds below use it.
+  const trigrams = await upkeepSearchTrigrams(client, table, columns, finished, opclass);
+  done.push(...trigrams.done);
+  const rare = trigrams.rareFunctions;
   const wanted = (valid: ReadonlySet<string>) => [
-    ...hourlyIndexes(busy, columns, valid, nowMs),
-    ...finished.flatMap((p) => searchIndexes(p.name, columns)),
+    ...hourlyIndexes(busy, columns, valid, nowMs, rare),
+    ...finished.flatMap((p) => searchIndexes(p.name, columns, rare)),
   ];
-  /** Drops the indexes not wanted; returns the indexes found before the drops and what is wanted. */
+  /**
+   * Drops the indexes not wanted; returns the indexes found before the drops and what is wanted.
+   * One not wanted stays while an index wanted on its partition is not valid yet: the plain index
+   * a rare-trigram one replaces (or the hourly ones of a day whose own is building) keeps serving
+   * searches meanwhile.
+   */
   const dropUnwanted = async () => {
     const existing = await partitionSearchIndexes(client, table);
-    const desired = wanted(new Set(existing.filter((e) => e.valid).map((e) => e.name)));
+    const validNames = new Set(existing.filter((e) => e.valid).map((e) => e.name));
+    const desired = wanted(validNames);
+    const waiting = new Set(desired.filter((d) => !validNames.has(d.name)).map((d) => d.partition));
     for (const index of existing) {
-      if (desired.some((d) => d.name === index.name)) continue;
+      if (desired.some((d) => d.name === index.name) || (index.valid && waiting.has(index.partition))) continue;
       await dropConcurrently(client, index.name);
       done.push(`dropped ${index.name}`);
     }
@@ -290,29 +305,25 @@ async function reconcileSearch(
     await client.query('RESET maintenance_work_mem');
   }
   // The day before's hourly indexes go as soon as its whole-day one built above is valid, not at
-  // the next run an hour later (they cost 1.2 times the whole-day one: BENCHMARKS.md, "Search").
+  // the next run an hour later (they cost 1.2 times the whole-day one: BENCHMARKS.md, "Search"),
+  // and a plain index as soon as the rare-trigram one replacing it is.
   await dropUnwanted();
-  done.push(...(await upkeepIndexedCommonTrigrams(client, table, columns, finished, opclass)));
   return done;
 }
 
 /**
- * The common trigrams of each of `columns`, measured on the newest of the `finished` days whose
- * search index of that column is valid, once per such day (commonTrigrams.ts): the upkeep's last
- * step, also run by bench/search.ts on indexes built earlier. `opclass`: trigramOpclass's answer.
+ * The common trigrams of each of `columns` measured on the newest of the `finished` days and
+ * frozen, with their rare-trigram functions (commonTrigrams.ts): the search upkeep's first step,
+ * also run by bench/search.ts. `opclass`: trigramOpclass's answer.
  */
-export async function upkeepIndexedCommonTrigrams(
+export function upkeepSearchTrigrams(
   db: Queryable,
   table: string,
   columns: readonly string[],
   finished: readonly PartitionInfo[],
   opclass: string,
-): Promise<string[]> {
-  const valid = new Set((await partitionSearchIndexes(db, table)).filter((e) => e.valid).map((e) => e.name));
-  const indexedDays = new Map(
-    columns.map((c) => [c, finished.filter((p) => searchIndexes(p.name, [c]).every((i) => valid.has(i.name)))] as const),
-  );
-  return upkeepCommonTrigrams(db, table, indexedDays, opclass.slice(0, -'.gin_trgm_ops'.length));
+): Promise<{ done: string[]; rareFunctions: RareFunctions }> {
+  return upkeepCommonTrigrams(db, table, new Map(columns.map((c) => [c, finished])), opclass.slice(0, -'.gin_trgm_ops'.length));
 }
 
 /**
@@ -325,6 +336,7 @@ function hourlyIndexes(
   columns: readonly string[],
   valid: ReadonlySet<string>,
   nowMs: number,
+  rare: RareFunctions,
 ): SearchIndex[] {
   const openDay = Math.floor(nowMs / DAY_MS) * DAY_MS;
   return days
@@ -333,8 +345,8 @@ function hourlyIndexes(
     .flatMap((p) => {
       const hours: number[] = [];
       for (let h = p.dayMs; h < p.dayMs + DAY_MS && h + SEARCH_HOUR_MS + HOURLY_AFTER_MS <= nowMs; h += SEARCH_HOUR_MS) hours.push(h);
-      const unindexed = columns.filter((c) => !searchIndexes(p.name, [c]).every((i) => valid.has(i.name)));
-      return hourlySearchIndexes(p.name, unindexed, hours);
+      const unindexed = columns.filter((c) => !searchIndexes(p.name, [c], rare).every((i) => valid.has(i.name)));
+      return hourlySearchIndexes(p.name, unindexed, hours, rare);
     });
 }
 
@@ -349,7 +361,7 @@ async function busyPartitionNames(client: pg.PoolClient, table: string): Promise
 }
 
 /** The search indexes (named by searchIndexes.ts) on the partitions of `table`, with whether each is valid. */
-async function partitionSearchIndexes(client: Queryable, table: string): Promise<{ name: string; valid: boolean }[]> {
+async function partitionSearchIndexes(client: Queryable, table: string): Promise<{ name: string; partition: string; valid: boolean }[]> {
   const { rows } = await client.query<{ partition: string; name: string; valid: boolean }>(
     `SELECT t.relname AS partition, c.relname AS name, i.indisvalid AS valid
        FROM pg_inherits h JOIN pg_class t ON t.oid = h.inhrelid
@@ -357,7 +369,7 @@ async function partitionSearchIndexes(client: Queryable, table: string): Promise
       WHERE h.inhparent = to_regclass($1)`,
     [qualifiedTable(table)],
   );
-  return rows.filter((r) => isSearchIndexName(r.partition, r.name)).map((r) => ({ name: r.name, valid: r.valid }));
+  return rows.filter((r) => isSearchIndexName(r.partition, r.name));
 }
 
 /** DROP INDEX CONCURRENTLY: no lock that stops ingest or queries. */

@@ -15,12 +15,22 @@
  * search's scan by the same hours so the planner uses them (src/sql/postgres/searchHours.ts;
  * docs/ARCHITECTURE.md, "Message search").
  *
+ * Once a column's common trigrams are frozen (src/storage/commonTrigrams.ts), its indexes are
+ * **rare-trigram** ones: GIN (`array_ops`) on `logs.search_rare_trigrams_<hash>(column)`, the
+ * column's `show_trgm` less the frozen common set (`rareTrigramsFunctionSql`). The common trigrams
+ * (the message format: ~300 of them in every edge message) are 91% of a `gin_trgm_ops` index's
+ * entries and no search reads them (src/sql/postgres/search.ts gives an index a needle's rare
+ * trigrams only): one 1M-bench day's index is 9 MB (4.0% of the day) instead of 35 MB (15.3%;
+ * BENCHMARKS.md, "Search"). The translator asks such an index for
+ * `fn(column) @> ARRAY[<the needle's rare trigrams>]`. A column without a frozen set keeps plain
+ * `gin_trgm_ops` indexes, which serve `LIKE`, `ILIKE`, `~` and `~*` themselves.
+ *
  * Pure, but for `trigramOpclass`: the operator class exists only where the pg_trgm extension was
  * created (migrations/1764300000000_search-index.js); without it no search index is built.
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { searchHourLiteral, searchHourPredicate } from '../sql/catalog.js';
+import { rareTrigramsFunction, searchHourLiteral, searchHourPredicate } from '../sql/catalog.js';
 import { hotColumnName, type HotLeaf } from './hotLeaves.js';
 import { quoteIdent } from './logTables.js';
 
@@ -35,28 +45,43 @@ export interface SearchIndex {
   readonly column: string;
   /** An hourly index: the start of its hour (ms); absent for the whole day's. */
   readonly hourMs?: number;
+  /** A rare-trigram index: its function (qualified), on the column; absent for a `gin_trgm_ops` one. */
+  readonly rareFunction?: string;
 }
+
+/** The rare-trigram function of each column whose common trigrams are frozen (commonTrigrams.ts). */
+export type RareFunctions = Readonly<Record<string, string>>;
 
 const SUFFIX = '_search_';
 const HASH_HEX = 8;
 const MAX_IDENTIFIER_BYTES = 63;
 
 /** The desired search indexes of one partition (a day that is over) for its table's `search_index` columns. */
-export function searchIndexes(partition: string, columns: readonly string[]): SearchIndex[] {
-  return [...new Set(columns)].sort().map((column) => {
-    const suffix = SUFFIX + hash([partition, column]);
-    return { name: partition.slice(0, MAX_IDENTIFIER_BYTES - suffix.length) + suffix, partition, column };
-  });
+export function searchIndexes(partition: string, columns: readonly string[], rare: RareFunctions = {}): SearchIndex[] {
+  return [...new Set(columns)].sort().map((column) => searchIndex(partition, column, undefined, rare[column]));
+}
+
+/** One index; its name's hash holds what makes it (a rare-trigram one's function too), so another form is another index. */
+function searchIndex(partition: string, column: string, hourMs: number | undefined, rareFunction: string | undefined): SearchIndex {
+  const parts = [partition, column, ...(hourMs === undefined ? [] : [searchHourLiteral(hourMs)]), ...(rareFunction ? [rareFunction] : [])];
+  const suffix = SUFFIX + hash(parts);
+  return {
+    name: partition.slice(0, MAX_IDENTIFIER_BYTES - suffix.length) + suffix,
+    partition,
+    column,
+    ...(hourMs !== undefined && { hourMs }),
+    ...(rareFunction && { rareFunction }),
+  };
 }
 
 /** The hourly search indexes of one partition (the open day, or the day before) for the hours starting at `hours`. */
-export function hourlySearchIndexes(partition: string, columns: readonly string[], hours: readonly number[]): SearchIndex[] {
-  return hours.flatMap((hourMs) =>
-    [...new Set(columns)].sort().map((column) => {
-      const suffix = SUFFIX + hash([partition, column, searchHourLiteral(hourMs)]);
-      return { name: partition.slice(0, MAX_IDENTIFIER_BYTES - suffix.length) + suffix, partition, column, hourMs };
-    }),
-  );
+export function hourlySearchIndexes(
+  partition: string,
+  columns: readonly string[],
+  hours: readonly number[],
+  rare: RareFunctions = {},
+): SearchIndex[] {
+  return hours.flatMap((hourMs) => [...new Set(columns)].sort().map((column) => searchIndex(partition, column, hourMs, rare[column])));
 }
 
 /**
@@ -74,8 +99,9 @@ export function isSearchIndexName(relation: string, name: string): boolean {
  * stream of inserts for a pending list to absorb: the few late events go straight into the index,
  * and a search never reads a pending list.
  */
-export function searchIndexSql(index: Pick<SearchIndex, 'column' | 'hourMs'>, opclass: string): string {
-  const sql = `USING gin (${quoteIdent(index.column)} ${opclass}) WITH (fastupdate = off)`;
+export function searchIndexSql(index: Pick<SearchIndex, 'column' | 'hourMs' | 'rareFunction'>, opclass: string): string {
+  const key = index.rareFunction ? `${index.rareFunction}(${quoteIdent(index.column)})` : `${quoteIdent(index.column)} ${opclass}`;
+  const sql = `USING gin (${key}) WITH (fastupdate = off)`;
   return index.hourMs === undefined ? sql : `${sql} WHERE ${searchHourPredicate(index.hourMs)}`;
 }
 
@@ -86,6 +112,37 @@ export function searchIndexSql(index: Pick<SearchIndex, 'column' | 'hourMs'>, op
  */
 export function searchableColumns(leaves: readonly HotLeaf[]): string[] {
   return ['event_message', ...leaves.filter((l) => l.type === 'STRING').map((l) => hotColumnName(l.path))];
+}
+
+/**
+ * The rare-trigram function of a frozen common set (src/sql/catalog.ts `rareTrigramsFunction`),
+ * named by a hash of the set: the same set is the same function, a new set a new one (and new
+ * indexes). `trgm`: pg_trgm's schema, quoted.
+ */
+export function rareTrigramsFunctionOf(trigrams: readonly string[]): string {
+  return rareTrigramsFunction(
+    createHash('sha256')
+      .update(JSON.stringify([...trigrams].sort()))
+      .digest('hex')
+      .slice(0, 12),
+  );
+}
+
+/**
+ * CREATE FUNCTION of `fn`: its text's trigrams (pg_trgm's `show_trgm`, what a `gin_trgm_ops`
+ * index holds) less `trigrams`, as `text[]`. All in C (a tsvector's lexemes are a sorted set and
+ * `ts_delete` removes a list from it): 33 µs per edge message of ~230 characters against 21 µs for
+ * show_trgm alone; the same with a subquery over `unnest` took 270 µs. SQL of one expression, IMMUTABLE and
+ * without SET, so the planner inlines it, in the index's expression and in the query alike; every
+ * name qualified, so nothing a caller creates can stand in.
+ */
+export function rareTrigramsFunctionSql(fn: string, trgm: string, trigrams: readonly string[]): string {
+  const set = `'{${[...trigrams]
+    .sort()
+    .map((t) => `"${t.replace(/["\\]/g, (c) => '\\' + c).replace(/'/g, "''")}"`)
+    .join(',')}}'`;
+  return `CREATE OR REPLACE FUNCTION ${fn}(text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $rare$ SELECT pg_catalog.tsvector_to_array(pg_catalog.ts_delete(pg_catalog.array_to_tsvector(${trgm}.show_trgm($1)), ${set}::pg_catalog.text[])) $rare$`;
 }
 
 /** `gin_trgm_ops`, schema-qualified, or undefined when pg_trgm is not installed in this database. */

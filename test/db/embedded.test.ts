@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
 import { coveringIndexes } from '../../src/storage/coveringIndexes.js';
 import { HOURLY_MIN_ROWS, upkeepIndexes } from '../../src/storage/indexUpkeep.js';
+import { rareTrigramsFunctionOf, rareTrigramsFunctionSql, trigramOpclass } from '../../src/storage/searchIndexes.js';
+import { containedTrigrams } from '../../src/sql/postgres/trigrams.js';
 import { SEARCH_HOUR_MS, searchHoursAt, type SearchDay } from '../../src/sql/catalog.js';
 import { dayTautology } from '../../src/sql/postgres/searchHours.js';
 import { pg as pgAst } from '../../src/sql/postgres/ast.js';
@@ -275,6 +277,36 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
       assert.deepEqual(rows, [{ id: 'e42' }]);
       await client.query('ROLLBACK');
     } finally {
+      client.release();
+    }
+  });
+
+  it("runs the rare-trigram search index: its function (the text's trigrams less a frozen set) indexed, and the translator's test reads it", async () => {
+    // After the test above (pg_trgm, the logs schema and embedded_search with its rows are there).
+    const opclass = (await trigramOpclass(db()))!;
+    const common = ['get', 'res', 'est', 'tod', 'odo', 'dos', ' re', '  r', '  g', ' ge', 'et ', 'st ', 'os '];
+    const fn = rareTrigramsFunctionOf(common);
+    await db().query(rareTrigramsFunctionSql(fn, opclass.slice(0, -'.gin_trgm_ops'.length), common));
+    const client = await db().connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`CREATE INDEX embedded_rare ON logs.embedded_search USING gin (${fn}(event_message))`);
+      await client.query('SET LOCAL enable_seqscan = off');
+      const token = createHash('md5').update('42').digest('hex').slice(0, 12);
+      // What search.ts prints for `regexp_contains(event_message, 'todos <token>')`: the LIKE and the token's trigrams.
+      const asked = [...containedTrigrams(`todos ${token}`)].filter((t) => !common.includes(t)).sort();
+      const test = `event_message LIKE '%todos ${token}%' AND ${fn}(event_message) @> ARRAY[${asked.map((t) => `'${t}'`).join(', ')}]`;
+      const plan = await client.query(`EXPLAIN SELECT id FROM logs.embedded_search WHERE ${test}`);
+      assert.match(
+        plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n'),
+        /Bitmap Index Scan on embedded_search_p\d+_search_event_message_idx|Bitmap Index Scan on embedded_search_p\d+_\w+_idx/,
+      );
+      const { rows } = await client.query(`SELECT id FROM logs.embedded_search WHERE ${test}`);
+      assert.deepEqual(rows, [{ id: 'e42' }]);
+      const { rows: kept } = await client.query<{ t: string[] }>(`SELECT ${fn}('GET /rest/v1/todos abc') AS t`);
+      assert.deepEqual([...kept[0].t].sort(), [' v1', '  a', '  t', ' to', '  v', ' ab', 'abc', 'bc ', 'v1 '].sort());
+    } finally {
+      await client.query('ROLLBACK');
       client.release();
     }
   });

@@ -39,6 +39,17 @@ describe('Search indexes', function () {
     t = await testApp();
   });
 
+  /** The rare-trigram functions of `table`'s columns whose common trigrams are frozen (src/storage/commonTrigrams.ts). */
+  const rareOf = async (table: string) =>
+    Object.fromEntries(
+      (
+        await sql<{ column_name: string; index_function: string }>(
+          `SELECT column_name, index_function FROM search_common_trigrams WHERE table_name = $1 AND index_function IS NOT NULL`,
+          [table],
+        )
+      ).map((r) => [r.column_name, r.index_function]),
+    );
+
   /** Waits for a run of the upkeep in the background (started by an ingest or a PATCH), by taking and releasing the table's lock. */
   async function quiet(table: string): Promise<void> {
     const client = await t.context.db.pool.connect();
@@ -58,14 +69,15 @@ describe('Search indexes', function () {
     const source = await t.context.sources.get(name);
     const table = source.table_name;
     const finished = (await listPartitions(t.context.db.pool, table)).filter((p) => p.dayMs + DAY <= nowMs);
-    const wanted = finished.flatMap((p) => searchIndexes(p.name, search).map((i) => i.name)).sort();
     for (let i = 0; i < 100; i++) {
       await upkeepIndexes(t.context.db.pool, table, source.hot_leaves!, search, nowMs);
+      const rare = await rareOf(table);
+      const wanted = finished.flatMap((p) => searchIndexes(p.name, search, rare).map((i) => i.name)).sort();
       const names = (await searchIndexesOf(table)).filter((x) => x.valid).map((x) => x.name);
       if (JSON.stringify(names.sort()) === JSON.stringify(wanted)) return what();
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`the search indexes of ${table} never became ${wanted.join(', ')}`);
+    throw new Error(`the search indexes of ${table} never became the wanted ones`);
   }
 
   it('when names are long, then search index names stay within 63 bytes, unique per column, and recognised', () => {
@@ -201,33 +213,40 @@ describe('Search indexes', function () {
       );
     await sql(`ANALYZE logs."${today.name}", logs."${yesterday.name}"`);
 
+    let rare: Record<string, string> = {};
     const hourly = (p: { name: string; dayMs: number }, n: number) =>
       hourlySearchIndexes(
         p.name,
         ['event_message'],
         Array.from({ length: n }, (_, h) => p.dayMs + h * SEARCH_HOUR_MS),
+        rare,
       ).map((i) => i.name);
     const names = async () =>
       (await searchIndexesOf(table))
         .filter((i) => i.valid)
         .map((i) => i.name)
         .sort();
-    const dayIndexes = partitions.filter((p) => p.dayMs + DAY <= nowMs).map((p) => searchIndexes(p.name, ['event_message'])[0].name);
     await quiet(table);
     const done = await upkeepIndexes(t.context.db.pool, table, source.hot_leaves!, source.search_index, nowMs);
+    // The day before, over, is busy: its common trigrams are measured and frozen before any build,
+    // so every index here is a rare-trigram one.
+    rare = await rareOf(table);
+    assert.match(rare.event_message ?? '', /^logs\.search_rare_trigrams_[0-9a-f]{12}$/, done.join('\n'));
+    assert.ok(done.findIndex((d) => d.startsWith('froze')) < done.findIndex((d) => d.startsWith('built')), done.join('\n'));
+    const dayIndexes = partitions.filter((p) => p.dayMs + DAY <= nowMs).map((p) => searchIndexes(p.name, ['event_message'], rare)[0].name);
     // The day before's hours are built first (its own index was not valid yet: a busy day's takes
     // minutes), then dropped in the same run once its own is valid.
     const yesterdayHours = hourly(yesterday, 24);
     const built = done.filter((d) => d.startsWith('built ')).map((d) => d.split(' ')[1]);
     const dropped = done.filter((d) => d.startsWith('dropped ')).map((d) => d.split(' ')[1]);
     assert.deepEqual(built.slice(0, 24), yesterdayHours, done.join('\n'));
-    assert.ok(built.indexOf(searchIndexes(yesterday.name, ['event_message'])[0].name) > 24, done.join('\n'));
+    assert.ok(built.indexOf(searchIndexes(yesterday.name, ['event_message'], rare)[0].name) > 24, done.join('\n'));
     assert.deepEqual(dropped.sort(), [...yesterdayHours].sort(), done.join('\n'));
     assert.deepEqual(await names(), [...hourly(today, 3), ...dayIndexes].sort(), "today's hours over, the finished days");
     const def = (await searchIndexesOf(table)).find((i) => i.name === hourly(today, 1)[0])!;
     assert.match(
       def.def,
-      /USING gin \(event_message \S*gin_trgm_ops\) WITH \(fastupdate='?off'?\) WHERE \("timestamp" <@ '\[".*"\)'::tstzrange\)/,
+      /USING gin \(logs\.search_rare_trigrams_[0-9a-f]{12}\(event_message\)\) WITH \(fastupdate='?off'?\) WHERE \("timestamp" <@ '\[".*"\)'::tstzrange\)/,
     );
     assert.deepEqual(await upkeepIndexes(t.context.db.pool, table, source.hot_leaves!, source.search_index, nowMs), [], 'once');
 
@@ -244,12 +263,71 @@ describe('Search indexes', function () {
       for (const index of hourly(today, 3)) assert.match(plan, new RegExp(`Bitmap Index Scan on ${index}`), plan);
       assert.match(
         plan,
-        new RegExp(`Bitmap Index Scan on ${searchIndexes(yesterday.name, ['event_message'])[0].name}`),
+        new RegExp(`Bitmap Index Scan on ${searchIndexes(yesterday.name, ['event_message'], rare)[0].name}`),
         'the day before through its own',
       );
       const found = async (text: string) => (await client.query(text)).rows.map((r: { id: string }) => r.id);
       assert.deepEqual(await found(split.sql), ['needle-0', 'needle-1', 'needle-2']);
       assert.deepEqual(await found(plain.sql), ['needle-0', 'needle-1', 'needle-2']);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+
+  it("when a column's common trigrams are frozen after its days got plain indexes (an upgrade), then each is rebuilt on the rare-trigram function and the plain one dropped only once it is valid, and a search reads the new one", async () => {
+    const name = `search.upgrade.${suffix}`;
+    await send('post', '/api/sources', { name }).expect(201);
+    const yesterdayMs = Math.floor(Date.now() / DAY) * DAY - DAY;
+    await ingest(
+      name,
+      Array.from({ length: 300 }, (_, i) => ({
+        event_message: `GET /rest/v1/todos req=${(i * 7919).toString(16).padStart(6, '0')} ua=Mozilla/5.0`,
+        timestamp: new Date(yesterdayMs + 60_000 + i * 1000).toISOString(),
+      })),
+    ).expect(200);
+    const source = await t.context.sources.get(name);
+    const table = source.table_name;
+    const yesterday = (await listPartitions(t.context.db.pool, table)).find((p) => p.dayMs === yesterdayMs)!;
+    await quiet(table);
+    // As the version before the rare-trigram index left it: a plain index on the finished day, nothing frozen.
+    const plain = searchIndexes(yesterday.name, ['event_message'])[0].name;
+    await sql(`DELETE FROM search_common_trigrams WHERE table_name = $1`, [table]);
+    for (const i of await searchIndexesOf(table)) await sql(`DROP INDEX logs."${i.name}"`);
+    await sql(`CREATE INDEX "${plain}" ON logs."${yesterday.name}" USING gin (event_message gin_trgm_ops) WITH (fastupdate = off)`);
+    await sql(`ANALYZE logs."${yesterday.name}"`);
+
+    const nowMs = yesterdayMs + DAY + 60_000;
+    const done = await upkeepIndexes(t.context.db.pool, table, source.hot_leaves!, source.search_index, nowMs);
+    const rare = await rareOf(table);
+    assert.ok(rare.event_message, done.join('\n'));
+    const rebuilt = searchIndexes(yesterday.name, ['event_message'], rare)[0].name;
+    assert.notEqual(rebuilt, plain);
+    const at = (step: string) => done.indexOf(step);
+    assert.ok(
+      at(`built ${rebuilt} on ${yesterday.name}`) >= 0 && at(`dropped ${plain}`) > at(`built ${rebuilt} on ${yesterday.name}`),
+      done.join('\n'),
+    );
+    const indexes = (await searchIndexesOf(table)).filter((i) => i.relation === yesterday.name);
+    assert.deepEqual(
+      indexes.map((i) => [i.name, i.valid]),
+      [[rebuilt, true]],
+    );
+    assert.ok(indexes[0].def.includes(`USING gin (${rare.event_message}(event_message))`), indexes[0].def);
+
+    await initTranslator();
+    await t.context.sources.reload();
+    const needle = (17 * 7919).toString(16).padStart(6, '0');
+    const { sql: text } = translateQuery({
+      query: `select id from \`${name}\` where regexp_contains(event_message, 'req=${needle} ua') order by timestamp`,
+      sources: t.context.sources.lookup,
+    });
+    const client = await t.context.db.pool.connect();
+    try {
+      await client.query('BEGIN; SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off');
+      const plan = (await client.query(`EXPLAIN ${text}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+      assert.match(plan, new RegExp(`Bitmap Index Scan on ${rebuilt}`), plan);
+      assert.equal((await client.query(text)).rows.length, 1);
     } finally {
       await client.query('ROLLBACK');
       client.release();

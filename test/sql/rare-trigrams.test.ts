@@ -1,8 +1,9 @@
 /**
- * A needle with common parts searched through its rare part (src/sql/postgres/search.ts
- * searchForIndexes; the common trigrams measured from the data by src/storage/commonTrigrams.ts):
- * the same rows as the needle as written, the index given only the rare pattern, and the
- * trigrams counted as pg_trgm counts them.
+ * A needle with common parts searched through its rare trigrams (src/sql/postgres/search.ts
+ * searchForIndexes; the common trigrams measured from the data and frozen with their rare-trigram
+ * function by src/storage/commonTrigrams.ts): the same rows as the needle as written, the index
+ * given only the rare trigrams (a rare-trigram index) or the rare pattern (a plain `gin_trgm_ops`
+ * one), and the trigrams counted as pg_trgm counts them, for needles, LIKE patterns and regexes.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -13,7 +14,8 @@ import { upkeepIndexes } from '../../src/storage/indexUpkeep.js';
 import { createLogTable, ensurePartitions } from '../../src/storage/logTables.js';
 import { searchHoursAt, type SourceLookup, type SourceTable } from '../../src/sql/catalog.js';
 import { containedNeedle, escapeLike } from '../../src/sql/postgres/search.js';
-import { needleTrigrams, rarePart, trigramsOf } from '../../src/sql/postgres/trigrams.js';
+import { containedTrigrams, likeLiterals, needleTrigrams, rarePart, trigramsOf } from '../../src/sql/postgres/trigrams.js';
+import { regexLiterals } from '../../src/sql/postgres/regexLiterals.js';
 import { testDatabase } from '../support/db.js';
 import { runTranslation } from '../support/translation.js';
 
@@ -40,23 +42,38 @@ describe('rare trigrams: a needle searched through its rare part', function () {
       [new Date(Math.floor(now / DAY) * DAY).toISOString(), Array.from({ length: MESSAGES }, (_, i) => message(i))],
     );
     await pool.query(`ANALYZE logs.${table}`);
-    // Into today's partition. As of two days on both partitions are over: their search indexes are
-    // built, then the common trigrams of the newest (today's) measured.
+    // Into today's partition. As of two days on both partitions are over: the common trigrams of
+    // the newest (today's) are measured and frozen, then the search indexes built on their function.
     const done = await upkeepIndexes(pool, table, [], ['event_message'], now + 2 * DAY);
     assert.ok(
       done.some((d) => /^measured \d+ common trigrams of event_message on /.test(d)),
       done.join('\n'),
     );
-    const { rows } = await pool.query<{ trigrams: string[]; sampled: number }>(
-      `SELECT trigrams, sampled FROM search_common_trigrams WHERE table_name = $1 AND column_name = 'event_message'`,
+    const { rows } = await pool.query<{ trigrams: string[]; sampled: number; index_function: string }>(
+      `SELECT trigrams, sampled, index_function FROM search_common_trigrams WHERE table_name = $1 AND column_name = 'event_message'`,
       [table],
     );
     common = rows[0].trigrams;
-    source = { name: 'rare.trigrams', pgSchema: 'logs', table, fields: {}, commonTrigrams: { event_message: common } };
+    rare = rows[0].index_function;
+    assert.ok(
+      done.some((d) => d.startsWith(`froze the ${common.length} common trigrams of event_message`)),
+      done.join('\n'),
+    );
+    assert.ok(done.indexOf(done.find((d) => d.startsWith('froze'))!) < done.findIndex((d) => d.startsWith('built')), done.join('\n'));
+    source = {
+      name: 'rare.trigrams',
+      pgSchema: 'logs',
+      table,
+      fields: {},
+      commonTrigrams: { event_message: common },
+      rareTrigramIndexes: { event_message: rare },
+    };
   });
+  let rare = '';
 
   const withStats: SourceLookup = (name) => (name === 'rare.trigrams' ? source : undefined);
-  const withoutStats: SourceLookup = (name) => (name === 'rare.trigrams' ? { ...source, commonTrigrams: undefined } : undefined);
+  const withoutStats: SourceLookup = (name) =>
+    name === 'rare.trigrams' ? { ...source, commonTrigrams: undefined, rareTrigramIndexes: undefined } : undefined;
 
   it('when a token is in every message, then its trigrams are measured common, and a token of one message is not', async () => {
     for (const t of ['moz', 'zil', 'lla', 'tod', 'res', 'req', 'lin']) assert.ok(common.includes(t), `${t} in ${common.join('|')}`);
@@ -70,9 +87,17 @@ describe('rare trigrams: a needle searched through its rare part', function () {
     );
     for (const r of rows) assert.ok(r.n > COMMON_SHARE * MESSAGES, `${r.t}: ${r.n}`);
     assert.equal(rows.length, common.length);
-    // Kept once per day: a second run measures nothing.
-    const again = await upkeepIndexes(pool, table, [], ['event_message'], Date.now() + 2 * DAY);
-    assert.ok(!again.some((d) => d.startsWith('measured')), again.join('\n'));
+    // Frozen: a run on a later day measures nothing, and its indexes stay on the same function.
+    const again = await upkeepIndexes(pool, table, [], ['event_message'], Date.now() + 3 * DAY);
+    assert.ok(!again.some((d) => d.startsWith('measured') || d.startsWith('froze')), again.join('\n'));
+    const { rows: defs } = await pool.query<{ def: string }>(
+      `SELECT pg_get_indexdef(i.indexrelid) AS def FROM pg_index i JOIN pg_inherits h ON h.inhrelid = i.indrelid
+        WHERE h.inhparent = $1::regclass AND pg_get_indexdef(i.indexrelid) LIKE '%USING gin%'`,
+      [`logs.${table}`],
+    );
+    assert.equal(defs.length, 2, 'both days');
+    for (const { def } of defs)
+      assert.match(def, new RegExp(`USING gin \\(${rare.replace('.', '\\.')}\\(event_message\\)\\) WITH \\(fastupdate='?off'?\\)`), def);
   });
 
   it("when words are padded as pg_trgm pads them, then the trigrams are show_trgm's", async () => {
@@ -135,12 +160,20 @@ describe('rare trigrams: a needle searched through its rare part', function () {
       // All common: no index serves it, so the scan's own form, strpos; all rare: as written.
       if (what.startsWith('all common'))
         assert.ok(rewritten.translation.sql.includes(`(strpos("t0"."event_message", '${needle}') > 0)`), rewritten.translation.sql);
-      else if (part === undefined) assert.equal(rewritten.translation.sql, plain.translation.sql);
-      else
+      else {
+        if (part !== undefined)
+          assert.ok(
+            rewritten.translation.sql.includes(`LIKE '%${escapeLike(part)}%') AND (("t0"."event_message" || '') LIKE`),
+            rewritten.translation.sql,
+          );
+        // The rare-trigram index is asked for the needle's trigrams less the common ones.
+        const asked = [...containedTrigrams(needle)].filter((t) => !common.includes(t)).sort();
+        assert.ok(asked.length > 0);
         assert.ok(
-          rewritten.translation.sql.includes(`LIKE '%${escapeLike(part)}%') AND (("t0"."event_message" || '') LIKE`),
+          rewritten.translation.sql.includes(`${rare}("t0"."event_message") @> ARRAY[${asked.map((t) => `'${t}'`).join(', ')}]`),
           rewritten.translation.sql,
         );
+      }
     });
 
   it('when lower(m) LIKE a lower-case ASCII needle with a common part, then ILIKE is given the rare part with the same rows', async () => {
@@ -169,12 +202,108 @@ describe('rare trigrams: a needle searched through its rare part', function () {
     }
   });
 
-  it('when the needle is a parameter, then it is left as it is', async () => {
+  it('when the needle is a parameter, then the rare-trigram index is asked for the trigrams Postgres finds in its words, and the planner uses it', async () => {
     const query = `select t.id from \`rare.trigrams\` t where regexp_contains(t.event_message, @p)`;
-    const rewritten = await runTranslation(query, { sources: withStats, params: { p: `${hex} ua=Mozilla` } });
-    const plain = await runTranslation(query, { sources: withoutStats, params: { p: `${hex} ua=Mozilla` } });
-    assert.equal(rewritten.translation.sql, plain.translation.sql);
+    const p = `${hex} ua=Mozilla`;
+    const rewritten = await runTranslation(query, { sources: withStats, params: { p } });
+    const plain = await runTranslation(query, { sources: withoutStats, params: { p } });
+    assert.match(rewritten.translation.sql, /\(cardinality\(logs\.search_inner_trigrams\(logs\.search_rare_trigrams_\w+\(/);
+    assert.doesNotMatch(plain.translation.sql, /cardinality/);
     assert.deepEqual(rewritten.rows, [{ id: 'e43' }]);
+    assert.deepEqual(plain.rows, rewritten.rows);
+    const { pool } = await testDatabase();
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN; SET LOCAL enable_seqscan = off');
+      const plan = async (value: string) =>
+        (await client.query(`EXPLAIN ${rewritten.translation.sql}`, [value])).rows
+          .map((r: Record<string, string>) => r['QUERY PLAN'])
+          .join('\n');
+      // Planned with its value: the OR folded to the index's test on the token's trigrams.
+      const withToken = await plan(p);
+      assert.match(withToken, /Bitmap Index Scan on rare_trgm_\w+_search_/, withToken);
+      assert.doesNotMatch(withToken, /cardinality/, withToken);
+      // Common words only: nothing to ask, the OR folded to true.
+      assert.doesNotMatch(await plan('ua=Mozilla'), /search_rare_trigrams/);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+
+  it("when a text holds another, then pg_trgm finds the inner text's contained trigrams in it, outside ASCII too", async () => {
+    const { pool } = await testDatabase();
+    const piece = fc.constantFrom('a', 'B', 'c', '1', 'Zq', ' ', '-', '/', '=', '.', '_', '%', 'xyz', 'MOZ', 'é', 'ß', '日本', 'ab😀');
+    const text = fc.array(piece, { maxLength: 10 }).map((cs) => cs.join(''));
+    await fc.assert(
+      fc.asyncProperty(text, text, text, async (before, inner, after) => {
+        const trigrams = [...containedTrigrams(inner)];
+        const { rows } = await pool.query<{ holds: boolean }>(`SELECT show_trgm($1) @> $2::text[] AS holds`, [
+          before + inner + after,
+          trigrams,
+        ]);
+        assert.ok(rows[0].holds, JSON.stringify([before, inner, after, trigrams]));
+      }),
+      { numRuns: 80 },
+    );
+    assert.deepEqual([...containedTrigrams('abc-de fgh')].sort(), ['  d', '  f', ' de', ' fg', 'abc', 'bc ', 'de ', 'fgh']);
+    assert.deepEqual([...containedTrigrams('xyzé')].sort(), ['xyz'], 'no padding beside a character outside ASCII');
+    assert.deepEqual(likeLiterals('%a\\%b_c%'), ['a%b', 'c']);
+    assert.equal(likeLiterals('ab\\'), undefined);
+  });
+
+  it('when a regex matches a text, then the texts regexLiterals requires are in it, and pg_trgm finds their trigrams there', async () => {
+    const { pool } = await testDatabase();
+    // Atoms as a regex and a text each matches; quantified; joined. Postgres says whether it matches.
+    const chars = fc.constantFrom('a', 'b', 'Q', '1', ' ', '-', '/', '.', '+', '(', '[', '{', '|', '\\');
+    const escape = (c: string) => (/[A-Za-z0-9 ]/.test(c) ? c : `\\${c}`);
+    const atom = fc.oneof(
+      chars.map((c) => ({ re: escape(c), text: c })),
+      fc.constantFrom('abc', 'Xy9z', 'q1w2e3').map((w) => ({ re: w, text: w })),
+      fc.constantFrom(
+        { re: '.', text: 'z' },
+        { re: '[ab]', text: 'b' },
+        { re: '(ab|c)', text: 'c' },
+        { re: '\\d', text: '7' },
+        { re: '\\s', text: ' ' },
+      ),
+    );
+    const quantified = fc.tuple(atom, fc.constantFrom('', '', '', '*', '+', '?', '{0,2}', '{2}', '+?', '??')).map(([a, q]) => {
+      if (!q) return a;
+      const times = q.startsWith('*') || q.startsWith('?') || q === '{0,2}' ? 0 : q === '{2}' ? 2 : 1;
+      return {
+        re: `${a.re.length > 1 && !a.re.startsWith('\\') && !a.re.startsWith('[') && !a.re.startsWith('(') ? `(${a.re})` : a.re}${q}`,
+        text: a.text.repeat(times),
+      };
+    });
+    const pattern = fc.tuple(
+      fc.array(quantified, { minLength: 1, maxLength: 8 }),
+      fc.constantFrom('', '(?i)'),
+      fc.string({ maxLength: 4 }),
+    );
+    let asked = 0;
+    await fc.assert(
+      fc.asyncProperty(pattern, async ([atoms, options, around]) => {
+        const re = options + atoms.map((a) => a.re).join('');
+        const text = around + atoms.map((a) => a.text).join('') + around;
+        const runs = regexLiterals(re);
+        assert.ok(runs, re);
+        const { rows } = await pool.query<{ matches: boolean; holds: boolean }>(
+          `SELECT $1 ~ $2 AS matches, show_trgm($1) @> $3::text[] AS holds`,
+          [text, re, runs.flatMap((r) => [...containedTrigrams(r)])],
+        );
+        assert.ok(rows[0].matches, JSON.stringify([re, text]));
+        for (const r of runs) assert.ok(text.toLowerCase().includes(r.toLowerCase()), JSON.stringify([re, text, r]));
+        assert.ok(rows[0].holds, JSON.stringify([re, text, runs]));
+        if (runs.some((r) => containedTrigrams(r).size)) asked++;
+      }),
+      { numRuns: 150 },
+    );
+    assert.ok(asked > 30, `only ${asked} of 150 regexes asked the index for anything`);
+    assert.deepEqual(regexLiterals('abc+d*ef{0,1}g\\.h'), ['abc', 'e', 'g.h']);
+    assert.deepEqual(regexLiterals('(?i)foo[a-z]bar(baz)?qux'), ['foo', 'bar', 'qux']);
+    for (const unread of ['a|b', '(?x)a b', '***=abc', '\\x41bc', 'a\\1', 'ab{', 'a)'])
+      assert.equal(regexLiterals(unread), undefined, unread);
   });
 
   it('when every trigram of the needle is common, or it has none, then the scan is not split by the search hours; a needle with a rare trigram, a parameter or a regex is split', async () => {
@@ -214,22 +343,48 @@ describe('rare trigrams: a needle searched through its rare part', function () {
     assert.doesNotMatch(short.translation.sql, /<@/);
   });
 
-  it("when the needle has a common part, then the index condition holds only the rare pattern and the needle is the heap's recheck", async () => {
+  it("when the needle has a common part, then the index condition holds only its rare trigrams (a rare-trigram index) or its rare pattern (a plain one) and the needle is the heap's recheck", async () => {
     const { pool } = await testDatabase();
     const query = `select t.id from \`rare.trigrams\` t where regexp_contains(t.event_message, '${hex.slice(-10)} ua=Mozilla')`;
     const { translation } = await runTranslation(query, { sources: withStats });
     const client = await pool.connect();
+    const planOf = async () =>
+      (await client.query(`EXPLAIN ${translation.sql}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
     try {
       await client.query('BEGIN; SET LOCAL enable_seqscan = off');
-      const plan = (await client.query(`EXPLAIN ${translation.sql}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+      const plan = await planOf();
       const conditions = plan.split('\n').filter((l) => /Index Cond/.test(l));
       assert.ok(conditions.length > 0, plan);
       for (const c of conditions) {
-        assert.match(c, new RegExp(`event_message ~~ '%${hex.slice(-10)} %'`), plan);
-        assert.doesNotMatch(c, /Mozilla/, plan);
+        const asked = /@> '\{([^}]*)\}'::text\[\]\)$/.exec(c)?.[1].split(',') ?? [];
+        assert.ok(asked.length > 0, c);
+        for (const t of asked) assert.ok(!common.includes(t.replace(/"/g, '')), `${t} is common: ${c}`);
+        assert.deepEqual(
+          asked.map((t) => t.replace(/"/g, '')).sort(),
+          [...containedTrigrams(`${hex.slice(-10)} ua=Mozilla`)].filter((t) => !common.includes(t)).sort(),
+        );
       }
       assert.match(plan, /Bitmap Index Scan on rare_trgm_\w+_search_/);
-      assert.match(plan, /Filter: \(\(event_message \|\| ''::text\) ~~ '%[0-9a-f]+ ua=Mozilla%'::text\)/);
+      assert.match(plan, /Filter: .*\(\(event_message \|\| ''::text\) ~~ '%[0-9a-f]+ ua=Mozilla%'::text\)/);
+      // The days of an upgrade whose plain index is not rebuilt yet: the rare pattern goes to it.
+      const { rows: indexes } = await client.query<{ name: string; partition: string }>(
+        `SELECT c.relname AS name, t.relname AS partition FROM pg_inherits h JOIN pg_class t ON t.oid = h.inhrelid
+           JOIN pg_index i ON i.indrelid = t.oid JOIN pg_class c ON c.oid = i.indexrelid
+          WHERE h.inhparent = $1::regclass AND c.relname LIKE '%\\_search\\_%'`,
+        [`logs.${table}`],
+      );
+      assert.equal(indexes.length, 2);
+      for (const { name, partition } of indexes) {
+        await client.query(`DROP INDEX logs."${name}"`);
+        await client.query(`CREATE INDEX "${name}" ON logs."${partition}" USING gin (event_message gin_trgm_ops)`);
+      }
+      const plainPlan = await planOf();
+      const plainConditions = plainPlan.split('\n').filter((l) => /Index Cond/.test(l));
+      assert.ok(plainConditions.length > 0, plainPlan);
+      for (const c of plainConditions) {
+        assert.match(c, new RegExp(`event_message ~~ '%${hex.slice(-10)} %'`), plainPlan);
+        assert.doesNotMatch(c, /Mozilla/, plainPlan);
+      }
     } finally {
       await client.query('ROLLBACK');
       client.release();
@@ -248,6 +403,13 @@ describe('rare trigrams: a needle searched through its rare part', function () {
       );
       await context.sources.reload();
       assert.deepEqual(context.sources.lookup(name)!.commonTrigrams, { event_message: ['moz'] });
+      assert.equal(context.sources.lookup(name)!.rareTrigramIndexes, undefined, 'not frozen');
+      await pool.query(
+        `UPDATE search_common_trigrams SET index_function = 'logs.search_rare_trigrams_0123456789ab' WHERE table_name = $1`,
+        [created.table_name],
+      );
+      await context.sources.reload();
+      assert.deepEqual(context.sources.lookup(name)!.rareTrigramIndexes, { event_message: 'logs.search_rare_trigrams_0123456789ab' });
       await pool.query(`DELETE FROM search_common_trigrams WHERE table_name = $1`, [created.table_name]);
       await context.sources.reload();
       assert.equal(context.sources.lookup(name)!.commonTrigrams, undefined);

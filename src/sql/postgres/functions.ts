@@ -12,7 +12,7 @@
  */
 import { INT64_FUNCTION, JSON_FUNCTION, PARSE_RANGE_FUNCTION, RANGE_FUNCTION, SAFE_FUNCTIONS, TIMESTAMP_FUNCTION } from '../coerce.js';
 import { FUNCTIONS } from '../functions.js';
-import { HOT_LEAF_DENSE, HOT_LEAF_EXACT } from '../catalog.js';
+import { HOT_LEAF_DENSE, HOT_LEAF_EXACT, isRareTrigramsFunction, SEARCH_INNER_TRIGRAMS } from '../catalog.js';
 import {
   ORDER_SENSITIVE_AGGREGATE,
   PARTIAL,
@@ -49,6 +49,10 @@ const EMITTED_BY_TRANSLATOR: Readonly<Record<string, PgFunctionFacts>> = {
   upper: TOTAL_STRICT,
   // search.ts: a needle of common words is printed as the scan it is, `strpos(x, 'word') > 0`.
   strpos: TOTAL_STRICT,
+  // search.ts: `cardinality(N) = 0 OR fn(x) @> N` for a pattern known when the query runs; the
+  // rare-trigram functions (catalog.ts rareTrigramsFunction) are answered by pgFunction itself.
+  [SEARCH_INNER_TRIGRAMS]: TOTAL_STRICT,
+  cardinality: SCALAR,
   // resolve/hot.ts: facts of hot leaf columns, constants once planned.
   [HOT_LEAF_EXACT]: TOTAL_STRICT,
   [HOT_LEAF_DENSE]: TOTAL_STRICT,
@@ -97,7 +101,7 @@ export function pgFunctionEntries(): IterableIterator<[string, PgFunctionFacts]>
 
 /** The facts of a Postgres function; undefined for a name the printer never emits. */
 export function pgFunction(name: string): PgFunctionFacts | undefined {
-  return CATALOGUE.get(name);
+  return CATALOGUE.get(name) ?? (isRareTrigramsFunction(name) ? TOTAL_STRICT : undefined);
 }
 
 // The questions the rewrites ask; a name not in the catalogue gets the cautious answer.

@@ -47,11 +47,19 @@
  * to the heap rows. ILIKE too when the needle is ASCII (lower() is then per character, so the
  * lowered rare part is a substring of the lowered needle).
  *
+ * A column whose common trigrams are frozen has rare-trigram indexes instead (GIN on
+ * `fn(column)`, its trigrams less the common ones: src/storage/searchIndexes.ts), which serve no
+ * LIKE or regex themselves: each search test on it gets `AND fn(column) @> ARRAY[…]`, the
+ * trigrams every match holds (`rareIndexTest`), which they serve. The rare-part form above stays
+ * for the days whose plain index an upgrade has not rebuilt yet.
+ *
  * Measured with and without the index: BENCHMARKS.md, "Search".
  */
 import { mapNodes, forEachNode } from '../walk.js';
 import { pg, type PgColumn, type PgDerived, type PgExpr, type PgOp, type PgQuery, type PgTable } from './ast.js';
-import { allCommon, rarePart } from './trigrams.js';
+import { SEARCH_INNER_TRIGRAMS } from '../catalog.js';
+import { regexLiterals } from './regexLiterals.js';
+import { allCommon, containedTrigrams, likeLiterals, rarePart } from './trigrams.js';
 
 /** `x LIKE '%n%'` for a literal needle `n`: true where `x` holds `n`, as `strpos(x, n) > 0`. */
 export function containsLiteral(text: PgExpr, needle: string): PgExpr {
@@ -95,32 +103,82 @@ function isFoldedLiteral(pattern: PgExpr): boolean {
 
 /** The common trigrams of a log table read under an alias, by column (catalog.ts `SourceTable.commonTrigrams`). */
 export type CommonTrigramsByAlias = ReadonlyMap<string, Readonly<Record<string, readonly string[]>>>;
+/** The rare-trigram index functions of a log table read under an alias, by column (catalog.ts `SourceTable.rareTrigramIndexes`). */
+export type RareTrigramIndexesByAlias = ReadonlyMap<string, Readonly<Record<string, string>>>;
 
 /**
  * `query` with each `column [I]LIKE '%needle%'` of a column with common trigrams printed as above
- * (as it is without them), and which of its search tests an index serves (`indexServes`, for the
- * hour split: searchHours.ts). Only literal needles: a parameter's value is not known here, and a
- * pattern with a wildcard inside is not one needle. The rewrite keeps every alias, so one reading
- * of the columns' common trigrams serves both.
+ * (as it is without them), each search test of a column with a rare-trigram index given that
+ * index's test (below), and which of its search tests an index serves (`indexServes`, for the hour
+ * split: searchHours.ts). The rewrite keeps every alias, so one reading of the columns' facts
+ * serves both.
  */
-export function searchForIndexes(query: PgQuery, common: CommonTrigramsByAlias): { query: PgQuery; indexServes: (op: PgOp) => boolean } {
-  const commonOf: CommonOf = common.size ? commonTrigramsOfColumns(query, common) : () => undefined;
-  return { query: common.size ? rareParts(query, commonOf) : query, indexServes: indexServes(commonOf) };
+export function searchForIndexes(
+  query: PgQuery,
+  common: CommonTrigramsByAlias,
+  rareIndexes: RareTrigramIndexesByAlias = new Map(),
+): { query: PgQuery; indexServes: (op: PgOp) => boolean } {
+  const facts: FactsOf = common.size || rareIndexes.size ? factsOfColumns(query, common, rareIndexes) : () => ({});
+  return { query: common.size || rareIndexes.size ? rewrite(query, facts) : query, indexServes: indexServes(facts) };
 }
 
-function rareParts(query: PgQuery, commonOf: CommonOf): PgQuery {
+const SEARCH_OPERATORS: ReadonlySet<string> = new Set(['LIKE', 'ILIKE', '~', '~*']);
+const NO_TRIGRAMS: ReadonlySet<string> = new Set();
+
+function rewrite(query: PgQuery, factsOf: FactsOf): PgQuery {
   return mapNodes(query, (n) => {
-    if (n.kind !== 'op') return n;
+    if (n.kind !== 'op' || !SEARCH_OPERATORS.has((n as unknown as PgOp).op)) return n;
     const op = n as unknown as PgOp;
+    if (op.left.kind !== 'column') return n;
+    const { common, rareIndex } = factsOf(op.left);
     const needle = literalNeedle(op);
-    const set = needle === undefined ? undefined : commonOf(op.left as PgColumn);
-    if (set && op.op === 'LIKE' && allCommon(needle!, set))
-      return pg.op('>', pg.func('strpos', [op.left, pg.literal(needle!)]), pg.number('0'));
-    const part = set && rarePart(needle!, set);
-    if (part === undefined) return n;
-    const hidden = pg.op('||', op.left, pg.literal(''));
-    return pg.and(pg.op(op.op, op.left, pg.literal(`%${escapeLike(part)}%`)), pg.op(op.op, hidden, op.right));
+    // A word in most messages: the scan's own form, which no index serves (above).
+    if (needle !== undefined && common && op.op === 'LIKE' && allCommon(needle, common))
+      return pg.op('>', pg.func('strpos', [op.left, pg.literal(needle)]), pg.number('0'));
+    const printed = needle !== undefined && common ? rarePartOf(op, needle, common) : op;
+    // The function leaves out the column's frozen common trigrams: without them, what to ask is unknown.
+    const asked = rareIndex && common && rareIndexTest(op, rareIndex, common);
+    return asked ? pg.and(printed, asked) : printed;
   });
+}
+
+/** A literal needle's test with its rare part given to a `gin_trgm_ops` index (above); the test as it is when it has none. */
+function rarePartOf(op: PgOp, needle: string, common: ReadonlySet<string>): PgExpr {
+  const part = rarePart(needle, common);
+  if (part === undefined) return op;
+  const hidden = pg.op('||', op.left, pg.literal(''));
+  return pg.and(pg.op(op.op, op.left, pg.literal(`%${escapeLike(part)}%`)), pg.op(op.op, hidden, op.right));
+}
+
+/**
+ * What a column's rare-trigram index (src/storage/searchIndexes.ts: GIN on `fn(column)`, the
+ * column's trigrams less its frozen common ones) is asked for a search test: a condition every
+ * row the test keeps meets, so `test AND condition` is the test (NULL where it is NULL), which
+ * the index serves; undefined when it would ask for nothing.
+ *
+ * - A literal pattern (LIKE, ILIKE) or regex (`~`, `~*`): the texts any match holds
+ *   (trigrams.ts likeLiterals, regexLiterals.ts), their trigrams (containedTrigrams) less the
+ *   common ones: `fn(column) @> ARRAY['abc', …]`. pg_trgm's trigrams are lowercased on both
+ *   sides, so the case-insensitive forms ask the same.
+ * - A pattern known only when the query runs (a parameter's LIKE: containsValue above): the same
+ *   computed by Postgres from the pattern's text, its trigrams without a space (a word's inner
+ *   ones, which any text holding the word has, whatever is around it; `%`, `_` and `\` part words
+ *   and only shorten them): `(cardinality(N) = 0 OR fn(column) @> N)` with
+ *   `N = logs.search_inner_trigrams(fn(pattern))`. The query is planned with its values and both
+ *   functions are IMMUTABLE, so the planner folds N to a constant and the OR to one side.
+ */
+function rareIndexTest(op: PgOp, fn: string, common: ReadonlySet<string>): PgExpr | undefined {
+  const indexed = pg.func(fn, [op.left]);
+  if (op.right.kind === 'literal' && typeof op.right.value === 'string') {
+    const runs = op.op === 'LIKE' || op.op === 'ILIKE' ? likeLiterals(op.right.value) : regexLiterals(op.right.value);
+    const trigrams = new Set<string>();
+    for (const run of runs ?? []) for (const t of containedTrigrams(run)) if (!common.has(t)) trigrams.add(t);
+    if (!trigrams.size) return undefined;
+    return pg.op('@>', indexed, pg.array([...trigrams].sort().map((t) => pg.literal(t))));
+  }
+  if (op.op !== 'LIKE' && op.op !== 'ILIKE') return undefined;
+  const needed = pg.func(SEARCH_INNER_TRIGRAMS, [pg.func(fn, [op.right])]);
+  return pg.or(pg.op('=', pg.func('cardinality', [needed]), pg.number('0')), pg.op('@>', indexed, needed));
 }
 
 /**
@@ -132,15 +190,15 @@ function rareParts(query: PgQuery, commonOf: CommonOf): PgQuery {
  * outside ASCII). Only the choice of the hour split hangs on it: such a LIKE is printed as strpos
  * (above), an ILIKE as it is, on the column the planner keeps statistics of.
  */
-function indexServes(commonOf: CommonOf): (op: PgOp) => boolean {
+function indexServes(factsOf: FactsOf): (op: PgOp) => boolean {
   return (op) => {
     const needle = literalNeedle(op);
-    return needle === undefined || !allCommon(needle, commonOf(op.left as PgColumn) ?? new Set());
+    return needle === undefined || !allCommon(needle, factsOf(op.left as PgColumn).common ?? NO_TRIGRAMS);
   };
 }
 
-/** The common trigrams of a column as the query reads it; undefined when none are known. */
-type CommonOf = (column: PgColumn) => ReadonlySet<string> | undefined;
+/** The search facts of a column as the query reads it: its common trigrams, its rare-trigram index's function; empty when none are known. */
+type FactsOf = (column: PgColumn) => { common?: ReadonlySet<string>; rareIndex?: string };
 
 /** The needle of `column [I]LIKE '%needle%'` (a literal pattern, no wildcard inside); undefined for any other test. */
 function literalNeedle(op: PgOp): string | undefined {
@@ -150,12 +208,13 @@ function literalNeedle(op: PgOp): string | undefined {
 }
 
 /**
- * The common trigrams of a column as `query` reads it: a log table's, or a CTE's or subquery's
+ * The search facts of a column as `query` reads it: a log table's, or a CTE's or subquery's
  * column passing a log table's column through (the logs explorer's queries search `edge_logs`, a
- * CTE over the edge table). Reaching the wrong set could only cost speed: both uses are exact
- * whatever the set.
+ * CTE over the edge table). Reaching the wrong table's facts could only cost speed: every use is
+ * exact whatever the set, and a rare-trigram function is asked of the column it was reached from,
+ * whose rows are the table's.
  */
-function commonTrigramsOfColumns(query: PgQuery, common: CommonTrigramsByAlias): CommonOf {
+function factsOfColumns(query: PgQuery, common: CommonTrigramsByAlias, rareIndexes: RareTrigramIndexesByAlias): FactsOf {
   const tables = new Set<string>();
   const ctes = new Map<string, PgQuery>();
   const reads = new Map<string, PgQuery>();
@@ -169,20 +228,23 @@ function commonTrigramsOfColumns(query: PgQuery, common: CommonTrigramsByAlias):
     if (t.schema !== undefined) tables.add(t.alias);
     else if (ctes.has(t.name)) reads.set(t.alias, ctes.get(t.name)!);
   });
-  const listOf = (alias: string, column: string, depth = 0): readonly string[] | undefined => {
-    if (tables.has(alias)) return common.get(alias)?.[column];
+  /** The log table's alias and column a column passes through, if it does. */
+  const baseOf = (alias: string, column: string, depth = 0): { alias: string; column: string } | undefined => {
+    if (tables.has(alias)) return { alias, column };
     const body = reads.get(alias)?.body;
     if (depth > 8 || body?.kind !== 'select') return undefined;
     const target = body.targets.find((t) => t.name === column)?.expr;
-    return target?.kind === 'column' && target.table !== undefined ? listOf(target.table, target.name, depth + 1) : undefined;
+    return target?.kind === 'column' && target.table !== undefined ? baseOf(target.table, target.name, depth + 1) : undefined;
   };
   const sets = new Map<readonly string[], Set<string>>();
   return (column) => {
-    const list = column.table === undefined ? undefined : listOf(column.table, column.name);
-    if (!list?.length) return undefined;
-    let set = sets.get(list);
-    if (!set) sets.set(list, (set = new Set(list)));
-    return set;
+    const base = column.table === undefined ? undefined : baseOf(column.table, column.name);
+    if (!base) return {};
+    const list = common.get(base.alias)?.[base.column];
+    const rareIndex = rareIndexes.get(base.alias)?.[base.column];
+    let set = list?.length ? sets.get(list) : undefined;
+    if (list?.length && !set) sets.set(list, (set = new Set(list)));
+    return { ...(set && { common: set }), ...(rareIndex && { rareIndex }) };
   };
 }
 

@@ -29,6 +29,41 @@ export function needleTrigrams(needle: string): Set<string> {
   return trigramsOf(needle, { padStart: false, padEnd: false });
 }
 
+/**
+ * Trigrams every text holding `text` anywhere has (pg_trgm's `show_trgm` of it holds them), in any
+ * database locale: the ends of `text` get no padding (the text around it may extend its words),
+ * nor do the sides of a word next to a character outside ASCII (whether pg_trgm takes that for a
+ * letter depends on the locale; either way the word's own trigrams are in the longer word's).
+ * What the rare-trigram index is asked for (search.ts); empty when no word has three characters.
+ */
+export function containedTrigrams(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const piece of text.split(/\P{ASCII}+/u)) for (const t of trigramsOf(piece, { padStart: false, padEnd: false })) out.add(t);
+  return out;
+}
+
+/**
+ * The texts a LIKE pattern (backslash escapes, the translator's only escape character) requires
+ * to hold, in order: the runs between its wildcards, escapes undone; undefined when the pattern
+ * is not well formed (a trailing backslash: Postgres refuses it).
+ */
+export function likeLiterals(pattern: string): string[] | undefined {
+  const runs: string[] = [];
+  let run = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '%' || c === '_') {
+      if (run) runs.push(run);
+      run = '';
+    } else if (c === '\\') {
+      if (i + 1 >= pattern.length) return undefined;
+      run += pattern[++i];
+    } else run += c;
+  }
+  if (run) runs.push(run);
+  return runs;
+}
+
 /** The needles modelled here: which other characters pg_trgm takes for letters depends on the locale. */
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 

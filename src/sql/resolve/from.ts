@@ -143,6 +143,7 @@ const FROM_RESOLVERS: { [K in F.FromKind]: FromResolver<K> } = {
     }
     scope.ranges.push({ kind: 'source', names: item.alias ? [item.alias] : [item.name, parts[parts.length - 1]], alias, source });
     if (source.commonTrigrams) ctx.translation.commonTrigrams.set(alias, source.commonTrigrams);
+    if (source.rareTrigramIndexes) ctx.translation.rareTrigramIndexes.set(alias, source.rareTrigramIndexes);
     return join(link, { kind: 'table', schema: source.pgSchema, name: source.table, alias });
   },
 };

@@ -66,6 +66,8 @@ export class TranslationState {
   groupedSelects = 0;
   /** The common trigrams of the log tables read, by alias (catalog.ts `SourceTable.commonTrigrams`; postgres/search.ts searchForIndexes). */
   readonly commonTrigrams = new Map<string, Readonly<Record<string, readonly string[]>>>();
+  /** Their rare-trigram index functions, by alias (catalog.ts `SourceTable.rareTrigramIndexes`). */
+  readonly rareTrigramIndexes = new Map<string, Readonly<Record<string, string>>>();
   private aliases = 0;
   private columns = 0;
 
@@ -108,6 +110,7 @@ export class TranslationState {
     copy.scalarSubqueries = this.scalarSubqueries;
     copy.groupedSelects = this.groupedSelects;
     for (const [alias, trigrams] of this.commonTrigrams) copy.commonTrigrams.set(alias, trigrams);
+    for (const [alias, functions] of this.rareTrigramIndexes) copy.rareTrigramIndexes.set(alias, functions);
     return copy;
   }
 }

@@ -1,0 +1,24 @@
+/**
+ * The rare-trigram search index (src/storage/searchIndexes.ts, src/storage/commonTrigrams.ts):
+ * - `search_common_trigrams.index_function`: once a column's common trigrams are frozen, the
+ *   function `logs.search_rare_trigrams_<hash>(text)` (its text's `show_trgm` less that set) that
+ *   its search indexes are built on and the translator asks (src/sql/postgres/search.ts). NULL
+ *   while the set is not frozen (a quiet column, measured again each day).
+ * - `logs.search_inner_trigrams(text[])`: the trigrams of a list that hold no space, the inner
+ *   trigrams of words, which any text holding such a word has. The translator applies it to a
+ *   LIKE pattern known only when the query runs; IMMUTABLE so the planner folds it on the value.
+ *   Operators and functions named with pg_catalog, so nothing a caller creates can stand in.
+ */
+export const up = (pgm) => {
+  pgm.addColumn('search_common_trigrams', { index_function: { type: 'text' } });
+  pgm.sql(`
+    CREATE OR REPLACE FUNCTION logs.search_inner_trigrams(trigrams text[]) RETURNS text[]
+      LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS $$ SELECT ARRAY(SELECT t FROM pg_catalog.unnest(trigrams) AS t
+                         WHERE pg_catalog.strpos(t, ' ') OPERATOR(pg_catalog.=) 0) $$`);
+};
+
+export const down = (pgm) => {
+  pgm.sql('DROP FUNCTION IF EXISTS logs.search_inner_trigrams(text[])');
+  pgm.dropColumn('search_common_trigrams', 'index_function');
+};
