@@ -138,13 +138,14 @@ export const HOT_LEAF_DENSE = `${LOG_SCHEMA}.hot_leaf_dense`;
 /**
  * The rare-trigram search index's functions (src/storage/searchIndexes.ts): per frozen set of
  * common trigrams, `logs.search_rare_trigrams_<12 hex>(text) → text[]`, the text's `show_trgm`
- * less that set; and `logs.search_inner_trigrams(text[]) → text[]`
- * (migrations/1765000000000_search-rare-trigrams.js), the trigrams of a list without a space,
+ * less that set; and `logs.search_inner_trigrams(text[]) → text[]`, the trigrams of a list without
+ * a space, with `logs.search_ascii_words(text) → text` (migrations/1765000000000_search-rare-trigrams.js),
  * which the translator applies to a pattern known only when the query runs (postgres/search.ts).
  * Both IMMUTABLE: the planner folds them on a constant.
  */
 const RARE_TRIGRAMS_PREFIX = 'search_rare_trigrams_';
 export const SEARCH_INNER_TRIGRAMS = `${LOG_SCHEMA}.search_inner_trigrams`;
+export const SEARCH_ASCII_WORDS = `${LOG_SCHEMA}.search_ascii_words`;
 
 /** The rare-trigram function of a frozen set, named by `hash` (12 hex digits), qualified. */
 export function rareTrigramsFunction(hash: string): string {

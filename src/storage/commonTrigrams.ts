@@ -142,17 +142,23 @@ export async function upkeepCommonTrigrams(
       done.push(`measured ${row.trigrams.length} common trigrams of ${column} on ${newest.name} (${row.sampled} sampled)`);
     }
     if (!row?.trigrams.length) continue;
-    const fn = row.index_function ?? rareTrigramsFunctionOf(row.trigrams);
+    // Named by its definition: a release that changes the function's body gets a new one, and the
+    // indexes are built again on it (the old ones kept until then: indexUpkeep.ts).
+    const fn = rareTrigramsFunctionOf(row.trigrams);
     // Created with the freeze, and again if it went missing (the indexes on it would have gone with it).
     const { rows: present } = await db.query<{ present: boolean }>(`SELECT to_regprocedure($1) IS NOT NULL AS present`, [`${fn}(text)`]);
     if (!present[0].present) await db.query(rareTrigramsFunctionSql(fn, trgm, row.trigrams));
-    if (!row.index_function) {
+    if (row.index_function !== fn) {
       await db.query(`UPDATE search_common_trigrams SET index_function = $3 WHERE table_name = $1 AND column_name = $2`, [
         table,
         column,
         fn,
       ]);
-      done.push(`froze the ${row.trigrams.length} common trigrams of ${column}: its search indexes are on ${fn}`);
+      done.push(
+        row.index_function
+          ? `moved the search indexes of ${column} from ${row.index_function} to ${fn}`
+          : `froze the ${row.trigrams.length} common trigrams of ${column}: its search indexes are on ${fn}`,
+      );
     }
     rareFunctions[column] = fn;
   }

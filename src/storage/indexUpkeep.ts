@@ -260,17 +260,18 @@ async function reconcileSearch(
   ];
   /**
    * Drops the indexes not wanted; returns the indexes found before the drops and what is wanted.
-   * One not wanted stays while an index wanted on its partition is not valid yet: the plain index
-   * a rare-trigram one replaces (or the hourly ones of a day whose own is building) keeps serving
-   * searches meanwhile.
+   * One not wanted stays while an index wanted on its partition and column is not valid yet: the
+   * plain index a rare-trigram one replaces (or the hourly ones of a day whose own is building)
+   * keeps serving searches meanwhile.
    */
   const dropUnwanted = async () => {
     const existing = await partitionSearchIndexes(client, table);
     const validNames = new Set(existing.filter((e) => e.valid).map((e) => e.name));
     const desired = wanted(validNames);
-    const waiting = new Set(desired.filter((d) => !validNames.has(d.name)).map((d) => d.partition));
+    const slot = (i: { partition: string; column: string }) => `${i.partition}\n${i.column}`;
+    const waiting = new Set(desired.filter((d) => !validNames.has(d.name)).map(slot));
     for (const index of existing) {
-      if (desired.some((d) => d.name === index.name) || (index.valid && waiting.has(index.partition))) continue;
+      if (desired.some((d) => d.name === index.name) || (index.valid && waiting.has(slot(index)))) continue;
       await dropConcurrently(client, index.name);
       done.push(`dropped ${index.name}`);
     }
@@ -361,15 +362,24 @@ async function busyPartitionNames(client: pg.PoolClient, table: string): Promise
 }
 
 /** The search indexes (named by searchIndexes.ts) on the partitions of `table`, with whether each is valid. */
-async function partitionSearchIndexes(client: Queryable, table: string): Promise<{ name: string; partition: string; valid: boolean }[]> {
-  const { rows } = await client.query<{ partition: string; name: string; valid: boolean }>(
-    `SELECT t.relname AS partition, c.relname AS name, i.indisvalid AS valid
+async function partitionSearchIndexes(
+  client: Queryable,
+  table: string,
+): Promise<{ name: string; partition: string; column: string; valid: boolean }[]> {
+  const { rows } = await client.query<{ partition: string; name: string; key: string; valid: boolean }>(
+    `SELECT t.relname AS partition, c.relname AS name, pg_get_indexdef(i.indexrelid, 1, true) AS key, i.indisvalid AS valid
        FROM pg_inherits h JOIN pg_class t ON t.oid = h.inhrelid
        JOIN pg_index i ON i.indrelid = t.oid JOIN pg_class c ON c.oid = i.indexrelid
       WHERE h.inhparent = to_regclass($1)`,
     [qualifiedTable(table)],
   );
-  return rows.filter((r) => isSearchIndexName(r.partition, r.name));
+  return rows.filter((r) => isSearchIndexName(r.partition, r.name)).map(({ key, ...r }) => ({ ...r, column: indexedColumn(key) }));
+}
+
+/** The column of a search index's key as Postgres prints it: `event_message`, `"metadata.request.path"`, or either inside `fn(…)`. */
+function indexedColumn(key: string): string {
+  const inner = /^[\w.]+\((.*)\)$/.exec(key)?.[1] ?? key;
+  return inner.startsWith('"') ? inner.slice(1, -1).replaceAll('""', '"') : inner;
 }
 
 /** DROP INDEX CONCURRENTLY: no lock that stops ingest or queries. */

@@ -116,17 +116,17 @@ export function searchableColumns(leaves: readonly HotLeaf[]): string[] {
 
 /**
  * The rare-trigram function of a frozen common set (src/sql/catalog.ts `rareTrigramsFunction`),
- * named by a hash of the set: the same set is the same function, a new set a new one (and new
- * indexes). `trgm`: pg_trgm's schema, quoted.
+ * named by a hash of its definition (the set and the body of rareTrigramsFunctionSql): the same
+ * set is the same function, and a new set or a new body a new one (the upkeep then builds the
+ * indexes again on it: commonTrigrams.ts).
  */
 export function rareTrigramsFunctionOf(trigrams: readonly string[]): string {
-  return rareTrigramsFunction(
-    createHash('sha256')
-      .update(JSON.stringify([...trigrams].sort()))
-      .digest('hex')
-      .slice(0, 12),
-  );
+  const definition = rareTrigramsFunctionSql('fn', 'trgm', trigrams);
+  return rareTrigramsFunction(createHash('sha256').update(definition).digest('hex').slice(0, 12));
 }
+
+/** The longest text whose trigrams the rare-trigram function filters (rareTrigramsFunctionSql: a tsvector's 1 MB). */
+export const RARE_TRIGRAMS_MAX_CHARS = 30_000;
 
 /**
  * CREATE FUNCTION of `fn`: its text's trigrams (pg_trgm's `show_trgm`, what a `gin_trgm_ops`
@@ -134,7 +134,10 @@ export function rareTrigramsFunctionOf(trigrams: readonly string[]): string {
  * `ts_delete` removes a list from it): 33 µs per edge message of ~230 characters against 21 µs for
  * show_trgm alone; the same with a subquery over `unnest` took 270 µs. SQL of one expression, IMMUTABLE and
  * without SET, so the planner inlines it, in the index's expression and in the query alike; every
- * name qualified, so nothing a caller creates can stand in.
+ * name qualified, so nothing a caller creates can stand in. A tsvector holds at most 1 MB: a text
+ * longer than RARE_TRIGRAMS_MAX_CHARS (whose trigrams, up to ~2 a character of up to 8 bytes
+ * printed, could pass it) keeps all its trigrams, common ones too, a superset in which any test
+ * the translator asks still finds it (and one such message costs the index little).
  */
 export function rareTrigramsFunctionSql(fn: string, trgm: string, trigrams: readonly string[]): string {
   const set = `'{${[...trigrams]
@@ -142,7 +145,9 @@ export function rareTrigramsFunctionSql(fn: string, trgm: string, trigrams: read
     .map((t) => `"${t.replace(/["\\]/g, (c) => '\\' + c).replace(/'/g, "''")}"`)
     .join(',')}}'`;
   return `CREATE OR REPLACE FUNCTION ${fn}(text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    AS $rare$ SELECT pg_catalog.tsvector_to_array(pg_catalog.ts_delete(pg_catalog.array_to_tsvector(${trgm}.show_trgm($1)), ${set}::pg_catalog.text[])) $rare$`;
+    AS $rare$ SELECT CASE WHEN pg_catalog.length($1) OPERATOR(pg_catalog.<=) ${RARE_TRIGRAMS_MAX_CHARS}
+      THEN pg_catalog.tsvector_to_array(pg_catalog.ts_delete(pg_catalog.array_to_tsvector(${trgm}.show_trgm($1)), ${set}::pg_catalog.text[]))
+      ELSE ${trgm}.show_trgm($1) END $rare$`;
 }
 
 /** `gin_trgm_ops`, schema-qualified, or undefined when pg_trgm is not installed in this database. */

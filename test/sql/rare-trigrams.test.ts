@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { COMMON_SHARE } from '../../src/storage/commonTrigrams.js';
 import { coveringIndexes } from '../../src/storage/coveringIndexes.js';
+import { RARE_TRIGRAMS_MAX_CHARS } from '../../src/storage/searchIndexes.js';
 import { upkeepIndexes } from '../../src/storage/indexUpkeep.js';
 import { createLogTable, ensurePartitions } from '../../src/storage/logTables.js';
 import { searchHoursAt, type SourceLookup, type SourceTable } from '../../src/sql/catalog.js';
@@ -24,6 +25,23 @@ const md5 = (i: number) => createHash('md5').update(String(i)).digest('hex');
 const MESSAGES = 400;
 /** Every message has `Mozilla/5.0` and `GET /rest/v1/todos`; `req=` a hex token of its own. */
 const message = (i: number) => `GET /rest/v1/todos req=${md5(i)} ua=Mozilla/5.0 (X11; Linux)`;
+/** `n` CJK characters at random (xorshift, fixed seed): nearly every trigram of them distinct. */
+function longCjk(n: number): string {
+  let x = 2463534242;
+  let out = '';
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out += String.fromCharCode(0x4e00 + ((x >>> 0) % 20902));
+  }
+  return out;
+}
+/**
+ * Messages outside ASCII (pg_trgm hashes a trigram with such a character) and one longer than a
+ * tsvector holds (RARE_TRIGRAMS_MAX_CHARS): ids `u1`…, after the MESSAGES ones.
+ */
+const UNUSUAL = ['le café est', 'cafés', 'axéb', 'HerrMüller', 'Müller', 'naïve x', `zzlongtoken ${longCjk(140_000)}`];
 
 describe('rare trigrams: a needle searched through its rare part', function () {
   this.timeout(120_000);
@@ -40,6 +58,11 @@ describe('rare trigrams: a needle searched through its rare part', function () {
       `INSERT INTO logs.${table} (id, project, "timestamp", event_message)
        SELECT 'e' || i, 'p', $1::timestamptz + i * interval '1 second', m FROM unnest($2::text[]) WITH ORDINALITY AS x(m, i)`,
       [new Date(Math.floor(now / DAY) * DAY).toISOString(), Array.from({ length: MESSAGES }, (_, i) => message(i))],
+    );
+    await pool.query(
+      `INSERT INTO logs.${table} (id, project, "timestamp", event_message)
+       SELECT 'u' || i, 'p', $1::timestamptz + interval '2 hours' + i * interval '1 second', m FROM unnest($2::text[]) WITH ORDINALITY AS x(m, i)`,
+      [new Date(Math.floor(now / DAY) * DAY).toISOString(), UNUSUAL],
     );
     await pool.query(`ANALYZE logs.${table}`);
     // Into today's partition. As of two days on both partitions are over: the common trigrams of
@@ -231,6 +254,45 @@ describe('rare trigrams: a needle searched through its rare part', function () {
     }
   });
 
+  it('when a needle has characters outside ASCII, literal or a parameter, or a message is longer than a tsvector holds, then the rare-trigram index loses no row', async () => {
+    const all = [
+      ...Array.from({ length: MESSAGES }, (_, i) => ({ id: `e${i + 1}`, m: message(i) })),
+      ...UNUSUAL.map((m, i) => ({ id: `u${i + 1}`, m })),
+    ];
+    const expectedOf = (needle: string) =>
+      all
+        .filter((r) => r.m.includes(needle))
+        .map((r) => ({ id: r.id }))
+        .sort((a, b) => a.id.localeCompare(b.id));
+    for (const needle of ['é', 'café', 'Müller', 'ï', 'naïve x', 'xéb', 'zzlongtoken', UNUSUAL[6].slice(-30), 'Mozilla/5.0 (X11']) {
+      const expected = expectedOf(needle);
+      assert.ok(expected.length > 0, needle);
+      const literal = await runTranslation(
+        `select t.id from \`rare.trigrams\` t where strpos(t.event_message, '${needle}') > 0 order by t.id`,
+        { sources: withStats },
+      );
+      assert.deepEqual(literal.rows, expected, `${needle}: ${literal.translation.sql.slice(0, 400)}`);
+      const byParameter = await runTranslation(
+        `select t.id from \`rare.trigrams\` t where regexp_contains(t.event_message, @p) order by t.id`,
+        {
+          sources: withStats,
+          params: { p: needle.replace(/[()]/g, '\\$&') },
+        },
+      );
+      assert.deepEqual(byParameter.rows, expected, needle);
+      const like = await runTranslation(`select t.id from \`rare.trigrams\` t where t.event_message like @p order by t.id`, {
+        sources: withStats,
+        params: { p: `%${needle}%` },
+      });
+      assert.deepEqual(like.rows, expected, needle);
+    }
+    // The long message keeps all its trigrams: the index is built and read.
+    const { pool } = await testDatabase();
+    await assert.rejects(pool.query(`SELECT array_to_tsvector(show_trgm($1))`, [UNUSUAL[6]]), /too long for tsvector/);
+    const { rows } = await pool.query<{ same: boolean }>(`SELECT ${rare}($1) = show_trgm($1) AS same`, [UNUSUAL[6]]);
+    assert.ok(rows[0].same && UNUSUAL[6].length > RARE_TRIGRAMS_MAX_CHARS);
+  });
+
   it("when a text holds another, then pg_trgm finds the inner text's contained trigrams in it, outside ASCII too", async () => {
     const { pool } = await testDatabase();
     const piece = fc.constantFrom('a', 'B', 'c', '1', 'Zq', ' ', '-', '/', '=', '.', '_', '%', 'xyz', 'MOZ', 'é', 'ß', '日本', 'ab😀');
@@ -302,7 +364,7 @@ describe('rare trigrams: a needle searched through its rare part', function () {
     assert.ok(asked > 30, `only ${asked} of 150 regexes asked the index for anything`);
     assert.deepEqual(regexLiterals('abc+d*ef{0,1}g\\.h'), ['abc', 'e', 'g.h']);
     assert.deepEqual(regexLiterals('(?i)foo[a-z]bar(baz)?qux'), ['foo', 'bar', 'qux']);
-    for (const unread of ['a|b', '(?x)a b', '***=abc', '\\x41bc', 'a\\1', 'ab{', 'a)'])
+    for (const unread of ['(?#[)((])abc(?#[))?(])', 'a|b', '(?x)a b', '***=abc', '\\x41bc', 'a\\1', 'ab{', 'a)'])
       assert.equal(regexLiterals(unread), undefined, unread);
   });
 

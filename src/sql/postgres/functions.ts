@@ -12,7 +12,7 @@
  */
 import { INT64_FUNCTION, JSON_FUNCTION, PARSE_RANGE_FUNCTION, RANGE_FUNCTION, SAFE_FUNCTIONS, TIMESTAMP_FUNCTION } from '../coerce.js';
 import { FUNCTIONS } from '../functions.js';
-import { HOT_LEAF_DENSE, HOT_LEAF_EXACT, isRareTrigramsFunction, SEARCH_INNER_TRIGRAMS } from '../catalog.js';
+import { HOT_LEAF_DENSE, HOT_LEAF_EXACT, isRareTrigramsFunction, SEARCH_ASCII_WORDS, SEARCH_INNER_TRIGRAMS } from '../catalog.js';
 import {
   ORDER_SENSITIVE_AGGREGATE,
   PARTIAL,
@@ -52,6 +52,7 @@ const EMITTED_BY_TRANSLATOR: Readonly<Record<string, PgFunctionFacts>> = {
   // search.ts: `cardinality(N) = 0 OR fn(x) @> N` for a pattern known when the query runs; the
   // rare-trigram functions (catalog.ts rareTrigramsFunction) are answered by pgFunction itself.
   [SEARCH_INNER_TRIGRAMS]: TOTAL_STRICT,
+  [SEARCH_ASCII_WORDS]: TOTAL_STRICT,
   cardinality: SCALAR,
   // resolve/hot.ts: facts of hot leaf columns, constants once planned.
   [HOT_LEAF_EXACT]: TOTAL_STRICT,

@@ -8,7 +8,7 @@
  * Conservative by construction: what it does not read with certainty gives no text (a group, a
  * bracket expression, `.`, a class escape, an anchor end the run they interrupt) or no answer at
  * all (undefined: an alternation outside a group, an escape that enters a character by its code,
- * a back-reference, a bound it cannot read, the `***` directors, the options b, e, q and x). Fewer
+ * a back-reference, a bound it cannot read, the `***` directors, a comment, the options b, e, q and x). Fewer
  * texts only cost speed; a text a match may lack would lose rows. Case does not matter: pg_trgm
  * lowercases both sides.
  */
@@ -18,7 +18,8 @@ const CLASS_OR_CONSTRAINT = new Set(['d', 'D', 's', 'S', 'w', 'W', 'A', 'Z', 'm'
 
 /** The required runs of `regex`, in order; undefined when it cannot be read here (above). */
 export function regexLiterals(regex: string): string[] | undefined {
-  if (regex.startsWith('***')) return undefined;
+  // `***` directors; `(?#…)` comments, which may hold unbalanced brackets and parentheses.
+  if (regex.startsWith('***') || regex.includes('(?#')) return undefined;
   let i = 0;
   const options = /^\(\?([a-z]*)\)/.exec(regex);
   if (options) {

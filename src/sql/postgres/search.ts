@@ -57,7 +57,7 @@
  */
 import { mapNodes, forEachNode } from '../walk.js';
 import { pg, type PgColumn, type PgDerived, type PgExpr, type PgOp, type PgQuery, type PgTable } from './ast.js';
-import { SEARCH_INNER_TRIGRAMS } from '../catalog.js';
+import { SEARCH_ASCII_WORDS, SEARCH_INNER_TRIGRAMS } from '../catalog.js';
 import { regexLiterals } from './regexLiterals.js';
 import { allCommon, containedTrigrams, likeLiterals, rarePart } from './trigrams.js';
 
@@ -161,11 +161,14 @@ function rarePartOf(op: PgOp, needle: string, common: ReadonlySet<string>): PgEx
  *   common ones: `fn(column) @> ARRAY['abc', …]`. pg_trgm's trigrams are lowercased on both
  *   sides, so the case-insensitive forms ask the same.
  * - A pattern known only when the query runs (a parameter's LIKE: containsValue above): the same
- *   computed by Postgres from the pattern's text, its trigrams without a space (a word's inner
- *   ones, which any text holding the word has, whatever is around it; `%`, `_` and `\` part words
- *   and only shorten them): `(cardinality(N) = 0 OR fn(column) @> N)` with
- *   `N = logs.search_inner_trigrams(fn(pattern))`. The query is planned with its values and both
- *   functions are IMMUTABLE, so the planner folds N to a constant and the OR to one side.
+ *   computed by Postgres from the pattern's ASCII words (`logs.search_ascii_words`: any other
+ *   character, `%`, `_` and `\` included, parts words and only shortens them; a trigram with a
+ *   character outside ASCII is hashed by pg_trgm), their trigrams without a space (a word's inner
+ *   ones, which any text holding the word has, whatever is around it):
+ *   `(cardinality(N) = 0 OR fn(column) @> N)` with
+ *   `N = logs.search_inner_trigrams(fn(logs.search_ascii_words(pattern)))`. The query is planned
+ *   with its values and the functions are IMMUTABLE, so the planner folds N to a constant and the
+ *   OR to one side.
  */
 function rareIndexTest(op: PgOp, fn: string, common: ReadonlySet<string>): PgExpr | undefined {
   const indexed = pg.func(fn, [op.left]);
@@ -177,7 +180,7 @@ function rareIndexTest(op: PgOp, fn: string, common: ReadonlySet<string>): PgExp
     return pg.op('@>', indexed, pg.array([...trigrams].sort().map((t) => pg.literal(t))));
   }
   if (op.op !== 'LIKE' && op.op !== 'ILIKE') return undefined;
-  const needed = pg.func(SEARCH_INNER_TRIGRAMS, [pg.func(fn, [op.right])]);
+  const needed = pg.func(SEARCH_INNER_TRIGRAMS, [pg.func(fn, [pg.func(SEARCH_ASCII_WORDS, [op.right])])]);
   return pg.or(pg.op('=', pg.func('cardinality', [needed]), pg.number('0')), pg.op('@>', indexed, needed));
 }
 

@@ -33,12 +33,13 @@ export function needleTrigrams(needle: string): Set<string> {
  * Trigrams every text holding `text` anywhere has (pg_trgm's `show_trgm` of it holds them), in any
  * database locale: the ends of `text` get no padding (the text around it may extend its words),
  * nor do the sides of a word next to a character outside ASCII (whether pg_trgm takes that for a
- * letter depends on the locale; either way the word's own trigrams are in the longer word's).
+ * letter depends on the locale, and a trigram holding one is hashed; either way the word's own
+ * trigrams are in the longer word's), nor next to `I`, which a Turkish locale lowercases to `ı`.
  * What the rare-trigram index is asked for (search.ts); empty when no word has three characters.
  */
 export function containedTrigrams(text: string): Set<string> {
   const out = new Set<string>();
-  for (const piece of text.split(/\P{ASCII}+/u)) for (const t of trigramsOf(piece, { padStart: false, padEnd: false })) out.add(t);
+  for (const piece of text.split(/[\P{ASCII}I]+/u)) for (const t of trigramsOf(piece, { padStart: false, padEnd: false })) out.add(t);
   return out;
 }
 
