@@ -169,7 +169,7 @@ export function isRareTrigramsFunction(name: string): boolean {
  * "timestamp" < end` (the same rows): no btree index of the table matches `<@` in Postgres 15, and
  * its selectivity is a constant (rangesel does not estimate an element's containment), so a
  * partition without these indexes gives up the split at its first hour cheaply
- * (docs/ARCHITECTURE.md, "Message search"). The text here and the translator's tree are the same
+ * (docs/ARCHITECTURE.md, "Search indexes"). The text here and the translator's tree are the same
  * constant range, which is how Postgres matches a query's clause to an index predicate (equal()).
  */
 export const SEARCH_HOUR_MS = 3_600_000;

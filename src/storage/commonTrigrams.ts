@@ -92,7 +92,7 @@ export async function measureCommonTrigrams(
  * when that day had MIN_SAMPLE values; a quieter one is measured again the next day. Frozen, the
  * set is never measured again: every search index of the column is built on the set's function,
  * and a new set would mean building all of them again (to take a new one: delete the column's
- * row; docs/ARCHITECTURE.md, "Message search"). Rows of columns no longer searched are removed.
+ * row; docs/ARCHITECTURE.md, "Search indexes"). Rows of columns no longer searched are removed.
  */
 export async function upkeepCommonTrigrams(
   db: Queryable,

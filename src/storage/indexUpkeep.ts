@@ -38,7 +38,7 @@
  *    first (the translator's split is used from a day's first hour on: src/sql/postgres/searchHours.ts),
  *    then the days, newest first. A search reads the finished days through their indexes and the
  *    open day's hours through theirs, the hour not over by the `(project, timestamp)` index
- *    (docs/ARCHITECTURE.md, "Message search"). An index whose column left the setting is dropped,
+ *    (docs/ARCHITECTURE.md, "Search indexes"). An index whose column left the setting is dropped,
  *    and so are the partitioned search indexes of the first design (on every partition, open day
  *    included). Without pg_trgm none is built. Before the builds, the common trigrams of each
  *    column are measured on the newest finished day and frozen (commonTrigrams.ts): from then on

@@ -13,7 +13,7 @@
  * (src/sql/catalog.ts searchHourPredicate): built after the hour, so ingest writes no trigram
  * entry for the hour being written and only tests the predicates; the translator splits a
  * search's scan by the same hours so the planner uses them (src/sql/postgres/searchHours.ts;
- * docs/ARCHITECTURE.md, "Message search").
+ * docs/ARCHITECTURE.md, "Search indexes").
  *
  * Once a column's common trigrams are frozen (src/storage/commonTrigrams.ts), its indexes are
  * **rare-trigram** ones: GIN (`array_ops`) on `logs.search_rare_trigrams_<hash>(column)`, the
