@@ -38,9 +38,9 @@ import { createContext } from '../src/context.js';
 import { PLANNER_OPTIONS } from '../src/db/readOnlySession.js';
 import { createLogger } from '../src/logger.js';
 import { ADMIN_URL, databaseUrl, testConfig } from '../test/support/db.js';
-import { upkeepSearchTrigrams } from '../src/storage/indexUpkeep.js';
+import { upkeepCommonTrigrams } from '../src/storage/commonTrigrams.js';
 import { listPartitions } from '../src/storage/logTables.js';
-import { trigramOpclass } from '../src/storage/searchIndexes.js';
+import { trigramOpclass, trigramSchema } from '../src/storage/searchIndexes.js';
 import { BENCH_PROJECT, benchEnv, ensureBenchData, ensureData, SIZES, type Size } from './data.js';
 
 const arg = (name: string, fallback: string) => {
@@ -95,7 +95,13 @@ try {
     const opclass = await trigramOpclass(ctx.db.pool);
     for (const record of opclass ? ctx.sources.list() : []) {
       const finished = (await listPartitions(ctx.db.pool, record.table_name)).filter((p) => p.dayMs + DAY_MS <= Date.now());
-      const { done: steps } = await upkeepSearchTrigrams(ctx.db.pool, record.table_name, record.search_index, finished, opclass!);
+      const { done: steps } = await upkeepCommonTrigrams(
+        ctx.db.pool,
+        record.table_name,
+        record.search_index,
+        finished,
+        trigramSchema(opclass!),
+      );
       for (const s of steps) console.error(`${record.name}: ${s}`);
     }
   }

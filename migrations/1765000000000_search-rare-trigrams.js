@@ -7,7 +7,10 @@
  * - `logs.search_inner_trigrams(text[])`: the trigrams of a list that hold no space, the inner
  *   trigrams of words, which any text holding such a word has; and `logs.search_ascii_words(text)`,
  *   the text with every run of characters other than ASCII letters and digits (and `I`, which a
- *   Turkish locale lowercases to `ı`) made one space. The translator asks the index for
+ *   Turkish locale lowercases to `ı`) made one space, cut to its first 30,000 characters (the
+ *   rare-trigram function keeps every trigram of a longer text, common ones too:
+ *   src/storage/searchIndexes.ts RARE_TRIGRAMS_MAX_CHARS; a prefix's inner trigrams are the
+ *   text's). The translator asks the index for
  *   `search_inner_trigrams(fn(search_ascii_words(pattern)))` of a LIKE pattern known only when the
  *   query runs: a trigram with a character outside ASCII is hashed by pg_trgm (printed `0x…`, no
  *   space in it even when padded), so only ASCII words give trigrams whose inner ones are sure.
@@ -24,7 +27,7 @@ export const up = (pgm) => {
   pgm.sql(`
     CREATE OR REPLACE FUNCTION logs.search_ascii_words(pattern text) RETURNS text
       LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-      AS $$ SELECT pg_catalog.regexp_replace(pattern, '[^A-HJ-Za-z0-9]+', ' ', 'g') $$`);
+      AS $$ SELECT pg_catalog.left(pg_catalog.regexp_replace(pattern, '[^A-HJ-Za-z0-9]+', ' ', 'g'), 30000) $$`);
 };
 
 export const down = (pgm) => {

@@ -6,6 +6,7 @@
  */
 import { NotFoundError } from '../errors.js';
 import { LOG_SCHEMA } from '../storage/logTables.js';
+import { rareTrigramsFunctionOf } from '../storage/searchIndexes.js';
 import type { CommonTrigramsRecord, SourceRepository, SourceRecord } from './repository.js';
 import type { SourceLookup, SourceTable } from './schema.js';
 
@@ -13,7 +14,7 @@ export class SourceCatalog {
   private byName = new Map<string, SourceRecord>();
   private byId = new Map<string, SourceRecord>();
   /** Each log table's search facts by column (src/storage/commonTrigrams.ts), for the translator. */
-  private trigrams = new Map<string, SearchFacts>();
+  private searchFacts = new Map<string, SearchFacts>();
   /** Changes whenever any source or schema changes; part of the translation cache key. */
   version = 0;
   private signature = '';
@@ -24,7 +25,7 @@ export class SourceCatalog {
 
   readonly lookup: SourceLookup = (name) => {
     const record = this.byName.get(name);
-    return record ? toSourceTable(record, this.trigrams.get(record.table_name) ?? {}) : undefined;
+    return record ? toSourceTable(record, this.searchFacts.get(record.table_name) ?? {}) : undefined;
   };
 
   /**
@@ -46,7 +47,7 @@ export class SourceCatalog {
     this.signature = signature;
     this.byName = new Map(rows.map((r) => [r.name, r]));
     this.byId = new Map(rows.map((r) => [r.id, r]));
-    this.trigrams = byTable(trigrams);
+    this.searchFacts = byTable(trigrams);
     this.version++;
   }
 
@@ -99,7 +100,9 @@ function byTable(rows: readonly CommonTrigramsRecord[]): Map<string, SearchFacts
     if (!r.trigrams.length) continue;
     const facts = out.get(r.table_name) ?? {};
     (facts.commonTrigrams ??= {})[r.column_name] = r.trigrams;
-    if (r.index_function) (facts.rareTrigramIndexes ??= {})[r.column_name] = r.index_function;
+    // Only the function of this very set: the translator subtracts the set the function leaves out.
+    if (r.index_function && r.index_function === rareTrigramsFunctionOf(r.trigrams))
+      (facts.rareTrigramIndexes ??= {})[r.column_name] = r.index_function;
     out.set(r.table_name, facts);
   }
   return out;

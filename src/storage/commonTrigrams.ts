@@ -97,7 +97,8 @@ export async function measureCommonTrigrams(
 export async function upkeepCommonTrigrams(
   db: Queryable,
   table: string,
-  columns: ReadonlyMap<string, readonly { name: string; dayMs: number }[]>,
+  columns: readonly string[],
+  finished: readonly { name: string; dayMs: number }[],
   trgm: string,
 ): Promise<{ done: string[]; rareFunctions: RareFunctions }> {
   const rareFunctions: Record<string, string> = {};
@@ -111,12 +112,12 @@ export async function upkeepCommonTrigrams(
     index_function: string | null;
   }>(`SELECT column_name, partition, sampled, trigrams, index_function FROM search_common_trigrams WHERE table_name = $1`, [table]);
   for (const row of kept.rows) {
-    if (columns.has(row.column_name)) continue;
+    if (columns.includes(row.column_name)) continue;
     await db.query(`DELETE FROM search_common_trigrams WHERE table_name = $1 AND column_name = $2`, [table, row.column_name]);
   }
-  for (const [column, days] of columns) {
+  const newest = [...finished].sort((a, b) => b.dayMs - a.dayMs)[0];
+  for (const column of columns) {
     let row = kept.rows.find((r) => r.column_name === column);
-    const newest = [...days].sort((a, b) => b.dayMs - a.dayMs)[0];
     if (!row?.index_function && newest && row?.partition !== newest.name) {
       let measured: { sampled: number; trigrams: string[] };
       try {
@@ -136,7 +137,8 @@ export async function upkeepCommonTrigrams(
         `INSERT INTO search_common_trigrams (table_name, column_name, partition, sampled, trigrams, measured_at)
          VALUES ($1, $2, $3, $4, $5, now())
          ON CONFLICT (table_name, column_name) DO UPDATE
-           SET partition = excluded.partition, sampled = excluded.sampled, trigrams = excluded.trigrams, measured_at = excluded.measured_at`,
+           SET partition = excluded.partition, sampled = excluded.sampled, trigrams = excluded.trigrams, measured_at = excluded.measured_at
+           WHERE search_common_trigrams.index_function IS NULL`,
         [table, column, row.partition, row.sampled, row.trigrams],
       );
       done.push(`measured ${row.trigrams.length} common trigrams of ${column} on ${newest.name} (${row.sampled} sampled)`);

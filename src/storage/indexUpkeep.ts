@@ -62,6 +62,7 @@ import {
   searchIndexes,
   searchIndexSql,
   trigramOpclass,
+  trigramSchema,
   type RareFunctions,
   type SearchIndex,
 } from './searchIndexes.js';
@@ -251,7 +252,7 @@ async function reconcileSearch(
   const busyNames = await busyPartitionNames(client, table);
   const busy = days.filter((p) => busyNames.has(p.name));
   // First the common trigrams, frozen with their rare-trigram function: the builds below use it.
-  const trigrams = await upkeepSearchTrigrams(client, table, columns, finished, opclass);
+  const trigrams = await upkeepCommonTrigrams(client, table, columns, finished, trigramSchema(opclass));
   done.push(...trigrams.done);
   const rare = trigrams.rareFunctions;
   const wanted = (valid: ReadonlySet<string>) => [
@@ -306,25 +307,10 @@ async function reconcileSearch(
     await client.query('RESET maintenance_work_mem');
   }
   // The day before's hourly indexes go as soon as its whole-day one built above is valid, not at
-  // the next run an hour later (they cost 1.2 times the whole-day one: BENCHMARKS.md, "Search"),
+  // the next run an hour later (with `gin_trgm_ops` they cost 1.2 times the whole-day one: BENCHMARKS.md, "Search"),
   // and a plain index as soon as the rare-trigram one replacing it is.
   await dropUnwanted();
   return done;
-}
-
-/**
- * The common trigrams of each of `columns` measured on the newest of the `finished` days and
- * frozen, with their rare-trigram functions (commonTrigrams.ts): the search upkeep's first step,
- * also run by bench/search.ts. `opclass`: trigramOpclass's answer.
- */
-export function upkeepSearchTrigrams(
-  db: Queryable,
-  table: string,
-  columns: readonly string[],
-  finished: readonly PartitionInfo[],
-  opclass: string,
-): Promise<{ done: string[]; rareFunctions: RareFunctions }> {
-  return upkeepCommonTrigrams(db, table, new Map(columns.map((c) => [c, finished])), opclass.slice(0, -'.gin_trgm_ops'.length));
 }
 
 /**

@@ -132,9 +132,12 @@ export const RARE_TRIGRAMS_MAX_CHARS = 30_000;
  * CREATE FUNCTION of `fn`: its text's trigrams (pg_trgm's `show_trgm`, what a `gin_trgm_ops`
  * index holds) less `trigrams`, as `text[]`. All in C (a tsvector's lexemes are a sorted set and
  * `ts_delete` removes a list from it): 33 µs per edge message of ~230 characters against 21 µs for
- * show_trgm alone; the same with a subquery over `unnest` took 270 µs. SQL of one expression, IMMUTABLE and
- * without SET, so the planner inlines it, in the index's expression and in the query alike; every
- * name qualified, so nothing a caller creates can stand in. A tsvector holds at most 1 MB: a text
+ * show_trgm alone; the same with a subquery over `unnest` took 270 µs. SQL of one expression, IMMUTABLE, neither
+ * STRICT (Postgres inlines a STRICT function only when its body is strict, which a CASE is not;
+ * NULL gives NULL anyway) nor with SET, so the planner inlines it, in the index's expression and in
+ * the query alike; a standard `RETURN` body, so its dependency on pg_trgm is recorded and the
+ * extension cannot be dropped from under the indexes; every name qualified, so nothing a caller
+ * creates can stand in. A tsvector holds at most 1 MB: a text
  * longer than RARE_TRIGRAMS_MAX_CHARS (whose trigrams, up to ~2 a character of up to 8 bytes
  * printed, could pass it) keeps all its trigrams, common ones too, a superset in which any test
  * the translator asks still finds it (and one such message costs the index little).
@@ -144,10 +147,15 @@ export function rareTrigramsFunctionSql(fn: string, trgm: string, trigrams: read
     .sort()
     .map((t) => `"${t.replace(/["\\]/g, (c) => '\\' + c).replace(/'/g, "''")}"`)
     .join(',')}}'`;
-  return `CREATE OR REPLACE FUNCTION ${fn}(text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    AS $rare$ SELECT CASE WHEN pg_catalog.length($1) OPERATOR(pg_catalog.<=) ${RARE_TRIGRAMS_MAX_CHARS}
+  return `CREATE OR REPLACE FUNCTION ${fn}(text) RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN pg_catalog.length($1) OPERATOR(pg_catalog.<=) ${RARE_TRIGRAMS_MAX_CHARS}
       THEN pg_catalog.tsvector_to_array(pg_catalog.ts_delete(pg_catalog.array_to_tsvector(${trgm}.show_trgm($1)), ${set}::pg_catalog.text[]))
-      ELSE ${trgm}.show_trgm($1) END $rare$`;
+      ELSE ${trgm}.show_trgm($1) END`;
+}
+
+/** pg_trgm's schema, quoted, from trigramOpclass's answer (`"public".gin_trgm_ops` → `"public"`). */
+export function trigramSchema(opclass: string): string {
+  return opclass.slice(0, -'.gin_trgm_ops'.length);
 }
 
 /** `gin_trgm_ops`, schema-qualified, or undefined when pg_trgm is not installed in this database. */

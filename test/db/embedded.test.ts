@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
 import { coveringIndexes } from '../../src/storage/coveringIndexes.js';
 import { HOURLY_MIN_ROWS, upkeepIndexes } from '../../src/storage/indexUpkeep.js';
-import { rareTrigramsFunctionOf, rareTrigramsFunctionSql, trigramOpclass } from '../../src/storage/searchIndexes.js';
+import { rareTrigramsFunctionOf, rareTrigramsFunctionSql, trigramOpclass, trigramSchema } from '../../src/storage/searchIndexes.js';
 import { containedTrigrams } from '../../src/sql/postgres/trigrams.js';
 import { SEARCH_HOUR_MS, searchHoursAt, type SearchDay } from '../../src/sql/catalog.js';
 import { dayTautology } from '../../src/sql/postgres/searchHours.js';
@@ -286,7 +286,7 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
     const opclass = (await trigramOpclass(db()))!;
     const common = ['get', 'res', 'est', 'tod', 'odo', 'dos', ' re', '  r', '  g', ' ge', 'et ', 'st ', 'os '];
     const fn = rareTrigramsFunctionOf(common);
-    await db().query(rareTrigramsFunctionSql(fn, opclass.slice(0, -'.gin_trgm_ops'.length), common));
+    await db().query(rareTrigramsFunctionSql(fn, trigramSchema(opclass), common));
     const client = await db().connect();
     try {
       await client.query('BEGIN');
@@ -299,7 +299,7 @@ describe('embedded Postgres (PGlite over pglite-socket)', function () {
       const plan = await client.query(`EXPLAIN SELECT id FROM logs.embedded_search WHERE ${test}`);
       assert.match(
         plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n'),
-        /Bitmap Index Scan on embedded_search_p\d+_search_event_message_idx|Bitmap Index Scan on embedded_search_p\d+_\w+_idx/,
+        /Bitmap Index Scan on embedded_search_p\d+_\w+ .*\n\s*Index Cond: \(.*@> '\{/,
       );
       const { rows } = await client.query(`SELECT id FROM logs.embedded_search WHERE ${test}`);
       assert.deepEqual(rows, [{ id: 'e42' }]);

@@ -18,7 +18,7 @@ import { SCENARIOS } from '../../bench/queries.js';
 import { searchHoursAt, type SourceLookup } from '../../src/sql/catalog.js';
 import { translateQuery } from '../../src/sql/index.js';
 import { trigramsOf } from '../../src/sql/postgres/trigrams.js';
-import { rareTrigramsFunctionOf, rareTrigramsFunctionSql, trigramOpclass } from '../../src/storage/searchIndexes.js';
+import { rareTrigramsFunctionOf, rareTrigramsFunctionSql, trigramOpclass, trigramSchema } from '../../src/storage/searchIndexes.js';
 import { insertEvents, loadSources, testDatabase } from '../support/db.js';
 import { AIMED, FINAL_LIMIT, dashboardLogsAllQueries, generated, outcomeOf, withProject } from '../support/differentialQueries.js';
 import type { TranslationOptions } from '../support/translation.js';
@@ -108,7 +108,7 @@ describe('differential: every rewrite for speed keeps the rows', function () {
     // here, so the optimised side tests `fn(event_message) @> …` on every row it reads.
     const { pool } = await testDatabase();
     const opclass = (await trigramOpclass(pool))!;
-    await pool.query(rareTrigramsFunctionSql(RARE, opclass.slice(0, -'.gin_trgm_ops'.length), COMMON));
+    await pool.query(rareTrigramsFunctionSql(RARE, trigramSchema(opclass), COMMON));
     searched = (name) => {
       const source = sources(name);
       return source && { ...source, commonTrigrams: { event_message: COMMON }, rareTrigramIndexes: { event_message: RARE } };

@@ -173,9 +173,12 @@ function rarePartOf(op: PgOp, needle: string, common: ReadonlySet<string>): PgEx
 function rareIndexTest(op: PgOp, fn: string, common: ReadonlySet<string>): PgExpr | undefined {
   const indexed = pg.func(fn, [op.left]);
   if (op.right.kind === 'literal' && typeof op.right.value === 'string') {
-    const runs = op.op === 'LIKE' || op.op === 'ILIKE' ? likeLiterals(op.right.value) : regexLiterals(op.right.value);
+    const pattern = op.right.value;
+    const runs = op.op === 'LIKE' || op.op === 'ILIKE' ? likeLiterals(pattern) : regexLiterals(pattern);
+    // A case-insensitive regex (ILIKE folds case as pg_trgm does, by the locale: not one of these).
+    const anyCase = op.op === '~*' || /^\(\?[a-z]*i[a-z]*\)/.test(pattern);
     const trigrams = new Set<string>();
-    for (const run of runs ?? []) for (const t of containedTrigrams(run)) if (!common.has(t)) trigrams.add(t);
+    for (const run of runs ?? []) for (const t of containedTrigrams(run, anyCase)) if (!common.has(t)) trigrams.add(t);
     if (!trigrams.size) return undefined;
     return pg.op('@>', indexed, pg.array([...trigrams].sort().map((t) => pg.literal(t))));
   }

@@ -35,11 +35,14 @@ export function needleTrigrams(needle: string): Set<string> {
  * nor do the sides of a word next to a character outside ASCII (whether pg_trgm takes that for a
  * letter depends on the locale, and a trigram holding one is hashed; either way the word's own
  * trigrams are in the longer word's), nor next to `I`, which a Turkish locale lowercases to `ı`.
- * What the rare-trigram index is asked for (search.ts); empty when no word has three characters.
+ * `anyCase`: for a case-insensitive regex, which matches `i` to `I` by ASCII's rule where pg_trgm
+ * lowercases `I` by the locale's, so `i` parts words too. What the rare-trigram index is asked for
+ * (search.ts); empty when no word has three characters.
  */
-export function containedTrigrams(text: string): Set<string> {
+export function containedTrigrams(text: string, anyCase = false): Set<string> {
   const out = new Set<string>();
-  for (const piece of text.split(/[\P{ASCII}I]+/u)) for (const t of trigramsOf(piece, { padStart: false, padEnd: false })) out.add(t);
+  for (const piece of text.split(anyCase ? /[\P{ASCII}Ii]+/u : /[\P{ASCII}I]+/u))
+    for (const t of trigramsOf(piece, { padStart: false, padEnd: false })) out.add(t);
   return out;
 }
 
