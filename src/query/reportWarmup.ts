@@ -87,15 +87,17 @@ export class ReportWarmup {
     const register: Array<{ shape: Shape; at: number }> = [];
     const fill: Array<{ key: string; shape: Shape; hours: number[] }> = [];
     const warm = new Set<string>();
-    const reports: Array<{ id: string; sql: string; table: string }> = [];
+    const reports: Array<{ id: string; sql: string; projects: string[] }> = [];
     for (const report of STUDIO_REPORTS) {
       const table = await timed(this.tables, report.id, FULL_EVERY_MS, now, () => this.tableOf(report.sql, now));
-      if (table) reports.push({ ...report, table });
+      if (!table) continue;
+      // Its table's busiest projects (one lookup per table, kept for PROJECTS_EVERY_MS).
+      reports.push({ ...report, projects: await timed(this.projects, table, PROJECTS_EVERY_MS, now, () => this.busiest(table)) });
     }
     // The busiest project's reports first (the API report's queries lead the list), then the next project's.
     for (let rank = 0; rank < WARM_PROJECTS; rank++) {
-      for (const { id, sql, table } of reports) {
-        const project = (await timed(this.projects, table, PROJECTS_EVERY_MS, now, () => this.busiest(table)))[rank];
+      for (const { id, sql, projects } of reports) {
+        const project = projects[rank];
         if (project === undefined) continue;
         const key = `${id} ${project}`;
         warm.add(key);

@@ -25,7 +25,7 @@ export class SourceCatalog {
 
   readonly lookup: SourceLookup = (name) => {
     const record = this.byName.get(name);
-    return record ? toSourceTable(record, this.searchFacts.get(record.table_name) ?? {}) : undefined;
+    return record ? toSourceTable(record, this.searchFacts.get(record.table_name)) : undefined;
   };
 
   /**

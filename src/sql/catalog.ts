@@ -153,9 +153,11 @@ export function rareTrigramsFunction(hash: string): string {
   return `${LOG_SCHEMA}.${RARE_TRIGRAMS_PREFIX}${hash}`;
 }
 
-/** Whether `name` (qualified) is a function `rareTrigramsFunction` names. */
+const RARE_TRIGRAMS_NAME = new RegExp(`^${LOG_SCHEMA}\\.${RARE_TRIGRAMS_PREFIX}[0-9a-f]{12}$`);
+
+/** Whether `name` (qualified) is a function `rareTrigramsFunction` names (postgres/functions.ts asks on every catalogue miss). */
 export function isRareTrigramsFunction(name: string): boolean {
-  return new RegExp(`^${LOG_SCHEMA}\\.${RARE_TRIGRAMS_PREFIX}[0-9a-f]{12}$`).test(name);
+  return RARE_TRIGRAMS_NAME.test(name);
 }
 
 /**

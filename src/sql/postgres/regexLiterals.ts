@@ -16,16 +16,19 @@
 /** Escapes of one class or constraint, with no argument: `\d \s \w` and their negations, `\A \Z \m \M \y \Y`. */
 const CLASS_OR_CONSTRAINT = new Set(['d', 'D', 's', 'S', 'w', 'W', 'A', 'Z', 'm', 'M', 'y', 'Y']);
 
+/** The embedded options an ARE starts with, `(?flags)`: the flags and where the expression itself starts. */
+export function regexOptions(regex: string): { flags: string; start: number } {
+  const options = /^\(\?([a-z]*)\)/.exec(regex);
+  return options ? { flags: options[1], start: options[0].length } : { flags: '', start: 0 };
+}
+
 /** The required runs of `regex`, in order; undefined when it cannot be read here (above). */
 export function regexLiterals(regex: string): string[] | undefined {
   // `***` directors; `(?#…)` comments, which may hold unbalanced brackets and parentheses.
   if (regex.startsWith('***') || regex.includes('(?#')) return undefined;
-  let i = 0;
-  const options = /^\(\?([a-z]*)\)/.exec(regex);
-  if (options) {
-    if (/[beqx]/.test(options[1])) return undefined;
-    i = options[0].length;
-  }
+  const { flags, start } = regexOptions(regex);
+  if (/[beqx]/.test(flags)) return undefined;
+  let i = start;
   const runs: string[] = [];
   let run = '';
   let lastIsLiteral = false;

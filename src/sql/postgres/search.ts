@@ -58,7 +58,7 @@
 import { mapNodes, forEachNode } from '../walk.js';
 import { pg, type PgColumn, type PgDerived, type PgExpr, type PgOp, type PgQuery, type PgTable } from './ast.js';
 import { SEARCH_ASCII_WORDS, SEARCH_INNER_TRIGRAMS } from '../catalog.js';
-import { regexLiterals } from './regexLiterals.js';
+import { regexLiterals, regexOptions } from './regexLiterals.js';
 import { allCommon, containedTrigrams, likeLiterals, rarePart } from './trigrams.js';
 
 /** `x LIKE '%n%'` for a literal needle `n`: true where `x` holds `n`, as `strpos(x, n) > 0`. */
@@ -118,11 +118,13 @@ export function searchForIndexes(
   common: CommonTrigramsByAlias,
   rareIndexes: RareTrigramIndexesByAlias = new Map(),
 ): { query: PgQuery; indexServes: (op: PgOp) => boolean } {
-  const facts: FactsOf = common.size || rareIndexes.size ? factsOfColumns(query, common, rareIndexes) : () => ({});
-  return { query: common.size || rareIndexes.size ? rewrite(query, facts) : query, indexServes: indexServes(facts) };
+  if (!common.size && !rareIndexes.size) return { query, indexServes: indexServes(() => ({})) };
+  const facts = factsOfColumns(query, common, rareIndexes);
+  return { query: rewrite(query, facts), indexServes: indexServes(facts) };
 }
 
-const SEARCH_OPERATORS: ReadonlySet<string> = new Set(['LIKE', 'ILIKE', '~', '~*']);
+/** The operators of a search test: what a trigram index serves (and the hour split looks for: searchHours.ts). */
+export const SEARCH_OPERATORS: ReadonlySet<string> = new Set(['LIKE', 'ILIKE', '~', '~*']);
 const NO_TRIGRAMS: ReadonlySet<string> = new Set();
 
 function rewrite(query: PgQuery, factsOf: FactsOf): PgQuery {
@@ -176,7 +178,7 @@ function rareIndexTest(op: PgOp, fn: string, common: ReadonlySet<string>): PgExp
     const pattern = op.right.value;
     const runs = op.op === 'LIKE' || op.op === 'ILIKE' ? likeLiterals(pattern) : regexLiterals(pattern);
     // A case-insensitive regex (ILIKE folds case as pg_trgm does, by the locale: not one of these).
-    const anyCase = op.op === '~*' || /^\(\?[a-z]*i[a-z]*\)/.test(pattern);
+    const anyCase = op.op === '~*' || regexOptions(pattern).flags.includes('i');
     const trigrams = new Set<string>();
     for (const run of runs ?? []) for (const t of containedTrigrams(run, anyCase)) if (!common.has(t)) trigrams.add(t);
     if (!trigrams.size) return undefined;

@@ -35,9 +35,7 @@
 import { SEARCH_HOUR_MS, searchHourLiteral, searchHourRange, type SearchDay, type SearchHours } from '../catalog.js';
 import { forEachNode, mapNodes } from '../walk.js';
 import { pg, type PgExpr, type PgFrom, type PgOp, type PgQuery, type PgTable } from './ast.js';
-
-/** The operators of a search test (search.ts): what a trigram index serves. */
-const SEARCH_OPERATORS: ReadonlySet<string> = new Set(['LIKE', 'ILIKE', '~', '~*']);
+import { SEARCH_OPERATORS } from './search.js';
 
 /**
  * `query` with the hour split on every log table read where it searches; as it is without search
