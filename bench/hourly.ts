@@ -235,10 +235,11 @@ const warmBefore = await hoursComputed();
 const warmStarted = performance.now();
 let ticks = 0;
 let firstTickSeconds = 0;
-for (let last = -1; (await hoursComputed()) !== last; ticks++) {
-  last = await hoursComputed();
+for (let last = -1, computed = warmBefore; computed !== last; ticks++) {
+  last = computed;
   await background.tick();
   if (!ticks) firstTickSeconds = (performance.now() - warmStarted) / 1000;
+  computed = await hoursComputed();
 }
 const warmSeconds = (performance.now() - warmStarted) / 1000;
 const warmHours = (await hoursComputed()) - warmBefore;
